@@ -1,0 +1,292 @@
+/* Mesh creation: copy, validate (closed, 2-manifold, consistently and outward
+ * oriented), derive normals, adjacency, bounds, mass properties and the BVH. */
+#include "core_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+rtcd_mesh_def rtcd_default_mesh_def(void)
+{
+    rtcd_mesh_def def;
+    memset(&def, 0, sizeof def);
+    return def;
+}
+
+/* One directed edge of a triangle, keyed by its undirected endpoints. */
+typedef struct edge_ref {
+    uint32_t lo, hi;  /* endpoints, lo < hi */
+    uint32_t tri;
+    uint8_t slot;     /* edge e runs from corner e to corner (e+1)%3 */
+    uint8_t forward;  /* 1 when the triangle walks it lo -> hi */
+} edge_ref;
+
+static int edge_ref_cmp(const void* pa, const void* pb)
+{
+    const edge_ref* a = pa;
+    const edge_ref* b = pb;
+    if (a->lo != b->lo) return a->lo < b->lo ? -1 : 1;
+    if (a->hi != b->hi) return a->hi < b->hi ? -1 : 1;
+    if (a->tri != b->tri) return a->tri < b->tri ? -1 : 1;
+    return (int)a->slot - (int)b->slot;
+}
+
+static const char* mesh_label(const rtcd_mesh_def* def) { return def->name ? def->name : "mesh"; }
+
+static rtcd_error validate_elements(const rtcd_mesh_def* def, const float* v, const uint32_t* idx)
+{
+    const char* name = mesh_label(def);
+    for (uint32_t t = 0; t < def->triangle_count; ++t) {
+        for (int c = 0; c < 3; ++c) {
+            if (idx[3 * t + c] >= def->vertex_count)
+                return rtcd_fail(RTCD_ERROR_MESH_INDEX_OUT_OF_RANGE,
+                                 "%s: triangle %u corner %d has vertex index %u, but the mesh has %u vertices", name,
+                                 t, c, idx[3 * t + c], def->vertex_count);
+        }
+    }
+    for (uint32_t i = 0; i < 3 * def->vertex_count; ++i) {
+        if (!isfinite(v[i]))
+            return rtcd_fail(RTCD_ERROR_MESH_NONFINITE_VERTEX, "%s: vertex %u has a non-finite coordinate (%c = %g)",
+                             name, i / 3, "xyz"[i % 3], (double)v[i]);
+    }
+    for (uint32_t t = 0; t < def->triangle_count; ++t) {
+        uint32_t a = idx[3 * t], b = idx[3 * t + 1], c = idx[3 * t + 2];
+        if (a == b || b == c || a == c)
+            return rtcd_fail(RTCD_ERROR_MESH_DEGENERATE_TRIANGLE, "%s: triangle %u repeats a vertex (%u, %u, %u)",
+                             name, t, a, b, c);
+        double e1[3], e2[3], e3[3];
+        for (int k = 0; k < 3; ++k) {
+            e1[k] = (double)v[3 * b + k] - v[3 * a + k];
+            e2[k] = (double)v[3 * c + k] - v[3 * a + k];
+            e3[k] = (double)v[3 * c + k] - v[3 * b + k];
+        }
+        double cx = e1[1] * e2[2] - e1[2] * e2[1], cy = e1[2] * e2[0] - e1[0] * e2[2],
+               cz = e1[0] * e2[1] - e1[1] * e2[0];
+        double longest = fmax(fmax(e1[0] * e1[0] + e1[1] * e1[1] + e1[2] * e1[2],
+                                   e2[0] * e2[0] + e2[1] * e2[1] + e2[2] * e2[2]),
+                              e3[0] * e3[0] + e3[1] * e3[1] + e3[2] * e3[2]);
+        /* Zero area up to float precision: height below ~1e-6 of the longest edge. */
+        if (sqrt(cx * cx + cy * cy + cz * cz) <= 1e-6 * longest)
+            return rtcd_fail(RTCD_ERROR_MESH_DEGENERATE_TRIANGLE,
+                             "%s: triangle %u (%u, %u, %u) has zero area", name, t, a, b, c);
+    }
+    return RTCD_OK;
+}
+
+/* Sorts every edge use, checks closed / manifold / consistent, fills neighbours. */
+static rtcd_error build_adjacency(const rtcd_mesh_def* def, const uint32_t* idx, uint32_t* neighbors)
+{
+    const char* name = mesh_label(def);
+    size_t n = (size_t)def->triangle_count * 3;
+    edge_ref* edges = rtcd_calloc(n, sizeof *edges);
+    if (!edges) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "%s: no memory for %zu edges", name, n);
+    for (uint32_t t = 0; t < def->triangle_count; ++t) {
+        for (uint8_t e = 0; e < 3; ++e) {
+            uint32_t a = idx[3 * t + e], b = idx[3 * t + (e + 1) % 3];
+            edge_ref* r = &edges[3 * t + e];
+            r->lo = a < b ? a : b;
+            r->hi = a < b ? b : a;
+            r->tri = t;
+            r->slot = e;
+            r->forward = a < b;
+        }
+    }
+    qsort(edges, n, sizeof *edges, edge_ref_cmp);
+    rtcd_error err = RTCD_OK;
+    /* Classify every group first so the reported error follows the documented order. */
+    size_t open_at = n, nonmanifold_at = n, flipped_at = n;
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && edges[j].lo == edges[i].lo && edges[j].hi == edges[i].hi) ++j;
+        size_t count = j - i;
+        if (count == 1 && open_at == n) open_at = i;
+        if (count > 2 && nonmanifold_at == n) nonmanifold_at = i;
+        if (count == 2) {
+            if (edges[i].forward == edges[i + 1].forward && flipped_at == n) flipped_at = i;
+            neighbors[3 * edges[i].tri + edges[i].slot] = edges[i + 1].tri;
+            neighbors[3 * edges[i + 1].tri + edges[i + 1].slot] = edges[i].tri;
+        }
+        i = j;
+    }
+    if (open_at < n) {
+        const edge_ref* r = &edges[open_at];
+        err = rtcd_fail(RTCD_ERROR_MESH_OPEN_EDGE,
+                        "%s: edge (%u, %u) of triangle %u has no neighbour: the mesh is not closed", name, r->lo,
+                        r->hi, r->tri);
+    } else if (nonmanifold_at < n) {
+        const edge_ref* r = &edges[nonmanifold_at];
+        uint32_t users = 0;
+        for (size_t k = nonmanifold_at; k < n && edges[k].lo == r->lo && edges[k].hi == r->hi; ++k) ++users;
+        err = rtcd_fail(RTCD_ERROR_MESH_NONMANIFOLD_EDGE,
+                        "%s: edge (%u, %u) is shared by %u triangles (first: %u); at most 2 allowed", name, r->lo,
+                        r->hi, users, r->tri);
+    } else if (flipped_at < n) {
+        const edge_ref* r = &edges[flipped_at];
+        err = rtcd_fail(RTCD_ERROR_MESH_INCONSISTENT_ORIENTATION,
+                        "%s: triangles %u and %u both run edge (%u, %u) in the same direction", name, r->tri,
+                        edges[flipped_at + 1].tri, r->lo, r->hi);
+    }
+    rtcd_free(edges);
+    return err;
+}
+
+static void derive_geometry(rtcd_mesh* m)
+{
+    for (int k = 0; k < 3; ++k) {
+        m->lo[k] = m->vertex_count ? m->vertices[k] : 0.0f;
+        m->hi[k] = m->lo[k];
+    }
+    for (uint32_t i = 0; i < m->vertex_count; ++i) {
+        for (int k = 0; k < 3; ++k) {
+            m->lo[k] = fminf(m->lo[k], m->vertices[3 * i + k]);
+            m->hi[k] = fmaxf(m->hi[k], m->vertices[3 * i + k]);
+        }
+    }
+    double* vn = rtcd_calloc((size_t)m->vertex_count * 3, sizeof(double));
+    double edge_sum = 0.0;
+    for (uint32_t t = 0; t < m->triangle_count; ++t) {
+        const uint32_t* tri = m->indices + 3 * t;
+        rtcd_v3 p[3] = {mesh_vertex(m, tri[0]), mesh_vertex(m, tri[1]), mesh_vertex(m, tri[2])};
+        rtcd_v3 n = v3_normalize(v3_cross(v3_sub(p[1], p[0]), v3_sub(p[2], p[0])));
+        m->triangle_normals[3 * t] = n.x;
+        m->triangle_normals[3 * t + 1] = n.y;
+        m->triangle_normals[3 * t + 2] = n.z;
+        for (int c = 0; c < 3; ++c) {
+            rtcd_v3 e0 = v3_normalize(v3_sub(p[(c + 1) % 3], p[c]));
+            rtcd_v3 e1 = v3_normalize(v3_sub(p[(c + 2) % 3], p[c]));
+            double cosang = fmax(-1.0, fmin(1.0, (double)v3_dot(e0, e1)));
+            double angle = acos(cosang); /* angle-weighted: independent of tessellation */
+            if (vn) {
+                vn[3 * tri[c]] += angle * n.x;
+                vn[3 * tri[c] + 1] += angle * n.y;
+                vn[3 * tri[c] + 2] += angle * n.z;
+            }
+            edge_sum += v3_length(v3_sub(p[(c + 1) % 3], p[c]));
+        }
+    }
+    /* Each edge is counted twice (once per triangle), which the mean absorbs. */
+    m->mean_edge_length = m->triangle_count ? (float)(edge_sum / (3.0 * m->triangle_count)) : 0.0f;
+    for (uint32_t i = 0; i < m->vertex_count && vn; ++i) {
+        double len = sqrt(vn[3 * i] * vn[3 * i] + vn[3 * i + 1] * vn[3 * i + 1] + vn[3 * i + 2] * vn[3 * i + 2]);
+        /* Unreferenced vertices keep a zero normal and cast no rays. */
+        for (int k = 0; k < 3; ++k) m->vertex_normals[3 * i + k] = len > 0.0 ? (float)(vn[3 * i + k] / len) : 0.0f;
+    }
+    rtcd_free(vn);
+}
+
+rtcd_error rtcd_mesh_create(const rtcd_mesh_def* def, rtcd_mesh** out)
+{
+    if (out) *out = NULL;
+    if (!def || !out) return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_mesh_create: NULL definition or output");
+    const char* name = mesh_label(def);
+    if (!def->vertices || !def->indices || def->vertex_count < 4 || def->triangle_count < 4)
+        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT,
+                         "%s: need vertex and index arrays with at least 4 vertices and 4 triangles (got %u, %u)",
+                         name, def->vertex_count, def->triangle_count);
+    if (def->bvh_leaf_size > RTCD_BVH_MAX_LEAF_SIZE)
+        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "%s: bvh_leaf_size %u exceeds %u", name, def->bvh_leaf_size,
+                         RTCD_BVH_MAX_LEAF_SIZE);
+    if (def->vertex_count > (1u << 26) || def->triangle_count > (1u << 26))
+        return rtcd_fail(RTCD_ERROR_MESH_TOO_LARGE, "%s: %u vertices / %u triangles exceed the limit of 2^26", name,
+                         def->vertex_count, def->triangle_count);
+    size_t stride = def->vertex_stride ? def->vertex_stride : 3 * sizeof(float);
+    if (stride < 3 * sizeof(float))
+        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "%s: vertex_stride %zu is below 12 bytes", name, stride);
+
+    rtcd_mesh* m = rtcd_calloc(1, sizeof *m);
+    if (!m) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "%s: no memory for the mesh", name);
+    m->refcount = 1;
+    m->vertex_count = def->vertex_count;
+    m->triangle_count = def->triangle_count;
+    size_t nv = (size_t)m->vertex_count * 3, nt = (size_t)m->triangle_count * 3;
+    m->vertices = rtcd_alloc(nv * sizeof(float));
+    m->indices = rtcd_alloc(nt * sizeof(uint32_t));
+    m->triangle_normals = rtcd_alloc(nt * sizeof(float));
+    m->vertex_normals = rtcd_alloc(nv * sizeof(float));
+    m->neighbors = rtcd_alloc(nt * sizeof(uint32_t));
+    m->name = rtcd_alloc(strlen(name) + 1);
+    rtcd_error err = RTCD_OK;
+    if (!m->vertices || !m->indices || !m->triangle_normals || !m->vertex_normals || !m->neighbors || !m->name) {
+        err = rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "%s: no memory for %u vertices / %u triangles", name,
+                        m->vertex_count, m->triangle_count);
+        goto fail;
+    }
+    strcpy(m->name, name);
+    for (uint32_t i = 0; i < m->vertex_count; ++i)
+        memcpy(m->vertices + 3 * i, (const char*)def->vertices + stride * i, 3 * sizeof(float));
+    memcpy(m->indices, def->indices, nt * sizeof(uint32_t));
+
+    if ((err = validate_elements(def, m->vertices, m->indices)) != RTCD_OK) goto fail;
+    if ((err = build_adjacency(def, m->indices, m->neighbors)) != RTCD_OK) goto fail;
+
+    m->mass = rtcd_compute_mass_properties(m->vertices, m->indices, m->triangle_count);
+    if (!(m->mass.volume > 0.0)) {
+        if (!(def->flags & RTCD_MESH_FLIP_INSIDE_OUT) || !(m->mass.volume < 0.0)) {
+            err = rtcd_fail(RTCD_ERROR_MESH_INSIDE_OUT,
+                            "%s: enclosed volume is %g (triangles wind clockwise seen from outside); pass "
+                            "RTCD_MESH_FLIP_INSIDE_OUT to flip it",
+                            name, m->mass.volume);
+            goto fail;
+        }
+        for (uint32_t t = 0; t < m->triangle_count; ++t) {
+            uint32_t tmp = m->indices[3 * t + 1];
+            m->indices[3 * t + 1] = m->indices[3 * t + 2];
+            m->indices[3 * t + 2] = tmp;
+        }
+        if ((err = build_adjacency(def, m->indices, m->neighbors)) != RTCD_OK) goto fail;
+        m->mass = rtcd_compute_mass_properties(m->vertices, m->indices, m->triangle_count);
+    }
+    derive_geometry(m);
+    err = rtcd_bvh_build(m->vertices, m->indices, m->triangle_count,
+                         def->bvh_leaf_size ? def->bvh_leaf_size : 4u, &m->bvh);
+    if (err != RTCD_OK) goto fail;
+    *out = m;
+    return RTCD_OK;
+fail:
+    m->refcount = 1;
+    rtcd_mesh_release(m);
+    return err;
+}
+
+void rtcd_mesh_retain(rtcd_mesh* mesh)
+{
+    if (mesh) __atomic_add_fetch(&mesh->refcount, 1, __ATOMIC_RELAXED);
+}
+
+void rtcd_mesh_release(rtcd_mesh* mesh)
+{
+    if (!mesh || __atomic_sub_fetch(&mesh->refcount, 1, __ATOMIC_ACQ_REL) != 0) return;
+    rtcd_bvh_destroy(&mesh->bvh);
+    rtcd_free(mesh->vertices);
+    rtcd_free(mesh->indices);
+    rtcd_free(mesh->triangle_normals);
+    rtcd_free(mesh->vertex_normals);
+    rtcd_free(mesh->neighbors);
+    rtcd_free(mesh->name);
+    rtcd_free(mesh);
+}
+
+uint32_t rtcd_mesh_vertex_count(const rtcd_mesh* m) { return m ? m->vertex_count : 0; }
+uint32_t rtcd_mesh_triangle_count(const rtcd_mesh* m) { return m ? m->triangle_count : 0; }
+const char* rtcd_mesh_name(const rtcd_mesh* m) { return m ? m->name : ""; }
+const float* rtcd_mesh_vertices(const rtcd_mesh* m) { return m ? m->vertices : NULL; }
+const uint32_t* rtcd_mesh_indices(const rtcd_mesh* m) { return m ? m->indices : NULL; }
+const float* rtcd_mesh_triangle_normals(const rtcd_mesh* m) { return m ? m->triangle_normals : NULL; }
+const float* rtcd_mesh_vertex_normals(const rtcd_mesh* m) { return m ? m->vertex_normals : NULL; }
+const uint32_t* rtcd_mesh_triangle_neighbors(const rtcd_mesh* m) { return m ? m->neighbors : NULL; }
+float rtcd_mesh_mean_edge_length(const rtcd_mesh* m) { return m ? m->mean_edge_length : 0.0f; }
+
+void rtcd_mesh_bounds(const rtcd_mesh* m, float lo[3], float hi[3])
+{
+    for (int k = 0; k < 3; ++k) {
+        lo[k] = m ? m->lo[k] : 0.0f;
+        hi[k] = m ? m->hi[k] : 0.0f;
+    }
+}
+
+rtcd_mass_properties rtcd_mesh_mass_properties(const rtcd_mesh* m)
+{
+    rtcd_mass_properties none;
+    memset(&none, 0, sizeof none);
+    return m ? m->mass : none;
+}

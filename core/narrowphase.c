@@ -1,0 +1,142 @@
+/* The standard ray-traced narrow phase (Hermann et al. 2008), both directions.
+ * A vertex of the casting mesh that lies inside the other mesh's box casts a
+ * ray along its inward normal; the ray collides when its first hit on the
+ * other mesh exits that mesh and the casting mesh's own surface is not hit
+ * before it (which would put the hit point outside the casting mesh). */
+#include "core_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+rtcd_narrowphase_def rtcd_default_narrowphase_def(void)
+{
+    rtcd_narrowphase_def def;
+    memset(&def, 0, sizeof def);
+    def.traversal = RTCD_TRAVERSAL_BVH;
+    def.contact_normal = RTCD_CONTACT_REPROJECTED;
+    def.cull_separated = 1;
+    return def;
+}
+
+static rtcd_tri_hit first_hit(const rtcd_mesh* m, rtcd_traversal traversal, rtcd_v3 org, rtcd_v3 dir, float tmax,
+                              uint32_t skip_vertex)
+{
+    rtcd_ray ray = {{org.x, org.y, org.z}, {dir.x, dir.y, dir.z}, 0.0f, tmax, skip_vertex};
+    rtcd_hit h;
+    rtcd_tri_hit out = {RTCD_INVALID, tmax, 0.0f, 0.0f};
+    if (rtcd_mesh_first_hit(m, &ray, traversal, &h)) {
+        out.tri = h.triangle;
+        out.t = h.t;
+        out.u = h.u;
+        out.v = h.v;
+    }
+    return out;
+}
+
+/* Is the casting mesh's own surface hit strictly before t_other? */
+static int self_hit_before(const rtcd_mesh* m, rtcd_traversal traversal, rtcd_v3 org, rtcd_v3 dir, float t_other,
+                           uint32_t vertex)
+{
+    if (traversal == RTCD_TRAVERSAL_BRUTE_FORCE) {
+        rtcd_tri_hit h = first_hit(m, traversal, org, dir, t_other, vertex);
+        return h.tri != RTCD_INVALID && h.t < t_other;
+    }
+    rtcd_bvh_view view = rtcd_mesh_bvh_view(m);
+    return bvh_any_hit(&view, org, dir, 0.0f, t_other, vertex);
+}
+
+typedef struct ray_sink {
+    rtcd_ray_hit* rays;
+    uint32_t capacity, count;
+    rtcd_narrowphase_stats stats;
+} ray_sink;
+
+/* Rays from `caster`'s vertices into `target`; poses are world transforms. */
+static void cast_direction(const rtcd_narrowphase_def* def, uint32_t direction, const rtcd_mesh* caster,
+                           const rtcd_xform* caster_pose, const rtcd_mesh* target, const rtcd_xform* target_pose,
+                           ray_sink* sink)
+{
+    rtcd_xform to_target = xf_relative(target_pose, caster_pose);
+    for (uint32_t i = 0; i < caster->vertex_count; ++i) {
+        rtcd_v3 n = v3_load(caster->vertex_normals + 3 * i);
+        if (n.x == 0.0f && n.y == 0.0f && n.z == 0.0f) continue; /* unreferenced vertex */
+        rtcd_v3 p = xf_point(&to_target, mesh_vertex(caster, i));
+        if (p.x < target->lo[0] || p.y < target->lo[1] || p.z < target->lo[2] || p.x > target->hi[0] ||
+            p.y > target->hi[1] || p.z > target->hi[2])
+            continue;
+        sink->stats.candidate_vertices++;
+        rtcd_v3 dir_local = v3_neg(n);
+        rtcd_v3 dir = xf_rotate(&to_target, dir_local);
+        sink->stats.rays_cast++;
+        rtcd_tri_hit hit = first_hit(target, def->traversal, p, dir, RTCD_FLT_MAX, RTCD_INVALID);
+        if (hit.tri == RTCD_INVALID) continue;
+        rtcd_v3 hit_normal = v3_load(target->triangle_normals + 3 * hit.tri);
+        if (!(v3_dot(dir, hit_normal) > 0.0f)) continue; /* enters the target: vertex is outside */
+        sink->stats.rays_cast++;
+        if (self_hit_before(caster, def->traversal, mesh_vertex(caster, i), dir_local, hit.t, i)) continue;
+        sink->stats.colliding_rays++;
+        if (sink->count >= sink->capacity) continue; /* caller sized it; counted for the error */
+        rtcd_ray_hit* r = &sink->rays[sink->count++];
+        rtcd_v3 origin = xf_point(caster_pose, mesh_vertex(caster, i));
+        rtcd_v3 wdir = xf_rotate(caster_pose, dir_local);
+        rtcd_v3 point = xf_point(target_pose, v3_add(p, v3_scale(dir, hit.t)));
+        rtcd_v3 wn = xf_rotate(target_pose, hit_normal);
+        r->direction = direction;
+        r->vertex = i;
+        r->triangle = hit.tri;
+        r->origin[0] = origin.x, r->origin[1] = origin.y, r->origin[2] = origin.z;
+        r->ray_dir[0] = wdir.x, r->ray_dir[1] = wdir.y, r->ray_dir[2] = wdir.z;
+        r->point[0] = point.x, r->point[1] = point.y, r->point[2] = point.z;
+        r->normal[0] = wn.x, r->normal[1] = wn.y, r->normal[2] = wn.z;
+        r->length = hit.t;
+    }
+}
+
+/* No triangle pair crosses and neither mesh holds the other: no vertex of
+ * either lies inside the other, so no ray can collide. */
+static int provably_separated(const rtcd_mesh* a, const rtcd_xform* pa, const rtcd_mesh* b, const rtcd_xform* pb)
+{
+    rtcd_xform b_in_a = xf_relative(pa, pb);
+    if (rtcd_surfaces_intersect(a, b, &b_in_a)) return 0;
+    rtcd_xform a_in_b = xf_relative(pb, pa);
+    rtcd_v3 pa0 = xf_point(&a_in_b, mesh_vertex(a, a->indices[0]));
+    rtcd_v3 pb0 = xf_point(&b_in_a, mesh_vertex(b, b->indices[0]));
+    float qa[3] = {pa0.x, pa0.y, pa0.z}, qb[3] = {pb0.x, pb0.y, pb0.z};
+    return !rtcd_mesh_contains_point(b, qa) && !rtcd_mesh_contains_point(a, qb);
+}
+
+rtcd_error rtcd_collide_standard(const rtcd_narrowphase_def* def, const rtcd_mesh* a, const rtcd_transform* pose_a,
+                                 const rtcd_mesh* b, const rtcd_transform* pose_b, rtcd_ray_hit* rays,
+                                 uint32_t ray_capacity, uint32_t* ray_count, rtcd_narrowphase_stats* stats)
+{
+    if (ray_count) *ray_count = 0;
+    if (stats) memset(stats, 0, sizeof *stats);
+    if (!def || !a || !b || !pose_a || !pose_b || !ray_count || (!rays && ray_capacity))
+        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_collide_standard: NULL argument");
+    uint64_t needed = (uint64_t)a->vertex_count + b->vertex_count;
+    if (ray_capacity < needed)
+        return rtcd_fail(RTCD_ERROR_BUFFER_TOO_SMALL,
+                         "rtcd_collide_standard: ray buffer holds %u, pair %s/%s needs %llu (sum of vertex counts)",
+                         ray_capacity, a->name, b->name, (unsigned long long)needed);
+    for (int i = 0; i < 12; ++i) {
+        float va = i < 9 ? pose_a->rotation[i] : pose_a->translation[i - 9];
+        float vb = i < 9 ? pose_b->rotation[i] : pose_b->translation[i - 9];
+        if (!isfinite(va) || !isfinite(vb))
+            return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_collide_standard: pose of %s is not finite",
+                             !isfinite(va) ? a->name : b->name);
+    }
+    rtcd_xform pa = rtcd_to_xform(pose_a), pb = rtcd_to_xform(pose_b);
+    ray_sink sink;
+    memset(&sink, 0, sizeof sink);
+    sink.rays = rays;
+    sink.capacity = ray_capacity;
+    if (def->cull_separated && provably_separated(a, &pa, b, &pb)) {
+        sink.stats.culled = 1;
+    } else {
+        cast_direction(def, 0, a, &pa, b, &pb, &sink);
+        cast_direction(def, 1, b, &pb, a, &pa, &sink);
+    }
+    *ray_count = sink.count;
+    if (stats) *stats = sink.stats;
+    return RTCD_OK;
+}

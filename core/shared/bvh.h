@@ -1,0 +1,189 @@
+/* BVH node layout and traversals shared by the CPU reference and the kernels.
+ *
+ * Nodes are stored depth-first: the left child of inner node i is i + 1, its
+ * right child is nodes[i + 1].escape, and `escape` of any node is the node to
+ * visit once its subtree is done or skipped (node_count past the last). That
+ * is all a stackless traversal needs. Leaf triangles are stored in leaf order
+ * as their three corners beside their original triangle ids. */
+#ifndef RTCD_SHARED_BVH_H
+#define RTCD_SHARED_BVH_H
+
+#include "geom.h"
+
+#define RTCD_BVH_LEAF_BITS 4u
+#define RTCD_BVH_MAX_LEAF_SIZE 15u
+#define RTCD_BVH_STACK_SIZE 64
+
+typedef struct rtcd_bvh_node {
+    float lo[3];
+    rtcd_u32 escape;
+    float hi[3];
+    rtcd_u32 prims; /* leaf: first << 4 | count (1..15); inner: 0 */
+} rtcd_bvh_node;
+
+typedef struct rtcd_tri_hit {
+    rtcd_u32 tri; /* RTCD_INVALID on a miss */
+    float t, u, v;
+} rtcd_tri_hit;
+
+/* Everything a traversal reads, as plain pointers (device buffers in kernels). */
+typedef struct rtcd_bvh_view {
+    const RTCD_GLOBAL rtcd_bvh_node* nodes;
+    const RTCD_GLOBAL float* tris;      /* 9 floats per leaf-ordered triangle */
+    const RTCD_GLOBAL rtcd_u32* tri_ids; /* original triangle id per leaf slot */
+    const RTCD_GLOBAL rtcd_u32* indices; /* mesh indices, 3 per triangle (skip_vertex test) */
+    rtcd_u32 node_count;
+} rtcd_bvh_view;
+
+RTCD_INLINE int tri_uses_vertex(const RTCD_GLOBAL rtcd_u32* indices, rtcd_u32 tri, rtcd_u32 vertex)
+{
+    return indices[3 * tri] == vertex || indices[3 * tri + 1] == vertex || indices[3 * tri + 2] == vertex;
+}
+
+/* Nearer hit wins; equal t goes to the lower triangle id (traversal-order independent). */
+RTCD_INLINE int hit_is_better(float t, rtcd_u32 tri, const rtcd_tri_hit* best)
+{
+    return t < best->t || (t == best->t && tri < best->tri);
+}
+
+RTCD_INLINE void leaf_first_hit(const rtcd_bvh_view* bvh, rtcd_u32 prims, rtcd_v3 org, rtcd_v3 dir,
+                                float tmin, rtcd_u32 skip_vertex, rtcd_tri_hit* best)
+{
+    rtcd_u32 first = prims >> RTCD_BVH_LEAF_BITS;
+    rtcd_u32 count = prims & RTCD_BVH_MAX_LEAF_SIZE;
+    for (rtcd_u32 k = first; k < first + count; ++k) {
+        const RTCD_GLOBAL float* p = bvh->tris + 9 * k;
+        rtcd_v3 p0 = v3(p[0], p[1], p[2]), p1 = v3(p[3], p[4], p[5]), p2 = v3(p[6], p[7], p[8]);
+        float t, u, v;
+        rtcd_u32 id = bvh->tri_ids[k];
+        if (!ray_triangle(org, dir, p0, p1, p2, tmin, best->t, &t, &u, &v)) continue;
+        if (skip_vertex != RTCD_INVALID && tri_uses_vertex(bvh->indices, id, skip_vertex)) continue;
+        if (hit_is_better(t, id, best)) {
+            best->tri = id;
+            best->t = t;
+            best->u = u;
+            best->v = v;
+        }
+    }
+}
+
+/* Stackless first hit: walks the escape links, no per-ray memory (GPU path). */
+RTCD_INLINE rtcd_tri_hit bvh_first_hit_stackless(const rtcd_bvh_view* bvh, rtcd_v3 org, rtcd_v3 dir,
+                                                 float tmin, float tmax, rtcd_u32 skip_vertex)
+{
+    rtcd_tri_hit best;
+    best.tri = RTCD_INVALID;
+    best.t = tmax;
+    best.u = best.v = 0.0f;
+    rtcd_v3 inv = safe_reciprocal(dir);
+    rtcd_u32 i = 0;
+    while (i < bvh->node_count) {
+        const RTCD_GLOBAL rtcd_bvh_node* n = bvh->nodes + i;
+        float t_enter;
+        if (!ray_aabb(org, inv, v3(n->lo[0], n->lo[1], n->lo[2]), v3(n->hi[0], n->hi[1], n->hi[2]), tmin,
+                      best.t, &t_enter)) {
+            i = n->escape;
+            continue;
+        }
+        if (n->prims != 0) {
+            leaf_first_hit(bvh, n->prims, org, dir, tmin, skip_vertex, &best);
+            i = n->escape;
+        } else {
+            i = i + 1;
+        }
+    }
+    return best;
+}
+
+/* Ordered first hit with a small stack: nearer child first (CPU path). Same
+ * answer as the stackless walk. */
+RTCD_INLINE rtcd_tri_hit bvh_first_hit(const rtcd_bvh_view* bvh, rtcd_v3 org, rtcd_v3 dir, float tmin,
+                                       float tmax, rtcd_u32 skip_vertex)
+{
+    rtcd_tri_hit best;
+    best.tri = RTCD_INVALID;
+    best.t = tmax;
+    best.u = best.v = 0.0f;
+    if (bvh->node_count == 0) return best;
+    rtcd_v3 inv = safe_reciprocal(dir);
+    rtcd_u32 stack[RTCD_BVH_STACK_SIZE];
+    float stack_t[RTCD_BVH_STACK_SIZE];
+    int sp = 0;
+    float t_root;
+    if (!ray_aabb(org, inv, v3(bvh->nodes[0].lo[0], bvh->nodes[0].lo[1], bvh->nodes[0].lo[2]),
+                  v3(bvh->nodes[0].hi[0], bvh->nodes[0].hi[1], bvh->nodes[0].hi[2]), tmin, tmax, &t_root))
+        return best;
+    stack[sp] = 0;
+    stack_t[sp] = t_root;
+    ++sp;
+    while (sp > 0) {
+        --sp;
+        if (stack_t[sp] > best.t) continue;
+        rtcd_u32 i = stack[sp];
+        const RTCD_GLOBAL rtcd_bvh_node* n = bvh->nodes + i;
+        while (n->prims == 0) {
+            rtcd_u32 l = i + 1, r = bvh->nodes[i + 1].escape;
+            const RTCD_GLOBAL rtcd_bvh_node* nl = bvh->nodes + l;
+            const RTCD_GLOBAL rtcd_bvh_node* nr = bvh->nodes + r;
+            float tl, tr;
+            int hl = ray_aabb(org, inv, v3(nl->lo[0], nl->lo[1], nl->lo[2]), v3(nl->hi[0], nl->hi[1], nl->hi[2]),
+                              tmin, best.t, &tl);
+            int hr = ray_aabb(org, inv, v3(nr->lo[0], nr->lo[1], nr->lo[2]), v3(nr->hi[0], nr->hi[1], nr->hi[2]),
+                              tmin, best.t, &tr);
+            if (hl && hr) {
+                rtcd_u32 near_i = tl <= tr ? l : r, far_i = tl <= tr ? r : l;
+                float far_t = tl <= tr ? tr : tl;
+                if (sp < RTCD_BVH_STACK_SIZE) {
+                    stack[sp] = far_i;
+                    stack_t[sp] = far_t;
+                    ++sp;
+                }
+                i = near_i;
+            } else if (hl) {
+                i = l;
+            } else if (hr) {
+                i = r;
+            } else {
+                break;
+            }
+            n = bvh->nodes + i;
+        }
+        if (n->prims != 0) leaf_first_hit(bvh, n->prims, org, dir, tmin, skip_vertex, &best);
+    }
+    return best;
+}
+
+/* Is there any hit with t in [tmin, tmax)? Early exit (the Hermann self test). */
+RTCD_INLINE int bvh_any_hit(const rtcd_bvh_view* bvh, rtcd_v3 org, rtcd_v3 dir, float tmin, float tmax,
+                            rtcd_u32 skip_vertex)
+{
+    rtcd_v3 inv = safe_reciprocal(dir);
+    rtcd_u32 i = 0;
+    while (i < bvh->node_count) {
+        const RTCD_GLOBAL rtcd_bvh_node* n = bvh->nodes + i;
+        float t_enter;
+        if (!ray_aabb(org, inv, v3(n->lo[0], n->lo[1], n->lo[2]), v3(n->hi[0], n->hi[1], n->hi[2]), tmin, tmax,
+                      &t_enter)) {
+            i = n->escape;
+            continue;
+        }
+        if (n->prims == 0) {
+            i = i + 1;
+            continue;
+        }
+        rtcd_u32 first = n->prims >> RTCD_BVH_LEAF_BITS, count = n->prims & RTCD_BVH_MAX_LEAF_SIZE;
+        for (rtcd_u32 k = first; k < first + count; ++k) {
+            const RTCD_GLOBAL float* p = bvh->tris + 9 * k;
+            float t, u, v;
+            if (ray_triangle(org, dir, v3(p[0], p[1], p[2]), v3(p[3], p[4], p[5]), v3(p[6], p[7], p[8]), tmin,
+                             tmax, &t, &u, &v) &&
+                t < tmax &&
+                !(skip_vertex != RTCD_INVALID && tri_uses_vertex(bvh->indices, bvh->tri_ids[k], skip_vertex)))
+                return 1;
+        }
+        i = n->escape;
+    }
+    return 0;
+}
+
+#endif

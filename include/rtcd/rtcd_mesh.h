@@ -1,0 +1,70 @@
+/* rtcd meshes: closed, consistently oriented, 2-manifold triangle meshes.
+ * A mesh is immutable after creation, reference counted (starts at 1) and
+ * holds its own copy of the input plus derived data and a BVH. */
+#ifndef RTCD_MESH_H
+#define RTCD_MESH_H
+
+#include "rtcd.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rtcd_mesh rtcd_mesh;
+
+enum rtcd_mesh_flags {
+    /* A closed mesh with negative volume is flipped (every triangle's winding
+     * reversed) instead of rejected with RTCD_ERROR_MESH_INSIDE_OUT. */
+    RTCD_MESH_FLIP_INSIDE_OUT = 1u << 0
+};
+
+typedef struct rtcd_mesh_def {
+    /* Caller-owned, read during rtcd_mesh_create only (rtcd copies them). */
+    const float* vertices;      /* xyz per vertex, vertex_stride bytes apart */
+    uint32_t vertex_count;
+    size_t vertex_stride;       /* 0 means 3 * sizeof(float) */
+    const uint32_t* indices;    /* 3 per triangle, counter-clockwise seen from outside */
+    uint32_t triangle_count;
+    uint32_t flags;             /* rtcd_mesh_flags */
+    uint32_t bvh_leaf_size;     /* max triangles per BVH leaf, 1..15; 0 means default (4) */
+    const char* name;           /* optional, copied; used in messages */
+} rtcd_mesh_def;
+
+RTCD_API rtcd_mesh_def rtcd_default_mesh_def(void);
+
+/* Validates in this order and stops at the first failure, whose code is
+ * returned and whose message names the element (vertex, triangle or edge):
+ * index range, finite coordinates, degenerate triangles, open edges,
+ * non-manifold edges, orientation consistency, inside-out. On success *out
+ * holds a new mesh with reference count 1. On failure *out is NULL. */
+RTCD_API rtcd_error rtcd_mesh_create(const rtcd_mesh_def* def, rtcd_mesh** out);
+RTCD_API void rtcd_mesh_retain(rtcd_mesh* mesh);
+RTCD_API void rtcd_mesh_release(rtcd_mesh* mesh); /* NULL is fine */
+
+/* Accessors. Returned arrays are owned by the mesh and live as long as it. */
+RTCD_API uint32_t rtcd_mesh_vertex_count(const rtcd_mesh* mesh);
+RTCD_API uint32_t rtcd_mesh_triangle_count(const rtcd_mesh* mesh);
+RTCD_API const char* rtcd_mesh_name(const rtcd_mesh* mesh);
+RTCD_API const float* rtcd_mesh_vertices(const rtcd_mesh* mesh);          /* 3 per vertex */
+RTCD_API const uint32_t* rtcd_mesh_indices(const rtcd_mesh* mesh);        /* 3 per triangle */
+RTCD_API const float* rtcd_mesh_triangle_normals(const rtcd_mesh* mesh);  /* 3 per triangle, unit, outward */
+RTCD_API const float* rtcd_mesh_vertex_normals(const rtcd_mesh* mesh);    /* 3 per vertex, unit, angle-weighted */
+/* neighbours[3*t+e]: the triangle across edge e of triangle t, where edge e
+ * runs from corner e to corner (e+1)%3. */
+RTCD_API const uint32_t* rtcd_mesh_triangle_neighbors(const rtcd_mesh* mesh);
+RTCD_API void rtcd_mesh_bounds(const rtcd_mesh* mesh, float lo[3], float hi[3]);
+/* Mean edge length: a natural length scale for tolerances. */
+RTCD_API float rtcd_mesh_mean_edge_length(const rtcd_mesh* mesh);
+
+/* Mass properties for unit density, computed from the closed surface. */
+typedef struct rtcd_mass_properties {
+    double volume;
+    double center_of_mass[3];
+    double inertia[9];   /* about the centre of mass, in the mesh frame, row-major */
+} rtcd_mass_properties;
+RTCD_API rtcd_mass_properties rtcd_mesh_mass_properties(const rtcd_mesh* mesh);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,83 @@
+/* The standard ray-traced narrow phase (Hermann et al. 2008) for one pair of
+ * closed meshes, contact generation (re-projection, JVRC 2013 section 3.2)
+ * and contact reduction. This is the CPU reference every backend matches. */
+#ifndef RTCD_NARROWPHASE_H
+#define RTCD_NARROWPHASE_H
+
+#include "rtcd.h"
+#include "rtcd_query.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum rtcd_contact_normal {
+    RTCD_CONTACT_REPROJECTED = 0,   /* normal of the hit triangle, depth = ray . normal */
+    RTCD_CONTACT_RAY = 1,           /* raw ray direction, depth = ray length */
+    RTCD_CONTACT_RAY_WEIGHTED = 2   /* raw ray direction, depth = length * cos(alpha) (Hermann) */
+} rtcd_contact_normal;
+
+typedef struct rtcd_narrowphase_def {
+    rtcd_traversal traversal;       /* default RTCD_TRAVERSAL_BVH */
+    rtcd_contact_normal contact_normal; /* default RTCD_CONTACT_REPROJECTED */
+    /* Skip ray casting when the two surfaces provably do not touch (no
+     * triangle pair intersects and neither mesh contains the other). The
+     * result is the same either way; default 1. */
+    int cull_separated;
+} rtcd_narrowphase_def;
+
+RTCD_API rtcd_narrowphase_def rtcd_default_narrowphase_def(void);
+
+/* One colliding ray, in world space. The casting mesh is A for
+ * direction 0 (A's vertex inside B) and B for direction 1. */
+typedef struct rtcd_ray_hit {
+    uint32_t direction;     /* 0: A into B, 1: B into A */
+    uint32_t vertex;        /* vertex of the casting mesh */
+    uint32_t triangle;      /* hit triangle of the other mesh */
+    float origin[3];        /* the vertex */
+    float ray_dir[3];       /* unit, minus the casting mesh's vertex normal */
+    float point[3];         /* where the ray exits the other mesh */
+    float normal[3];        /* outward unit normal of the hit triangle */
+    float length;           /* |point - origin| */
+} rtcd_ray_hit;
+
+typedef struct rtcd_narrowphase_stats {
+    uint32_t candidate_vertices;  /* vertices inside the other mesh's box, both directions */
+    uint32_t rays_cast;           /* first-hit queries, self tests included */
+    uint32_t colliding_rays;
+    uint32_t culled;              /* 1 when the separation test skipped ray casting */
+} rtcd_narrowphase_stats;
+
+/* Both directions of the standard algorithm. `rays` must hold at least
+ * vertex_count(a) + vertex_count(b) entries (RTCD_ERROR_BUFFER_TOO_SMALL
+ * otherwise); *ray_count receives how many were written. Rays come out in
+ * (direction, vertex) order. stats may be NULL. */
+RTCD_API rtcd_error rtcd_collide_standard(const rtcd_narrowphase_def* def,
+                                          const rtcd_mesh* a, const rtcd_transform* pose_a,
+                                          const rtcd_mesh* b, const rtcd_transform* pose_b,
+                                          rtcd_ray_hit* rays, uint32_t ray_capacity,
+                                          uint32_t* ray_count, rtcd_narrowphase_stats* stats);
+
+/* A contact in Bullet's convention: the point lies on B, the normal points
+ * from B to A, and A moves by normal * depth to separate (depth >= 0 means
+ * penetration; Bullet's addContactPoint takes -depth). */
+typedef struct rtcd_contact {
+    float point_on_b[3];
+    float normal_on_b[3];
+    float depth;
+    uint32_t feature;       /* direction << 31 | vertex: stable id across steps */
+} rtcd_contact;
+
+RTCD_API rtcd_contact rtcd_contact_from_ray(const rtcd_ray_hit* ray, rtcd_contact_normal mode);
+
+#define RTCD_MAX_MANIFOLD_POINTS 4
+
+/* Keeps at most 4 contacts: the deepest, then those that span the largest
+ * area. Deterministic: ties are broken by feature id, never by input order. */
+RTCD_API uint32_t rtcd_reduce_contacts(const rtcd_contact* contacts, uint32_t count,
+                                       rtcd_contact out[RTCD_MAX_MANIFOLD_POINTS]);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
