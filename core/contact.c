@@ -1,6 +1,7 @@
 /* Contacts from colliding rays, and their reduction to a 4-point manifold. */
 #include "core_internal.h"
 
+#include <math.h>
 #include <string.h>
 
 rtcd_contact rtcd_contact_from_ray(const rtcd_ray_hit* ray, rtcd_contact_normal mode)
@@ -47,11 +48,11 @@ rtcd_contact rtcd_contact_from_ray(const rtcd_ray_hit* ray, rtcd_contact_normal 
 
 static float tri_area2(rtcd_v3 a, rtcd_v3 b, rtcd_v3 c) { return v3_length(v3_cross(v3_sub(b, a), v3_sub(c, a))); }
 
-/* Larger score wins; equal scores go to the lower feature id, whatever the input order. */
-static int better(float score, uint32_t feature, float best_score, uint32_t best_feature)
-{
-    return score > best_score || (score == best_score && feature < best_feature);
-}
+/* Scores within this fraction of the best count as tied; ties go to the lowest
+ * feature id. Contacts of a body at rest differ by rounding noise only, so an
+ * exact argmax would pick a different point every step and Bullet would lose
+ * its warm start; a tolerance band keeps the choice put. */
+#define RTCD_REDUCE_TIE_BAND 0.01f
 
 uint32_t rtcd_reduce_contacts(const rtcd_contact* contacts, uint32_t count, rtcd_contact out[RTCD_MAX_MANIFOLD_POINTS])
 {
@@ -60,34 +61,39 @@ uint32_t rtcd_reduce_contacts(const rtcd_contact* contacts, uint32_t count, rtcd
     uint32_t n_out = count < RTCD_MAX_MANIFOLD_POINTS ? count : RTCD_MAX_MANIFOLD_POINTS;
     rtcd_v3 p[RTCD_MAX_MANIFOLD_POINTS];
     for (uint32_t k = 0; k < n_out; ++k) {
-        uint32_t best = RTCD_INVALID;
-        float best_score = -1.0f;
-        for (uint32_t i = 0; i < count; ++i) {
-            int taken = 0;
-            for (uint32_t j = 0; j < k; ++j) taken |= chosen[j] == i;
-            if (taken) continue;
-            rtcd_v3 q = v3_load(contacts[i].point_on_b);
-            float score;
-            if (k == 0) {
-                score = contacts[i].depth; /* deepest first */
-            } else if (k == 1) {
-                rtcd_v3 d = v3_sub(q, p[0]); /* then the farthest from it */
-                score = v3_dot(d, d);
-            } else if (k == 2) {
-                score = tri_area2(p[0], p[1], q); /* then the widest triangle */
-            } else {
-                /* then the largest area added outside that triangle */
-                score = tri_area2(p[0], p[1], q) + tri_area2(p[1], p[2], q) + tri_area2(p[2], p[0], q) -
-                        tri_area2(p[0], p[1], p[2]);
+        float best_score = -RTCD_FLT_MAX;
+        for (int pass = 0; pass < 2; ++pass) {
+            /* pass 0 finds the best score, pass 1 the lowest feature within the band */
+            uint32_t pick = RTCD_INVALID;
+            float band = best_score - RTCD_REDUCE_TIE_BAND * fabsf(best_score) - 1e-12f;
+            for (uint32_t i = 0; i < count; ++i) {
+                int taken = 0;
+                for (uint32_t j = 0; j < k; ++j) taken |= chosen[j] == i;
+                if (taken) continue;
+                rtcd_v3 q = v3_load(contacts[i].point_on_b);
+                float score;
+                if (k == 0) {
+                    score = contacts[i].depth; /* deepest first */
+                } else if (k == 1) {
+                    rtcd_v3 d = v3_sub(q, p[0]); /* then the farthest from it */
+                    score = v3_dot(d, d);
+                } else if (k == 2) {
+                    score = tri_area2(p[0], p[1], q); /* then the widest triangle */
+                } else {
+                    /* then the largest area added outside that triangle */
+                    score = tri_area2(p[0], p[1], q) + tri_area2(p[1], p[2], q) + tri_area2(p[2], p[0], q) -
+                            tri_area2(p[0], p[1], p[2]);
+                }
+                if (pass == 0) {
+                    best_score = fmaxf(best_score, score);
+                } else if (score >= band && (pick == RTCD_INVALID || contacts[i].feature < contacts[pick].feature)) {
+                    pick = i;
+                }
             }
-            if (best == RTCD_INVALID || better(score, contacts[i].feature, best_score, contacts[best].feature)) {
-                best = i;
-                best_score = score;
-            }
+            if (pass == 1) chosen[k] = pick;
         }
-        chosen[k] = best;
-        p[k] = v3_load(contacts[best].point_on_b);
-        out[k] = contacts[best];
+        p[k] = v3_load(contacts[chosen[k]].point_on_b);
+        out[k] = contacts[chosen[k]];
     }
     return n_out;
 }

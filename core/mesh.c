@@ -130,7 +130,7 @@ static rtcd_error build_adjacency(const rtcd_mesh_def* def, const uint32_t* idx,
     return err;
 }
 
-static void derive_geometry(rtcd_mesh* m)
+static rtcd_error derive_geometry(rtcd_mesh* m)
 {
     for (int k = 0; k < 3; ++k) {
         m->lo[k] = m->vertex_count ? m->vertices[k] : 0.0f;
@@ -143,6 +143,7 @@ static void derive_geometry(rtcd_mesh* m)
         }
     }
     double* vn = rtcd_calloc((size_t)m->vertex_count * 3, sizeof(double));
+    if (!vn) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "%s: no memory for vertex normals", m->name);
     double edge_sum = 0.0;
     for (uint32_t t = 0; t < m->triangle_count; ++t) {
         const uint32_t* tri = m->indices + 3 * t;
@@ -156,22 +157,21 @@ static void derive_geometry(rtcd_mesh* m)
             rtcd_v3 e1 = v3_normalize(v3_sub(p[(c + 2) % 3], p[c]));
             double cosang = fmax(-1.0, fmin(1.0, (double)v3_dot(e0, e1)));
             double angle = acos(cosang); /* angle-weighted: independent of tessellation */
-            if (vn) {
-                vn[3 * tri[c]] += angle * n.x;
-                vn[3 * tri[c] + 1] += angle * n.y;
-                vn[3 * tri[c] + 2] += angle * n.z;
-            }
+            vn[3 * tri[c]] += angle * n.x;
+            vn[3 * tri[c] + 1] += angle * n.y;
+            vn[3 * tri[c] + 2] += angle * n.z;
             edge_sum += v3_length(v3_sub(p[(c + 1) % 3], p[c]));
         }
     }
     /* Each edge is counted twice (once per triangle), which the mean absorbs. */
     m->mean_edge_length = m->triangle_count ? (float)(edge_sum / (3.0 * m->triangle_count)) : 0.0f;
-    for (uint32_t i = 0; i < m->vertex_count && vn; ++i) {
+    for (uint32_t i = 0; i < m->vertex_count; ++i) {
         double len = sqrt(vn[3 * i] * vn[3 * i] + vn[3 * i + 1] * vn[3 * i + 1] + vn[3 * i + 2] * vn[3 * i + 2]);
         /* Unreferenced vertices keep a zero normal and cast no rays. */
         for (int k = 0; k < 3; ++k) m->vertex_normals[3 * i + k] = len > 0.0 ? (float)(vn[3 * i + k] / len) : 0.0f;
     }
     rtcd_free(vn);
+    return RTCD_OK;
 }
 
 rtcd_error rtcd_mesh_create(const rtcd_mesh_def* def, rtcd_mesh** out)
@@ -236,7 +236,7 @@ rtcd_error rtcd_mesh_create(const rtcd_mesh_def* def, rtcd_mesh** out)
         if ((err = build_adjacency(def, m->indices, m->neighbors)) != RTCD_OK) goto fail;
         m->mass = rtcd_compute_mass_properties(m->vertices, m->indices, m->triangle_count);
     }
-    derive_geometry(m);
+    if ((err = derive_geometry(m)) != RTCD_OK) goto fail;
     err = rtcd_bvh_build(m->vertices, m->indices, m->triangle_count,
                          def->bvh_leaf_size ? def->bvh_leaf_size : 4u, &m->bvh);
     if (err != RTCD_OK) goto fail;

@@ -72,8 +72,10 @@ RTCD_API rtcd_contact rtcd_contact_from_ray(const rtcd_ray_hit* ray, rtcd_contac
 
 #define RTCD_MAX_MANIFOLD_POINTS 4
 
-/* Keeps at most 4 contacts: the deepest, then those that span the largest
- * area. Deterministic: ties are broken by feature id, never by input order. */
+/* Keeps at most 4 contacts: the deepest, then the farthest from it, then those
+ * that span the largest area. Scores within 1 % of the best count as tied and
+ * go to the lowest feature id, so the result never depends on input order and
+ * stays put under rounding noise (Bullet matches points across steps). */
 RTCD_API uint32_t rtcd_reduce_contacts(const rtcd_contact* contacts, uint32_t count,
                                        rtcd_contact out[RTCD_MAX_MANIFOLD_POINTS]);
 
