@@ -20,6 +20,7 @@ typedef struct builder {
     uint32_t* order; /* triangle ids, partitioned in place */
     rtcd_bvh_node* nodes;
     uint32_t node_count, leaf_size, max_depth;
+    float pad;
 } builder;
 
 static box3 box_empty(void)
@@ -80,9 +81,10 @@ static uint32_t build_node(builder* b, uint32_t begin, uint32_t end, uint32_t de
         box3 cb = {{c[0], c[1], c[2]}, {c[0], c[1], c[2]}};
         box_grow(&cbounds, &cb);
     }
-    /* Pad so the float slab test is conservative against the triangle test's tolerance. */
-    float pad = 1e-5f * fmaxf(fmaxf(bounds.hi[0] - bounds.lo[0], bounds.hi[1] - bounds.lo[1]),
-                              bounds.hi[2] - bounds.lo[2]) + 1e-30f;
+    /* Pad by a fraction of the whole mesh's size: the slab test's rounding
+     * scales with the ray's length, not the node's, and the box must stay
+     * conservative against the triangle test's tolerance. */
+    float pad = b->pad;
     rtcd_bvh_node* n = &b->nodes[node];
     for (int k = 0; k < 3; ++k) {
         n->lo[k] = bounds.lo[k] - pad - 1e-6f * fabsf(bounds.lo[k]);
@@ -189,6 +191,9 @@ rtcd_error rtcd_bvh_build(const float* vertices, const uint32_t* indices, uint32
         for (int k = 0; k < 3; ++k) b.centroid[3 * t + k] = 0.5f * (bx.lo[k] + bx.hi[k]);
         b.order[t] = t;
     }
+    box3 all = box_empty();
+    for (uint32_t t = 0; t < triangle_count; ++t) box_grow(&all, &b.tri_box[t]);
+    b.pad = 1e-5f * fmaxf(fmaxf(all.hi[0] - all.lo[0], all.hi[1] - all.lo[1]), all.hi[2] - all.lo[2]) + 1e-30f;
     build_node(&b, 0, triangle_count, 0);
     out->node_count = b.node_count;
     out->depth = b.max_depth;

@@ -227,7 +227,7 @@ static void test_culling_and_traversal_do_not_change_results(void** state)
     uint32_t culled = 0, colliding_pairs = 0;
     const int trials = 150;
     for (int trial = 0; trial < trials; ++trial) {
-        rtcd_transform pa = test_random_pose(&rng, 1.2f), pb = test_random_pose(&rng, 1.2f);
+        rtcd_transform pa = test_random_pose(&rng, 1.6f), pb = test_random_pose(&rng, 1.6f);
         pair_result ref;
         for (int variant = 0; variant < 4; ++variant) {
             rtcd_narrowphase_def def = rtcd_default_narrowphase_def();

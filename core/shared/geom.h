@@ -78,6 +78,7 @@ RTCD_INLINE rtcd_xform xf_relative(const rtcd_xform* a, const rtcd_xform* b)
  * meet there (both report the same t up to rounding; callers break ties by
  * triangle index). Returns 1 on a hit with t in [tmin, tmax]. */
 #define RTCD_BARY_EPS 1e-6f
+#define RTCD_GRAZING_SIN 1e-3f
 
 RTCD_INLINE int ray_triangle(rtcd_v3 org, rtcd_v3 dir, rtcd_v3 p0, rtcd_v3 p1, rtcd_v3 p2,
                              float tmin, float tmax, float* t_out, float* u_out, float* v_out)
@@ -86,9 +87,11 @@ RTCD_INLINE int ray_triangle(rtcd_v3 org, rtcd_v3 dir, rtcd_v3 p0, rtcd_v3 p1, r
     rtcd_v3 e2 = v3_sub(p2, p0);
     rtcd_v3 pv = v3_cross(dir, e2);
     float det = v3_dot(e1, pv);
-    /* Parallel (or degenerate) within relative precision: no single crossing. */
+    /* Grazing rays (within ~0.06 degrees of the plane) are no hit: their t is
+     * ill-conditioned (float error / sin(angle)) and would land outside the
+     * triangle's own bounds. On a closed mesh a neighbour takes the crossing. */
     float scale = v3_length(dir) * v3_length(e1) * v3_length(e2);
-    if (fabs(det) <= 1e-12f * scale || !(scale > 0.0f)) return 0;
+    if (fabs(det) <= RTCD_GRAZING_SIN * scale || !(scale > 0.0f)) return 0;
     float inv = 1.0f / det;
     rtcd_v3 tv = v3_sub(org, p0);
     float u = v3_dot(tv, pv) * inv;
