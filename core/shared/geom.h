@@ -90,8 +90,8 @@ RTCD_INLINE int ray_triangle(rtcd_v3 org, rtcd_v3 dir, rtcd_v3 p0, rtcd_v3 p1, r
     /* Grazing rays (within ~0.06 degrees of the plane) are no hit: their t is
      * ill-conditioned (float error / sin(angle)) and would land outside the
      * triangle's own bounds. On a closed mesh a neighbour takes the crossing. */
-    float scale = v3_length(dir) * v3_length(e1) * v3_length(e2);
-    if (fabs(det) <= RTCD_GRAZING_SIN * scale || !(scale > 0.0f)) return 0;
+    float scale2 = v3_dot(dir, dir) * v3_dot(e1, e1) * v3_dot(e2, e2); /* squared: no sqrt per test */
+    if (det * det <= (RTCD_GRAZING_SIN * RTCD_GRAZING_SIN) * scale2 || !(scale2 > 0.0f)) return 0;
     float inv = 1.0f / det;
     rtcd_v3 tv = v3_sub(org, p0);
     float u = v3_dot(tv, pv) * inv;
