@@ -321,8 +321,8 @@ static rtcd_error blob_fill(uint32_t n, float radius, uint64_t seed, rtcd_genera
     if (err != RTCD_OK) return err;
 
     /* Smooth compact bumps (C1 smoothstep of the cosine to each centre).
-     * Negative amplitudes sum to at least -0.6, so r >= 0.4 * radius. */
-    double centre[BLOB_BUMPS][3], cos_w[BLOB_BUMPS], amp[BLOB_BUMPS], negative = 0.0;
+     * Amplitudes are scaled so that 0.4 * radius <= r <= 1.8 * radius. */
+    double centre[BLOB_BUMPS][3], cos_w[BLOB_BUMPS], amp[BLOB_BUMPS], negative = 0.0, positive = 0.0;
     for (int b = 0; b < BLOB_BUMPS; ++b) {
         double len2;
         do {
@@ -334,8 +334,9 @@ static rtcd_error blob_fill(uint32_t n, float radius, uint64_t seed, rtcd_genera
         gen_sincos(rng_uniform(&rng, 0.30, 0.75), &s, &cos_w[b]); /* angular radius, rad */
         amp[b] = rng_uniform(&rng, -0.35, 0.45);
         if (amp[b] < 0.0) negative -= amp[b];
+        else positive += amp[b];
     }
-    double neg_scale = negative > 0.6 ? 0.6 / negative : 1.0;
+    double neg_scale = negative > 0.6 ? 0.6 / negative : 1.0, pos_scale = positive > 0.8 ? 0.8 / positive : 1.0;
     for (uint32_t i = 0; i < n; ++i) {
         const double* u = dir + 3 * i;
         double f = 1.0;
@@ -343,7 +344,7 @@ static rtcd_error blob_fill(uint32_t n, float radius, uint64_t seed, rtcd_genera
             double d = u[0] * centre[b][0] + u[1] * centre[b][1] + u[2] * centre[b][2];
             if (d <= cos_w[b]) continue;
             double t = (d - cos_w[b]) / (1.0 - cos_w[b]);
-            f += (amp[b] < 0.0 ? amp[b] * neg_scale : amp[b]) * t * t * (3.0 - 2.0 * t);
+            f += amp[b] * (amp[b] < 0.0 ? neg_scale : pos_scale) * t * t * (3.0 - 2.0 * t);
         }
         double r = radius * f;
         set_vertex(out, i, u[0] * r, u[1] * r, u[2] * r);
@@ -503,26 +504,24 @@ rtcd_error rtcd_generate_box(const float half_extents[3], uint32_t subdivisions,
     if (err != RTCD_OK) return err;
     uint32_t t = 0;
     for (int axis = 0; axis < 3; ++axis)
-        for (int side = 0; side < 2; ++side) {
+        for (uint32_t side = 0; side < 2; ++side) {
             int ua = (axis + 1) % 3, va = (axis + 2) % 3; /* e_ua x e_va = e_axis */
             for (uint32_t u = 0; u <= s; ++u)
                 for (uint32_t v = 0; v <= s; ++v) {
-                    uint32_t g[3][2]; /* corners (u, v), (u+1, v), (u+1, v+1), (u, v+1) as lattice points */
+                    uint32_t l[3];
+                    l[axis] = side * s, l[ua] = u, l[va] = v;
+                    double pos[3];
+                    for (int k = 0; k < 3; ++k) pos[k] = (double)half_extents[k] * (2.0 * l[k] - s) / s;
+                    set_vertex(out, box_index(s, l[0], l[1], l[2]), pos[0], pos[1], pos[2]);
+                    if (u == s || v == s) continue;
+                    /* quad corners (u, v), (u+1, v), (u+1, v+1), (u, v+1) */
                     uint32_t c[4];
                     for (int corner = 0; corner < 4; ++corner) {
-                        uint32_t l[3];
-                        l[axis] = side ? s : 0;
                         l[ua] = u + (corner == 1 || corner == 2);
                         l[va] = v + (corner >= 2);
-                        if (l[ua] > s || l[va] > s) { c[corner] = GEN_NONE; continue; }
                         c[corner] = box_index(s, l[0], l[1], l[2]);
-                        double pos[3];
-                        for (int k = 0; k < 3; ++k) pos[k] = (double)half_extents[k] * (2.0 * l[k] - s) / s;
-                        if (corner == 0) set_vertex(out, c[0], pos[0], pos[1], pos[2]);
                     }
-                    (void)g;
-                    if (u == s || v == s) continue;
-                    if (side) { /* outward normal +axis */
+                    if (side) { /* counter-clockwise in (ua, va) faces +axis */
                         set_triangle(out, t++, c[0], c[1], c[2]);
                         set_triangle(out, t++, c[0], c[2], c[3]);
                     } else {

@@ -157,11 +157,13 @@ static int triangles_intersect(const float* ca, const float* cb)
 
 /* ---- BVH descent ---- */
 
-static void tri_bounds(const float* c, float pad, float lo[3], float hi[3])
+/* Triangle boxes come from the very floats the triangle test reads, so an
+ * unpadded, inclusive comparison never drops a touching pair. */
+static void tri_bounds(const float* c, float lo[3], float hi[3])
 {
     for (int k = 0; k < 3; ++k) {
-        lo[k] = fminf(fminf(c[k], c[3 + k]), c[6 + k]) - pad;
-        hi[k] = fmaxf(fmaxf(c[k], c[3 + k]), c[6 + k]) + pad;
+        lo[k] = fminf(fminf(c[k], c[3 + k]), c[6 + k]);
+        hi[k] = fmaxf(fmaxf(c[k], c[3 + k]), c[6 + k]);
     }
 }
 
@@ -195,7 +197,6 @@ static int leaves_intersect(const rtcd_bvh_view* va, const rtcd_bvh_node* na, co
     float tb[RTCD_BVH_MAX_LEAF_SIZE][9], tb_lo[RTCD_BVH_MAX_LEAF_SIZE][3], tb_hi[RTCD_BVH_MAX_LEAF_SIZE][3];
     uint32_t fb = nb->prims >> RTCD_BVH_LEAF_BITS, cb = nb->prims & RTCD_BVH_MAX_LEAF_SIZE;
     uint32_t fa = na->prims >> RTCD_BVH_LEAF_BITS, ca = na->prims & RTCD_BVH_MAX_LEAF_SIZE;
-    float pad = 1e-5f * ((blo[0] < bhi[0] ? bhi[0] - blo[0] : 0.0f) + (na->hi[0] - na->lo[0]));
     uint32_t live = 0;
     for (uint32_t k = 0; k < cb; ++k) {
         const float* c = vb->tris + 9 * (fb + k);
@@ -205,13 +206,13 @@ static int leaves_intersect(const rtcd_bvh_view* va, const rtcd_bvh_node* na, co
             tb[live][3 * i + 1] = p.y;
             tb[live][3 * i + 2] = p.z;
         }
-        tri_bounds(tb[live], pad, tb_lo[live], tb_hi[live]);
+        tri_bounds(tb[live], tb_lo[live], tb_hi[live]);
         if (boxes_overlap(na->lo, na->hi, tb_lo[live], tb_hi[live])) ++live; /* else drop: it misses a's leaf */
     }
     for (uint32_t k = 0; k < ca && live > 0; ++k) {
         const float* c = va->tris + 9 * (fa + k);
         float alo[3], ahi[3];
-        tri_bounds(c, pad, alo, ahi);
+        tri_bounds(c, alo, ahi);
         if (!boxes_overlap(alo, ahi, blo, bhi)) continue;
         for (uint32_t j = 0; j < live; ++j)
             if (boxes_overlap(alo, ahi, tb_lo[j], tb_hi[j]) && triangles_intersect(c, tb[j])) return 1;

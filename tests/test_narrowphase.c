@@ -82,8 +82,8 @@ static void test_overlapping_spheres(void** state)
     assert_true(angle_deg(mn, axis) < 2.0); /* symmetric: tangential parts cancel */
     free(r.rays);
 
-    /* Separated by 0.05: nothing, whether culled or not. */
-    pb = translated(0.3f, 0.2f, 2.05f);
+    /* Separated by 0.05 along a diagonal (the boxes overlap): nothing, whether culled or not. */
+    pb = translated(2.05f / sqrtf(2.0f), 2.05f / sqrtf(2.0f), 0.0f);
     r = collide(&def, s, &pa, s, &pb);
     assert_int_equal(r.count, 0);
     assert_int_equal(r.stats.culled, 1);
