@@ -101,6 +101,13 @@ rtcd_error rtcd_fail(rtcd_error code, const char* format, ...)
     return code;
 }
 
+rtcd_error rtcd_report_error(rtcd_error code, const char* message)
+{
+    return rtcd_fail(code, "%s", message ? message : "");
+}
+
+void rtcd_log_message(rtcd_log_level level, const char* message) { rtcd_log(level, "%s", message ? message : ""); }
+
 int rtcd_assert_failed(const char* condition, const char* file, int line) { return g_assert(condition, file, line); }
 
 const char* rtcd_last_error_message(void) { return t_last_error; }
@@ -112,6 +119,7 @@ const char* rtcd_error_name(rtcd_error code)
     case RTCD_ERROR_INVALID_ARGUMENT: return "RTCD_ERROR_INVALID_ARGUMENT";
     case RTCD_ERROR_OUT_OF_MEMORY: return "RTCD_ERROR_OUT_OF_MEMORY";
     case RTCD_ERROR_BUFFER_TOO_SMALL: return "RTCD_ERROR_BUFFER_TOO_SMALL";
+    case RTCD_ERROR_UNSUPPORTED: return "RTCD_ERROR_UNSUPPORTED";
     case RTCD_ERROR_MESH_INDEX_OUT_OF_RANGE: return "RTCD_ERROR_MESH_INDEX_OUT_OF_RANGE";
     case RTCD_ERROR_MESH_NONFINITE_VERTEX: return "RTCD_ERROR_MESH_NONFINITE_VERTEX";
     case RTCD_ERROR_MESH_DEGENERATE_TRIANGLE: return "RTCD_ERROR_MESH_DEGENERATE_TRIANGLE";

@@ -35,6 +35,7 @@ typedef enum rtcd_error {
     RTCD_ERROR_INVALID_ARGUMENT = 1,    /* NULL pointer, zero count, bad enum... */
     RTCD_ERROR_OUT_OF_MEMORY = 2,
     RTCD_ERROR_BUFFER_TOO_SMALL = 3,    /* output capacity below what the call needs */
+    RTCD_ERROR_UNSUPPORTED = 4,         /* a feature or backend this build or machine lacks */
     RTCD_ERROR_MESH_INDEX_OUT_OF_RANGE = 10,
     RTCD_ERROR_MESH_NONFINITE_VERTEX = 11, /* NaN or Inf coordinate */
     RTCD_ERROR_MESH_DEGENERATE_TRIANGLE = 12, /* zero area, repeated index */
@@ -74,6 +75,12 @@ RTCD_API void rtcd_set_error_callback(rtcd_error_fn* callback, void* user);
  * Return non-zero from the hook to continue anyway. */
 typedef int rtcd_assert_fn(const char* condition, const char* file, int line);
 RTCD_API void rtcd_set_assert(rtcd_assert_fn* assert_fn);
+
+/* For rtcd's own modules (the Bullet plugin) and language bindings: record an
+ * error (message for rtcd_last_error_message, error callback) and return
+ * `code`; write a line through the log hook. */
+RTCD_API rtcd_error rtcd_report_error(rtcd_error code, const char* message);
+RTCD_API void rtcd_log_message(rtcd_log_level level, const char* message);
 
 /* ---- rigid transform ---- */
 

@@ -1,0 +1,148 @@
+// The per-pair work: the CPU reference batch and the algorithm that copies a
+// pair's reduced contacts into its persistent manifold.
+#include "plugin_internal.h"
+
+#include <algorithm>
+#include <cmath>
+
+uint32_t rtcdPluginState::allocSlot()
+{
+    uint32_t s;
+    if (!free_slots.empty()) {
+        s = free_slots.back();
+        free_slots.pop_back();
+    } else {
+        s = static_cast<uint32_t>(slots.size());
+        slots.push_back(rtcdPairSlot());
+    }
+    slots[s] = rtcdPairSlot();
+    slots[s].in_use = true;
+    slots[s].stamp = UINT32_MAX;
+    return s;
+}
+
+void rtcdPluginState::freeSlot(uint32_t s)
+{
+    slots[s].in_use = false;
+    free_slots.push_back(s);
+}
+
+// Vertices of the mesh below the plane; the box is tested first.
+static uint32_t mesh_plane_contacts(const rtcd_mesh* mesh, const btCollisionObject* mesh_obj,
+                                    const btCollisionObject* plane_obj, bool plane_is_a,
+                                    std::vector<rtcd_contact>& out)
+{
+    const btStaticPlaneShape* plane = static_cast<const btStaticPlaneShape*>(plane_obj->getCollisionShape());
+    const btTransform& pt = plane_obj->getWorldTransform();
+    btVector3 n = pt.getBasis() * plane->getPlaneNormal();
+    btScalar d = n.dot(pt * (plane->getPlaneNormal() * plane->getPlaneConstant()));
+    const btTransform& mt = mesh_obj->getWorldTransform();
+    float lo[3], hi[3];
+    rtcd_mesh_bounds(mesh, lo, hi);
+    btVector3 centre(0.5f * (lo[0] + hi[0]), 0.5f * (lo[1] + hi[1]), 0.5f * (lo[2] + hi[2]));
+    btVector3 half(0.5f * (hi[0] - lo[0]), 0.5f * (hi[1] - lo[1]), 0.5f * (hi[2] - lo[2]));
+    btVector3 n_local = mt.getBasis().transpose() * n;
+    btScalar reach = std::fabs(n_local[0]) * half[0] + std::fabs(n_local[1]) * half[1] + std::fabs(n_local[2]) * half[2];
+    if (n.dot(mt * centre) - d - reach > 0) return 0; // the whole box is above the plane
+    const float* v = rtcd_mesh_vertices(mesh);
+    uint32_t nv = rtcd_mesh_vertex_count(mesh);
+    out.clear();
+    for (uint32_t i = 0; i < nv; ++i) {
+        btVector3 p = mt * btVector3(v[3 * i], v[3 * i + 1], v[3 * i + 2]);
+        btScalar dist = n.dot(p) - d;
+        if (dist >= 0) continue;
+        rtcd_contact c;
+        c.depth = static_cast<float>(-dist);
+        c.feature = i;
+        // Normal from B to A: the plane pushes the mesh along n.
+        btVector3 normal_on_b = plane_is_a ? -n : n;
+        btVector3 point_on_b = plane_is_a ? p : p - n * dist;
+        for (int k = 0; k < 3; ++k) {
+            c.normal_on_b[k] = static_cast<float>(normal_on_b[k]);
+            c.point_on_b[k] = static_cast<float>(point_on_b[k]);
+        }
+        out.push_back(c);
+    }
+    return static_cast<uint32_t>(out.size());
+}
+
+void rtcdPluginState::computePair(const rtcdBatchEntry& e)
+{
+    rtcdPairSlot& slot = slots[e.slot];
+    slot.count = 0;
+    slot.stamp = stamp;
+    stats.pairs_owned++;
+    uint32_t n = 0;
+    if (e.kind == RTCD_PAIR_MESH_PLANE) {
+        const btCollisionObject* mesh_obj = e.plane_is_a ? e.b : e.a;
+        const btCollisionObject* plane_obj = e.plane_is_a ? e.a : e.b;
+        const rtcd_mesh* mesh = meshes.find(mesh_obj->getCollisionShape());
+        if (!mesh) return;
+        n = mesh_plane_contacts(mesh, mesh_obj, plane_obj, e.plane_is_a, contacts);
+        if (n == 0) stats.pairs_culled++;
+    } else {
+        const rtcd_mesh* ma = meshes.find(e.a->getCollisionShape());
+        const rtcd_mesh* mb = meshes.find(e.b->getCollisionShape());
+        if (!ma || !mb) return;
+        uint32_t cap = rtcd_mesh_vertex_count(ma) + rtcd_mesh_vertex_count(mb);
+        if (rays.size() < cap) rays.resize(cap);
+        if (contacts.size() < cap) contacts.resize(cap);
+        rtcd_transform pa = rtcdFromBullet(e.a->getWorldTransform());
+        rtcd_transform pb = rtcdFromBullet(e.b->getWorldTransform());
+        rtcd_narrowphase_stats st;
+        rtcd_error err = rtcd_collide_standard(&narrowphase, ma, &pa, mb, &pb, rays.data(), cap, &n, &st);
+        if (err != RTCD_OK) {
+            // Only a non-finite pose gets here: the pair gets no contacts, and says why.
+            rtcd_log_message(RTCD_LOG_WARNING, rtcd_last_error_message());
+            return;
+        }
+        stats.pairs_culled += st.culled;
+        stats.rays_cast += st.rays_cast;
+        stats.colliding_rays += st.colliding_rays;
+        for (uint32_t i = 0; i < n; ++i) contacts[i] = rtcd_contact_from_ray(&rays[i], narrowphase.contact_normal);
+    }
+    slot.count = rtcd_reduce_contacts(contacts.data(), n, slot.contacts);
+}
+
+void rtcdPluginState::runBatch()
+{
+    for (const rtcdBatchEntry& e : batch) computePair(e);
+}
+
+rtcdCollisionAlgorithm::rtcdCollisionAlgorithm(const btCollisionAlgorithmConstructionInfo& ci,
+                                               rtcdPluginState* state, rtcdPairKind kind, bool plane_is_a)
+    : btCollisionAlgorithm(ci), m_state(state), m_manifold(nullptr), m_slot(state->allocSlot()),
+      m_kind(static_cast<uint8_t>(kind)), m_plane_is_a(plane_is_a ? 1 : 0)
+{
+    m_state->algorithms.insert(this);
+}
+
+rtcdCollisionAlgorithm::~rtcdCollisionAlgorithm()
+{
+    if (m_manifold) m_dispatcher->releaseManifold(m_manifold);
+    m_state->algorithms.erase(this);
+    m_state->freeSlot(m_slot);
+}
+
+void rtcdCollisionAlgorithm::processCollision(const btCollisionObjectWrapper* body0,
+                                              const btCollisionObjectWrapper* body1, const btDispatcherInfo& info,
+                                              btManifoldResult* result)
+{
+    (void)info;
+    if (!m_manifold) m_manifold = m_dispatcher->getNewManifold(body0->getCollisionObject(), body1->getCollisionObject());
+    result->setPersistentManifold(m_manifold);
+    rtcdPairSlot& slot = m_state->slots[m_slot];
+    if (slot.stamp != m_state->stamp) {
+        // Not part of this step's batch (a caller outside dispatchAllCollisionPairs): compute it alone.
+        rtcdBatchEntry e = {m_slot, m_kind, m_plane_is_a, body0->getCollisionObject(), body1->getCollisionObject()};
+        m_state->computePair(e);
+    }
+    for (uint32_t i = 0; i < slot.count; ++i) {
+        const rtcd_contact& c = slot.contacts[i];
+        btVector3 normal(c.normal_on_b[0], c.normal_on_b[1], c.normal_on_b[2]);
+        btVector3 point(c.point_on_b[0], c.point_on_b[1], c.point_on_b[2]);
+        result->addContactPoint(normal, point, -c.depth);
+    }
+    // Drops cached points that moved apart; the ones matched above keep their warm start.
+    result->refreshContactPoints();
+}

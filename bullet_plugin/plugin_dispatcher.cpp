@@ -1,0 +1,90 @@
+// rtcdCollisionDispatcher: takes the concave-mesh pairs and runs them as one
+// batch per step before Bullet's own dispatch.
+#include "plugin_internal.h"
+
+#include <chrono>
+
+rtcdCollisionDispatcher::rtcdCollisionDispatcher(btCollisionConfiguration* configuration)
+    : btCollisionDispatcher(configuration), m_state(new rtcdPluginState())
+{
+    m_state->narrowphase = rtcd_default_narrowphase_def();
+    m_state->stats = rtcd_step_stats();
+    // Bullet's GImpact algorithm for every pair rtcd declines.
+    btGImpactCollisionAlgorithm::registerAlgorithm(this);
+}
+
+rtcdCollisionDispatcher::~rtcdCollisionDispatcher() { delete m_state; }
+
+rtcd_step_stats rtcdCollisionDispatcher::lastStepStats() const { return m_state->stats; }
+
+const rtcd_mesh* rtcdCollisionDispatcher::meshForShape(const btCollisionShape* shape) const
+{
+    return m_state->meshes.find(shape);
+}
+
+// Chosen here rather than through registerCollisionCreateFunc, so a program
+// that calls btGImpactCollisionAlgorithm::registerAlgorithm after creating the
+// dispatcher (the usual GImpact set-up) still gets rtcd.
+btCollisionAlgorithm* rtcdCollisionDispatcher::findAlgorithm(const btCollisionObjectWrapper* body0,
+                                                            const btCollisionObjectWrapper* body1,
+                                                            btPersistentManifold* shared_manifold,
+                                                            ebtDispatcherQueryType query)
+{
+    if (query == BT_CONTACT_POINT_ALGORITHMS) {
+        const btCollisionShape* s0 = body0->getCollisionShape();
+        const btCollisionShape* s1 = body1->getCollisionShape();
+        bool mesh0 = rtcdIsGImpactMesh(s0), mesh1 = rtcdIsGImpactMesh(s1);
+        bool plane0 = s0->getShapeType() == STATIC_PLANE_PROXYTYPE, plane1 = s1->getShapeType() == STATIC_PLANE_PROXYTYPE;
+        rtcdPairKind kind = RTCD_PAIR_MESH_MESH;
+        bool ours = false, plane_is_a = false;
+        if (mesh0 && mesh1) {
+            ours = m_state->meshes.meshFor(s0) && m_state->meshes.meshFor(s1);
+        } else if ((mesh0 && plane1) || (plane0 && mesh1)) {
+            kind = RTCD_PAIR_MESH_PLANE;
+            plane_is_a = plane0;
+            ours = m_state->meshes.meshFor(plane0 ? s1 : s0) != nullptr;
+        }
+        if (ours) {
+            btCollisionAlgorithmConstructionInfo ci;
+            ci.m_dispatcher1 = this;
+            ci.m_manifold = shared_manifold;
+            void* mem = allocateCollisionAlgorithm(sizeof(rtcdCollisionAlgorithm));
+            return new (mem) rtcdCollisionAlgorithm(ci, m_state, kind, plane_is_a);
+        }
+    }
+    return btCollisionDispatcher::findAlgorithm(body0, body1, shared_manifold, query);
+}
+
+void rtcdCollisionDispatcher::dispatchAllCollisionPairs(btOverlappingPairCache* pair_cache,
+                                                        const btDispatcherInfo& info, btDispatcher* dispatcher)
+{
+    auto start = std::chrono::steady_clock::now();
+    rtcdPluginState& s = *m_state;
+    s.stamp++;
+    s.stats = rtcd_step_stats();
+    s.batch.clear();
+    int n = pair_cache->getNumOverlappingPairs();
+    btBroadphasePair* pairs = n ? pair_cache->getOverlappingPairArrayPtr() : nullptr;
+    s.stats.broadphase_pairs = static_cast<uint32_t>(n);
+    // One pass over the pair cache: create missing algorithms the way
+    // Bullet's near callback would, and gather the pairs that are rtcd's.
+    for (int i = 0; i < n; ++i) {
+        btBroadphasePair& pair = pairs[i];
+        const btCollisionObject* o0 = static_cast<const btCollisionObject*>(pair.m_pProxy0->m_clientObject);
+        const btCollisionObject* o1 = static_cast<const btCollisionObject*>(pair.m_pProxy1->m_clientObject);
+        if (!needsCollision(o0, o1)) continue;
+        if (!pair.m_algorithm) {
+            btCollisionObjectWrapper w0(nullptr, o0->getCollisionShape(), o0, o0->getWorldTransform(), -1, -1);
+            btCollisionObjectWrapper w1(nullptr, o1->getCollisionShape(), o1, o1->getWorldTransform(), -1, -1);
+            pair.m_algorithm = findAlgorithm(&w0, &w1, nullptr, BT_CONTACT_POINT_ALGORITHMS);
+        }
+        if (!pair.m_algorithm || !s.algorithms.count(pair.m_algorithm)) continue;
+        const rtcdCollisionAlgorithm* a = static_cast<const rtcdCollisionAlgorithm*>(pair.m_algorithm);
+        rtcdBatchEntry e = {a->slot(), static_cast<uint8_t>(a->kind()), static_cast<uint8_t>(a->planeIsA()), o0, o1};
+        s.batch.push_back(e);
+    }
+    s.runBatch();
+    btCollisionDispatcher::dispatchAllCollisionPairs(pair_cache, info, dispatcher);
+    s.stats.narrowphase_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}

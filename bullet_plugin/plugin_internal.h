@@ -1,0 +1,123 @@
+// Private to the Bullet plugin: the per-dispatcher state, the per-pair slots
+// and the collision algorithm that copies batch results into manifolds.
+#ifndef RTCD_PLUGIN_INTERNAL_H
+#define RTCD_PLUGIN_INTERNAL_H
+
+#include <rtcd/rtcd_bullet.h>
+
+#include <BulletCollision/Gimpact/btGImpactCollisionAlgorithm.h>
+#include <BulletCollision/Gimpact/btGImpactShape.h>
+
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+// Meshes rtcd built from Bullet shapes, one per shape (shared by every body
+// using it), or the reason it declined the shape.
+class rtcdMeshCache
+{
+public:
+    ~rtcdMeshCache();
+    // NULL when the shape is not a GImpact triangle mesh rtcd can take; the
+    // first refusal per shape is logged with the reason.
+    const rtcd_mesh* meshFor(const btCollisionShape* shape);
+    const rtcd_mesh* find(const btCollisionShape* shape) const;
+
+private:
+    struct Entry {
+        rtcd_mesh* mesh; // NULL: declined
+    };
+    std::unordered_map<const btCollisionShape*, Entry> m_entries;
+};
+
+enum rtcdPairKind { RTCD_PAIR_MESH_MESH = 0, RTCD_PAIR_MESH_PLANE = 1 };
+
+// Result of one pair for the current step, indexed by the algorithm's slot.
+struct rtcdPairSlot {
+    rtcd_contact contacts[RTCD_MAX_MANIFOLD_POINTS];
+    uint32_t count;
+    uint32_t stamp; // step in which the contacts were computed
+    bool in_use;
+};
+
+struct rtcdBatchEntry {
+    uint32_t slot;
+    uint8_t kind;
+    uint8_t plane_is_a; // mesh-plane pairs: body A is the plane
+    const btCollisionObject* a;
+    const btCollisionObject* b;
+};
+
+struct rtcdPluginState {
+    rtcdMeshCache meshes;
+    std::vector<rtcdPairSlot> slots;
+    std::vector<uint32_t> free_slots;
+    std::unordered_set<const btCollisionAlgorithm*> algorithms; // live rtcd algorithms
+    std::vector<rtcdBatchEntry> batch;
+    std::vector<rtcd_ray_hit> rays;       // scratch, sized to the largest pair
+    std::vector<rtcd_contact> contacts;   // scratch
+    rtcd_narrowphase_def narrowphase;
+    rtcd_step_stats stats;
+    uint32_t stamp = 0;
+    btGImpactCollisionAlgorithm::CreateFunc gimpact_create;
+
+    uint32_t allocSlot();
+    void freeSlot(uint32_t slot);
+    // Computes one pair into its slot (CPU reference); adds to stats.
+    void computePair(const rtcdBatchEntry& e);
+    void runBatch();
+};
+
+// Small on purpose: the dispatcher's pool gives every algorithm a fixed-size
+// slot, so the state lives in rtcdPluginState and this holds an index.
+class rtcdCollisionAlgorithm : public btCollisionAlgorithm
+{
+public:
+    rtcdCollisionAlgorithm(const btCollisionAlgorithmConstructionInfo& ci, rtcdPluginState* state,
+                           rtcdPairKind kind, bool plane_is_a);
+    ~rtcdCollisionAlgorithm() override;
+
+    void processCollision(const btCollisionObjectWrapper* body0, const btCollisionObjectWrapper* body1,
+                          const btDispatcherInfo& info, btManifoldResult* result) override;
+    btScalar calculateTimeOfImpact(btCollisionObject*, btCollisionObject*, const btDispatcherInfo&,
+                                   btManifoldResult*) override
+    {
+        return btScalar(1);
+    }
+    void getAllContactManifolds(btManifoldArray& manifolds) override
+    {
+        if (m_manifold) manifolds.push_back(m_manifold);
+    }
+
+    uint32_t slot() const { return m_slot; }
+    rtcdPairKind kind() const { return static_cast<rtcdPairKind>(m_kind); }
+    bool planeIsA() const { return m_plane_is_a != 0; }
+
+private:
+    rtcdPluginState* m_state;
+    btPersistentManifold* m_manifold;
+    uint32_t m_slot;
+    uint8_t m_kind;
+    uint8_t m_plane_is_a;
+};
+
+// rtcd's view of a Bullet pose.
+inline rtcd_transform rtcdFromBullet(const btTransform& t)
+{
+    rtcd_transform out;
+    const btMatrix3x3& r = t.getBasis();
+    for (int i = 0; i < 3; ++i) {
+        for (int j = 0; j < 3; ++j) out.rotation[3 * i + j] = static_cast<float>(r[i][j]);
+        out.translation[i] = static_cast<float>(t.getOrigin()[i]);
+    }
+    return out;
+}
+
+// Is this shape a GImpact triangle mesh (btGImpactMeshShape)?
+inline bool rtcdIsGImpactMesh(const btCollisionShape* s)
+{
+    return s->getShapeType() == GIMPACT_SHAPE_PROXYTYPE &&
+           static_cast<const btGImpactShapeInterface*>(s)->getGImpactShapeType() == CONST_GIMPACT_TRIMESH_SHAPE;
+}
+
+#endif

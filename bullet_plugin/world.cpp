@@ -1,0 +1,333 @@
+// The C API over Bullet (rtcd_world.h): a btDiscreteDynamicsWorld whose
+// concave meshes go through rtcd, Bullet's GImpact algorithm or convex hulls.
+#include "world_internal.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <new>
+#include <string>
+
+namespace {
+
+rtcd_error fail(rtcd_error code, const std::string& message) { return rtcd_report_error(code, message.c_str()); }
+
+} // namespace
+
+extern "C" {
+
+rtcd_world_def rtcd_default_world_def(void)
+{
+    rtcd_world_def def;
+    std::memset(&def, 0, sizeof def);
+    def.gravity[2] = -9.81f;
+    def.time_step = 1.0f / 60.0f;
+    def.solver_iterations = 10;
+    def.narrowphase = RTCD_NARROWPHASE_RTCD;
+    def.backend = RTCD_BACKEND_AUTO;
+    def.friction = 0.6f;
+    def.restitution = 0.0f;
+    def.rolling_friction = 0.02f;
+    return def;
+}
+
+rtcd_error rtcd_world_create(const rtcd_world_def* def, rtcd_world** out)
+{
+    if (out) *out = nullptr;
+    if (!def || !out) return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_world_create: NULL argument");
+    if (!(def->time_step > 0.0f) || def->solver_iterations < 1 ||
+        def->narrowphase < RTCD_NARROWPHASE_RTCD || def->narrowphase > RTCD_NARROWPHASE_HULL)
+        return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_world_create: time_step must be > 0, solver_iterations >= 1, "
+                                                 "narrowphase one of rtcd|gimpact|hull");
+    if (def->backend == RTCD_BACKEND_OPENCL)
+        return fail(RTCD_ERROR_UNSUPPORTED, "rtcd_world_create: the OpenCL backend is not part of this build yet; "
+                                            "use RTCD_BACKEND_AUTO or RTCD_BACKEND_CPU");
+    rtcd_world* w = new (std::nothrow) rtcd_world();
+    if (!w) return fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_world_create: out of memory");
+    try {
+        w->def = *def;
+        w->config = new btDefaultCollisionConfiguration();
+        if (def->narrowphase == RTCD_NARROWPHASE_RTCD) {
+            w->rtcd_dispatcher = new rtcdCollisionDispatcher(w->config);
+            w->dispatcher = w->rtcd_dispatcher;
+        } else {
+            w->timed_dispatcher = new TimedDispatcher(w->config);
+            w->dispatcher = w->timed_dispatcher;
+            btGImpactCollisionAlgorithm::registerAlgorithm(w->dispatcher);
+        }
+        w->broadphase = new btDbvtBroadphase();
+        w->solver = new btSequentialImpulseConstraintSolver();
+        w->dynamics = new btDiscreteDynamicsWorld(w->dispatcher, w->broadphase, w->solver, w->config);
+        w->dynamics->setGravity(btVector3(def->gravity[0], def->gravity[1], def->gravity[2]));
+        btContactSolverInfo& si = w->dynamics->getSolverInfo();
+        si.m_numIterations = def->solver_iterations;
+        // Deep contacts: split impulse corrects penetration by position only,
+        // so an object pushed out of a deep overlap gains no velocity from it.
+        si.m_splitImpulse = 1;
+        si.m_splitImpulsePenetrationThreshold = -0.02f;
+        si.m_erp2 = 0.8f;
+    } catch (const std::bad_alloc&) {
+        rtcd_world_destroy(w);
+        return fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_world_create: out of memory building the Bullet world");
+    }
+    *out = w;
+    return RTCD_OK;
+}
+
+static void shape_free(rtcd_shape* s)
+{
+    delete s->bt_shape;
+    delete s->mesh_interface;
+    rtcd_mesh_release(s->body_mesh);
+    delete s;
+}
+
+void rtcd_world_destroy(rtcd_world* w)
+{
+    if (!w) return;
+    for (btRigidBody* b : w->bodies) {
+        if (w->dynamics) w->dynamics->removeRigidBody(b);
+        delete b->getMotionState();
+        delete b;
+    }
+    for (btRigidBody* b : w->planes) {
+        if (w->dynamics) w->dynamics->removeRigidBody(b);
+        delete b;
+    }
+    for (btCollisionShape* s : w->plane_shapes) delete s;
+    for (rtcd_shape* s : w->body_shapes) rtcd_shape_release(s);
+    delete w->dynamics;
+    delete w->solver;
+    delete w->broadphase;
+    delete w->dispatcher;
+    delete w->config;
+    delete w;
+}
+
+// Re-expresses the mesh in its principal frame: centre of mass at the
+// origin, axes along the principal axes of inertia (Bullet's bodies need a
+// diagonal inertia tensor).
+static rtcd_error build_body_frame(rtcd_shape* s, const rtcd_mesh* mesh)
+{
+    rtcd_mass_properties mp = rtcd_mesh_mass_properties(mesh);
+    btMatrix3x3 inertia(mp.inertia[0], mp.inertia[1], mp.inertia[2], mp.inertia[3], mp.inertia[4], mp.inertia[5],
+                        mp.inertia[6], mp.inertia[7], mp.inertia[8]);
+    btMatrix3x3 rot; // rot * inertia * rot^T is diagonal after diagonalize
+    rot.setIdentity();
+    btMatrix3x3 diag = inertia;
+    diag.diagonalize(rot, btScalar(1e-9), 32);
+    // diagonalize leaves diag = rot^T-rotated tensor and rot with eigenvectors as columns.
+    for (int k = 0; k < 3; ++k) s->com[k] = static_cast<float>(mp.center_of_mass[k]);
+    double volume = mp.volume;
+    s->unit_inertia = btVector3(diag[0][0] / volume, diag[1][1] / volume, diag[2][2] / volume);
+    // Body coordinates: b = rot^T (m - com); the frame maps body to mesh: m = rot b + com.
+    for (int i = 0; i < 3; ++i) {
+        for (int j = 0; j < 3; ++j) s->frame.rotation[3 * i + j] = static_cast<float>(rot[i][j]);
+        s->frame.translation[i] = s->com[i];
+    }
+    const float* v = rtcd_mesh_vertices(mesh);
+    uint32_t nv = rtcd_mesh_vertex_count(mesh), nt = rtcd_mesh_triangle_count(mesh);
+    s->vertices.resize(3 * static_cast<size_t>(nv));
+    for (uint32_t i = 0; i < nv; ++i) {
+        btVector3 m(v[3 * i] - s->com[0], v[3 * i + 1] - s->com[1], v[3 * i + 2] - s->com[2]);
+        btVector3 b = rot.transpose() * m;
+        for (int k = 0; k < 3; ++k) s->vertices[3 * i + k] = static_cast<float>(b[k]);
+    }
+    const uint32_t* idx = rtcd_mesh_indices(mesh);
+    s->indices.assign(idx, idx + 3 * static_cast<size_t>(nt));
+    rtcd_mesh_def def = rtcd_default_mesh_def();
+    def.vertices = s->vertices.data();
+    def.vertex_count = nv;
+    def.indices = idx;
+    def.triangle_count = nt;
+    def.name = rtcd_mesh_name(mesh);
+    return rtcd_mesh_create(&def, &s->body_mesh);
+}
+
+rtcd_error rtcd_shape_create(rtcd_world* w, rtcd_mesh* mesh, rtcd_shape** out)
+{
+    if (out) *out = nullptr;
+    if (!w || !mesh || !out) return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_shape_create: NULL argument");
+    rtcd_shape* s = new (std::nothrow) rtcd_shape();
+    if (!s) return fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_shape_create: out of memory");
+    s->refcount = 1;
+    s->world = w;
+    rtcd_error err = build_body_frame(s, mesh);
+    if (err != RTCD_OK) {
+        shape_free(s);
+        return err;
+    }
+    try {
+        int nt = static_cast<int>(s->indices.size() / 3), nv = static_cast<int>(s->vertices.size() / 3);
+        if (w->def.narrowphase == RTCD_NARROWPHASE_HULL) {
+            btConvexHullShape* hull = new btConvexHullShape(s->vertices.data(), nv, 3 * sizeof(float));
+            hull->optimizeConvexHull(); // keep only the hull's own vertices
+            hull->setMargin(0.01f);
+            s->bt_shape = hull;
+        } else {
+            s->mesh_interface = new btTriangleIndexVertexArray(nt, s->indices.data(), 3 * sizeof(int), nv,
+                                                               s->vertices.data(), 3 * sizeof(float));
+            btGImpactMeshShape* g = new btGImpactMeshShape(s->mesh_interface);
+            g->setMargin(0.01f);
+            g->updateBound();
+            s->bt_shape = g;
+        }
+    } catch (const std::bad_alloc&) {
+        shape_free(s);
+        return fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_shape_create: out of memory");
+    }
+    *out = s;
+    return RTCD_OK;
+}
+
+void rtcd_shape_release(rtcd_shape* s)
+{
+    if (s && --s->refcount == 0) shape_free(s);
+}
+
+void rtcd_shape_center_of_mass(const rtcd_shape* s, float com[3])
+{
+    for (int k = 0; k < 3; ++k) com[k] = s ? s->com[k] : 0.0f;
+}
+
+rtcd_transform rtcd_shape_frame(const rtcd_shape* s) { return s ? s->frame : rtcd_transform_identity(); }
+
+const rtcd_mesh* rtcd_shape_body_mesh(const rtcd_shape* s) { return s ? s->body_mesh : nullptr; }
+
+rtcd_error rtcd_world_add_plane(rtcd_world* w, const float normal[3], float offset)
+{
+    if (!w || !normal) return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_world_add_plane: NULL argument");
+    btVector3 n(normal[0], normal[1], normal[2]);
+    if (!(n.length() > 0) || !std::isfinite(n.length()) || !std::isfinite(offset))
+        return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_world_add_plane: normal must be finite and non-zero");
+    try {
+        btStaticPlaneShape* shape = new btStaticPlaneShape(n.normalized(), offset);
+        btRigidBody::btRigidBodyConstructionInfo info(0, nullptr, shape);
+        info.m_friction = w->def.friction;
+        info.m_restitution = w->def.restitution;
+        info.m_rollingFriction = info.m_spinningFriction = w->def.rolling_friction;
+        btRigidBody* body = new btRigidBody(info);
+        w->plane_shapes.push_back(shape);
+        w->planes.push_back(body);
+        w->dynamics->addRigidBody(body);
+    } catch (const std::bad_alloc&) {
+        return fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_world_add_plane: out of memory");
+    }
+    return RTCD_OK;
+}
+
+static btTransform to_bullet(const rtcd_transform& t)
+{
+    btMatrix3x3 r(t.rotation[0], t.rotation[1], t.rotation[2], t.rotation[3], t.rotation[4], t.rotation[5],
+                  t.rotation[6], t.rotation[7], t.rotation[8]);
+    return btTransform(r, btVector3(t.translation[0], t.translation[1], t.translation[2]));
+}
+
+rtcd_error rtcd_world_add_body(rtcd_world* w, rtcd_shape* s, float mass, const rtcd_transform* pose,
+                               uint32_t* body_index)
+{
+    if (!w || !s || !pose) return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_world_add_body: NULL argument");
+    if (s->world != w) return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_world_add_body: shape belongs to another world");
+    if (!(mass > 0.0f) || !std::isfinite(mass))
+        return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_world_add_body: mass must be finite and > 0");
+    for (int i = 0; i < 12; ++i)
+        if (!std::isfinite(i < 9 ? pose->rotation[i] : pose->translation[i - 9]))
+            return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_world_add_body: pose is not finite");
+    try {
+        btDefaultMotionState* motion = new btDefaultMotionState(to_bullet(*pose));
+        btRigidBody::btRigidBodyConstructionInfo info(mass, motion, s->bt_shape, s->unit_inertia * mass);
+        info.m_friction = w->def.friction;
+        info.m_restitution = w->def.restitution;
+        info.m_linearDamping = w->def.linear_damping;
+        info.m_angularDamping = w->def.angular_damping;
+        info.m_rollingFriction = info.m_spinningFriction = w->def.rolling_friction;
+        btRigidBody* body = new btRigidBody(info);
+        body->setUserIndex(static_cast<int>(w->bodies.size())); // the measure maps objects back to shapes
+        w->dynamics->addRigidBody(body);
+        w->bodies.push_back(body);
+        w->body_shapes.push_back(s);
+        s->refcount++;
+    } catch (const std::bad_alloc&) {
+        return fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_world_add_body: out of memory");
+    }
+    if (body_index) *body_index = static_cast<uint32_t>(w->bodies.size() - 1);
+    return RTCD_OK;
+}
+
+uint32_t rtcd_world_body_count(const rtcd_world* w) { return w ? static_cast<uint32_t>(w->bodies.size()) : 0; }
+
+static rtcd_error check_body(const rtcd_world* w, uint32_t body, const char* fn)
+{
+    if (!w) return fail(RTCD_ERROR_INVALID_ARGUMENT, std::string(fn) + ": NULL world");
+    if (body >= w->bodies.size())
+        return fail(RTCD_ERROR_INVALID_ARGUMENT, std::string(fn) + ": body " + std::to_string(body) +
+                                                     " out of range (" + std::to_string(w->bodies.size()) + " bodies)");
+    return RTCD_OK;
+}
+
+rtcd_error rtcd_world_set_velocity(rtcd_world* w, uint32_t body, const float linear[3], const float angular[3])
+{
+    rtcd_error err = check_body(w, body, "rtcd_world_set_velocity");
+    if (err != RTCD_OK) return err;
+    btRigidBody* b = w->bodies[body];
+    if (linear) b->setLinearVelocity(btVector3(linear[0], linear[1], linear[2]));
+    if (angular) b->setAngularVelocity(btVector3(angular[0], angular[1], angular[2]));
+    b->activate(true);
+    return RTCD_OK;
+}
+
+rtcd_error rtcd_world_step(rtcd_world* w)
+{
+    if (!w) return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_world_step: NULL world");
+    auto start = std::chrono::steady_clock::now();
+    try {
+        w->dynamics->stepSimulation(w->def.time_step, 1, w->def.time_step);
+    } catch (const std::bad_alloc&) {
+        return fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_world_step: out of memory");
+    }
+    double step_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (w->rtcd_dispatcher) {
+        w->stats = w->rtcd_dispatcher->lastStepStats();
+    } else {
+        w->stats = rtcd_step_stats();
+        w->stats.broadphase_pairs = w->timed_dispatcher->pairs;
+        w->stats.narrowphase_ms = w->timed_dispatcher->ms;
+    }
+    w->stats.step_ms = step_ms;
+    uint32_t contacts = 0;
+    for (int i = 0; i < w->dispatcher->getNumManifolds(); ++i)
+        contacts += static_cast<uint32_t>(w->dispatcher->getManifoldByIndexInternal(i)->getNumContacts());
+    w->stats.contacts = contacts;
+    return RTCD_OK;
+}
+
+rtcd_error rtcd_world_get_pose(const rtcd_world* w, uint32_t body, rtcd_transform* pose)
+{
+    rtcd_error err = check_body(w, body, "rtcd_world_get_pose");
+    if (err != RTCD_OK) return err;
+    if (!pose) return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_world_get_pose: NULL pose");
+    *pose = rtcdFromBullet(w->bodies[body]->getWorldTransform());
+    return RTCD_OK;
+}
+
+rtcd_error rtcd_world_get_velocity(const rtcd_world* w, uint32_t body, float linear[3], float angular[3])
+{
+    rtcd_error err = check_body(w, body, "rtcd_world_get_velocity");
+    if (err != RTCD_OK) return err;
+    const btRigidBody* b = w->bodies[body];
+    for (int k = 0; k < 3; ++k) {
+        if (linear) linear[k] = static_cast<float>(b->getLinearVelocity()[k]);
+        if (angular) angular[k] = static_cast<float>(b->getAngularVelocity()[k]);
+    }
+    return RTCD_OK;
+}
+
+rtcd_step_stats rtcd_world_last_step_stats(const rtcd_world* w) { return w ? w->stats : rtcd_step_stats(); }
+
+rtcd_backend rtcd_world_backend(const rtcd_world* w)
+{
+    (void)w;
+    return RTCD_BACKEND_CPU; // the only backend of this build
+}
+
+} // extern "C"

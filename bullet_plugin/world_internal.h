@@ -1,0 +1,59 @@
+// Private to the C API over Bullet: the world and shape layouts.
+#ifndef RTCD_WORLD_INTERNAL_H
+#define RTCD_WORLD_INTERNAL_H
+
+#include "plugin_internal.h"
+
+#include <btBulletDynamicsCommon.h>
+
+#include <chrono>
+#include <vector>
+
+// Times Bullet's own dispatch for the gimpact and hull modes, so every mode
+// reports its narrow phase the same way.
+class TimedDispatcher : public btCollisionDispatcher
+{
+public:
+    explicit TimedDispatcher(btCollisionConfiguration* c) : btCollisionDispatcher(c) {}
+    void dispatchAllCollisionPairs(btOverlappingPairCache* cache, const btDispatcherInfo& info,
+                                   btDispatcher* d) override
+    {
+        auto start = std::chrono::steady_clock::now();
+        pairs = static_cast<uint32_t>(cache->getNumOverlappingPairs());
+        btCollisionDispatcher::dispatchAllCollisionPairs(cache, info, d);
+        ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    }
+    double ms = 0;
+    uint32_t pairs = 0;
+};
+
+struct rtcd_shape {
+    int refcount;
+    rtcd_world* world;
+    rtcd_mesh* body_mesh;            // vertices in the body (principal) frame
+    rtcd_transform frame;            // body frame in mesh coordinates
+    float com[3];
+    btVector3 unit_inertia;          // principal moments for unit mass
+    std::vector<float> vertices;     // body frame, what Bullet reads
+    std::vector<int> indices;
+    btTriangleIndexVertexArray* mesh_interface;
+    btCollisionShape* bt_shape;
+};
+
+struct rtcd_world {
+    rtcd_world_def def;
+    btDefaultCollisionConfiguration* config;
+    btCollisionDispatcher* dispatcher;
+    rtcdCollisionDispatcher* rtcd_dispatcher; // NULL unless narrowphase is rtcd
+    TimedDispatcher* timed_dispatcher;        // NULL when narrowphase is rtcd
+    btDbvtBroadphase* broadphase;
+    btSequentialImpulseConstraintSolver* solver;
+    btDiscreteDynamicsWorld* dynamics;
+    std::vector<btRigidBody*> bodies;
+    std::vector<rtcd_shape*> body_shapes;
+    std::vector<btCollisionShape*> plane_shapes;
+    std::vector<btRigidBody*> planes;
+    rtcd_step_stats stats;
+};
+
+#endif

@@ -1,0 +1,111 @@
+/* rtcd's C API over Bullet: a Bullet dynamics world whose concave-mesh pairs
+ * go through rtcd's narrow phase (or, for comparison, Bullet's GImpact
+ * algorithm or convex hulls). For C programs, the demos and bindings.
+ *
+ * Ownership: a world owns its bodies; shapes are reference counted and may be
+ * shared by any number of bodies of one world (512 avalanche bodies share one
+ * shape). Bodies are named by the index rtcd_world_add_body returns. */
+#ifndef RTCD_WORLD_H
+#define RTCD_WORLD_H
+
+#include "rtcd.h"
+#include "rtcd_mesh.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rtcd_world rtcd_world;
+typedef struct rtcd_shape rtcd_shape;
+
+typedef enum rtcd_narrowphase_kind {
+    RTCD_NARROWPHASE_RTCD = 0,     /* rtcd's ray-traced narrow phase */
+    RTCD_NARROWPHASE_GIMPACT = 1,  /* Bullet's btGImpactCollisionAlgorithm on the same meshes */
+    RTCD_NARROWPHASE_HULL = 2      /* each mesh replaced by its convex hull (btConvexHullShape) */
+} rtcd_narrowphase_kind;
+
+typedef enum rtcd_backend {
+    RTCD_BACKEND_AUTO = 0,         /* best present: OpenCL GPU, else OpenCL CPU, else CPU reference */
+    RTCD_BACKEND_CPU = 1,          /* the CPU reference */
+    RTCD_BACKEND_OPENCL = 2
+} rtcd_backend;
+
+typedef struct rtcd_world_def {
+    float gravity[3];              /* default (0, 0, -9.81) */
+    float time_step;               /* fixed step in seconds, default 1/60 */
+    int solver_iterations;         /* sequential impulse iterations, default 10 */
+    rtcd_narrowphase_kind narrowphase;
+    rtcd_backend backend;
+    float linear_damping, angular_damping; /* default 0, 0 */
+    float friction, restitution;           /* default 0.6, 0 */
+    /* Bullet's rolling and spinning friction (a torque arm in metres). Rounded
+     * concave rocks otherwise roll on forever over their many small facets.
+     * Default 0.02; applied the same way whatever the narrow phase. */
+    float rolling_friction;
+} rtcd_world_def;
+
+RTCD_API rtcd_world_def rtcd_default_world_def(void);
+
+/* *out is NULL on failure. */
+RTCD_API rtcd_error rtcd_world_create(const rtcd_world_def* def, rtcd_world** out);
+RTCD_API void rtcd_world_destroy(rtcd_world* world); /* NULL is fine */
+
+/* A dynamic concave shape from a closed mesh (retained by the shape). The
+ * mesh is re-centred on its centre of mass for the body; the offset is
+ * returned through rtcd_shape_center_of_mass. */
+RTCD_API rtcd_error rtcd_shape_create(rtcd_world* world, rtcd_mesh* mesh, rtcd_shape** out);
+RTCD_API void rtcd_shape_release(rtcd_shape* shape);
+RTCD_API void rtcd_shape_center_of_mass(const rtcd_shape* shape, float com[3]);
+/* Bodies live in the shape's principal frame (origin at the centre of mass,
+ * axes along the principal axes of inertia): body = frame * mesh. */
+RTCD_API rtcd_transform rtcd_shape_frame(const rtcd_shape* shape);
+/* The mesh in the body frame (what collides), owned by the shape. */
+RTCD_API const rtcd_mesh* rtcd_shape_body_mesh(const rtcd_shape* shape);
+
+/* The static ground plane: points p with dot(normal, p) = offset. */
+RTCD_API rtcd_error rtcd_world_add_plane(rtcd_world* world, const float normal[3], float offset);
+
+/* A rigid body of the given mass (inertia from the mesh, density scaled to
+ * the mass) at `pose` (the pose of the centre-of-mass frame). */
+RTCD_API rtcd_error rtcd_world_add_body(rtcd_world* world, rtcd_shape* shape, float mass,
+                                        const rtcd_transform* pose, uint32_t* body_index);
+RTCD_API uint32_t rtcd_world_body_count(const rtcd_world* world);
+RTCD_API rtcd_error rtcd_world_set_velocity(rtcd_world* world, uint32_t body, const float linear[3],
+                                            const float angular[3]);
+
+/* Advances one fixed time step. */
+RTCD_API rtcd_error rtcd_world_step(rtcd_world* world);
+
+RTCD_API rtcd_error rtcd_world_get_pose(const rtcd_world* world, uint32_t body, rtcd_transform* pose);
+RTCD_API rtcd_error rtcd_world_get_velocity(const rtcd_world* world, uint32_t body, float linear[3],
+                                            float angular[3]);
+
+typedef struct rtcd_step_stats {
+    uint32_t broadphase_pairs;     /* overlapping pairs in Bullet's pair cache */
+    uint32_t pairs_owned;          /* pairs rtcd processed this step (mesh-mesh and mesh-plane) */
+    uint32_t pairs_culled;         /* of those, skipped by the separation test */
+    uint64_t rays_cast;
+    uint64_t colliding_rays;
+    uint32_t contacts;             /* manifold points handed to the solver */
+    double narrowphase_ms;         /* rtcd's batch, or Bullet's dispatch for gimpact/hull */
+    double step_ms;                /* the whole step, Bullet included */
+} rtcd_step_stats;
+
+RTCD_API rtcd_step_stats rtcd_world_last_step_stats(const rtcd_world* world);
+RTCD_API rtcd_backend rtcd_world_backend(const rtcd_world* world);
+
+/* Penetration measured independently of the collision algorithm: for every
+ * pair of bodies whose boxes overlap, each vertex of one inside the other
+ * (exact point-in-mesh test) contributes its distance to the other's surface;
+ * vertices below the plane contribute their depth. */
+typedef struct rtcd_penetration {
+    float max;
+    double sum;
+    uint32_t vertices_inside;
+} rtcd_penetration;
+RTCD_API rtcd_error rtcd_world_measure_penetration(const rtcd_world* world, rtcd_penetration* out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
