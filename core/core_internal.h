@@ -40,6 +40,14 @@ typedef struct rtcd_bvh {
     uint32_t depth;
 } rtcd_bvh;
 
+/* Occupancy of the mesh's box (core/solid_grid.c): bit set = the cell may
+ * hold surface or inside. */
+#define RTCD_GRID_N 16
+typedef struct rtcd_solid_grid {
+    float lo[3], inv_cell[3];
+    uint8_t solid[RTCD_GRID_N * RTCD_GRID_N * RTCD_GRID_N / 8];
+} rtcd_solid_grid;
+
 struct rtcd_mesh {
     int refcount;
     uint32_t vertex_count, triangle_count;
@@ -53,7 +61,21 @@ struct rtcd_mesh {
     float mean_edge_length;
     rtcd_mass_properties mass;
     rtcd_bvh bvh;
+    rtcd_solid_grid grid;
 };
+
+rtcd_error rtcd_solid_grid_build(rtcd_mesh* m);
+
+/* 0 when p (mesh frame) is certainly outside the mesh. */
+static inline int rtcd_mesh_may_contain(const rtcd_mesh* m, rtcd_v3 p)
+{
+    const rtcd_solid_grid* g = &m->grid;
+    float fx = (p.x - g->lo[0]) * g->inv_cell[0], fy = (p.y - g->lo[1]) * g->inv_cell[1],
+          fz = (p.z - g->lo[2]) * g->inv_cell[2];
+    if (!(fx >= 0.0f && fy >= 0.0f && fz >= 0.0f && fx < RTCD_GRID_N && fy < RTCD_GRID_N && fz < RTCD_GRID_N)) return 0;
+    uint32_t i = ((uint32_t)fz * RTCD_GRID_N + (uint32_t)fy) * RTCD_GRID_N + (uint32_t)fx;
+    return (g->solid[i >> 3] >> (i & 7)) & 1;
+}
 
 /* Builds with binned SAH over the mesh's triangles. */
 rtcd_error rtcd_bvh_build(const float* vertices, const uint32_t* indices, uint32_t triangle_count,

@@ -237,6 +237,7 @@ rtcd_error rtcd_mesh_create(const rtcd_mesh_def* def, rtcd_mesh** out)
         m->mass = rtcd_compute_mass_properties(m->vertices, m->indices, m->triangle_count);
     }
     if ((err = derive_geometry(m)) != RTCD_OK) goto fail;
+    if ((err = rtcd_solid_grid_build(m)) != RTCD_OK) goto fail;
     err = rtcd_bvh_build(m->vertices, m->indices, m->triangle_count,
                          def->bvh_leaf_size ? def->bvh_leaf_size : 4u, &m->bvh);
     if (err != RTCD_OK) goto fail;

@@ -86,14 +86,42 @@ static void test_overlapping_spheres(void** state)
     pb = translated(2.05f / sqrtf(2.0f), 2.05f / sqrtf(2.0f), 0.0f);
     r = collide(&def, s, &pa, s, &pb);
     assert_int_equal(r.count, 0);
-    assert_int_equal(r.stats.culled, 1);
     free(r.rays);
     def.cull_separated = 0;
     r = collide(&def, s, &pa, s, &pb);
     assert_int_equal(r.count, 0);
-    assert_true(r.stats.candidate_vertices > 0); /* the boxes overlap: rays were really cast */
+    assert_true(r.stats.candidate_vertices > 0); /* vertices near the other surface: rays were really cast */
     free(r.rays);
     rtcd_mesh_release(s);
+}
+
+/* Two finely tessellated spheres 2 mm apart: hundreds of vertices sit in the
+ * other's surface cells, so the exact separation test runs, and culls. */
+static void test_separation_test_culls_near_miss(void** state)
+{
+    (void)state;
+    rtcd_mesh* slab = test_make_uv_sphere(80, 160, 1.0f);
+    rtcd_transform pa = translated(0, 0, 0), pb = translated(1.4156f, 1.4156f, 0.0f); /* centres 2.002 apart */
+    rtcd_narrowphase_def def = rtcd_default_narrowphase_def();
+    pair_result culled = collide(&def, slab, &pa, slab, &pb);
+    def.cull_separated = 0;
+    pair_result cast = collide(&def, slab, &pa, slab, &pb);
+    print_message("near miss: %u candidates without the test\n", cast.stats.candidate_vertices);
+    assert_true(cast.stats.candidate_vertices > 128);
+    assert_int_equal(cast.count, 0);
+    assert_int_equal(culled.stats.culled, 1);
+    assert_int_equal(culled.stats.rays_cast, 0);
+    assert_int_equal(culled.count, 0);
+    free(culled.rays);
+    free(cast.rays);
+    /* Overlapping by 10 mm: not culled, and contacts found. */
+    pb = translated(1.4071f, 1.4071f, 0.0f);
+    def.cull_separated = 1;
+    pair_result touching = collide(&def, slab, &pa, slab, &pb);
+    assert_int_equal(touching.stats.culled, 0);
+    assert_true(touching.count > 0);
+    free(touching.rays);
+    rtcd_mesh_release(slab);
 }
 
 static void test_sphere_pressed_into_box_face(void** state)
@@ -317,6 +345,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_overlapping_spheres),
+        cmocka_unit_test(test_separation_test_culls_near_miss),
         cmocka_unit_test(test_sphere_pressed_into_box_face),
         cmocka_unit_test(test_rotated_cubes),
         cmocka_unit_test(test_swap_mirrors),

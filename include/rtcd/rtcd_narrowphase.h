@@ -42,7 +42,7 @@ typedef struct rtcd_ray_hit {
 } rtcd_ray_hit;
 
 typedef struct rtcd_narrowphase_stats {
-    uint32_t candidate_vertices;  /* vertices inside the other mesh's box, both directions */
+    uint32_t candidate_vertices;  /* vertices that may lie inside the other mesh (occupancy grid), both directions */
     uint32_t rays_cast;           /* first-hit queries, self tests included */
     uint32_t colliding_rays;
     uint32_t culled;              /* 1 when the separation test skipped ray casting */
