@@ -4,4 +4,4 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 "$root/scripts/setup.sh"
 "$root/scripts/build.sh" release
-exec "$root/build/release/demos/rtcd_scene" "$@"
+exec "$root/build/release/demos/avalanche" "$@"

@@ -1,0 +1,354 @@
+#include "demo_common.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define BLOB_RADIUS 0.5f
+#define DEMO_HZ 60.0f
+
+static uint64_t splitmix(uint64_t* s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static double uniform(uint64_t* s) { return (double)(splitmix(s) >> 11) * (1.0 / 9007199254740992.0); }
+
+static rtcd_transform random_pose(uint64_t* rng, float x, float y, float z)
+{
+    double u1 = uniform(rng), u2 = uniform(rng), u3 = uniform(rng);
+    float q[4] = {(float)(sqrt(1 - u1) * sin(2 * M_PI * u2)), (float)(sqrt(1 - u1) * cos(2 * M_PI * u2)),
+                  (float)(sqrt(u1) * sin(2 * M_PI * u3)), (float)(sqrt(u1) * cos(2 * M_PI * u3))};
+    float t[3] = {x, y, z};
+    return rtcd_transform_from_quat(q, t);
+}
+
+static void usage(const char* prog, demo_scene_kind scene)
+{
+    fprintf(stderr,
+            "usage: %s %s[--steps N] [--seed N] [--narrowphase rtcd|gimpact|hull|all] [--backend auto|cpu|opencl]\n"
+            "       [--csv FILE] [--json] [--penetration-every K]\n",
+            prog, scene == DEMO_AVALANCHE ? "[--objects N] " : "");
+}
+
+int demo_parse_options(demo_scene_kind scene, int argc, char** argv, demo_options* o)
+{
+    memset(o, 0, sizeof *o);
+    o->scene = scene;
+    o->objects = 512;
+    o->steps = scene == DEMO_AVALANCHE ? 600 : 3000;
+    o->seed = 1;
+    o->penetration_every = 10;
+    for (int i = 1; i < argc; ++i) {
+        const char* a = argv[i];
+        const char* v = i + 1 < argc ? argv[i + 1] : NULL;
+        char* end = NULL;
+        if (!strcmp(a, "--json")) {
+            o->json = 1;
+            continue;
+        }
+        if (!v) {
+            usage(argv[0], scene);
+            return 2;
+        }
+        ++i;
+        if (!strcmp(a, "--objects") && scene == DEMO_AVALANCHE) o->objects = (uint32_t)strtoul(v, &end, 10);
+        else if (!strcmp(a, "--steps")) o->steps = (uint32_t)strtoul(v, &end, 10);
+        else if (!strcmp(a, "--seed")) o->seed = strtoull(v, &end, 10);
+        else if (!strcmp(a, "--penetration-every")) o->penetration_every = (uint32_t)strtoul(v, &end, 10);
+        else if (!strcmp(a, "--csv")) o->csv_path = v, end = (char*)v + strlen(v);
+        else if (!strcmp(a, "--narrowphase")) {
+            end = (char*)v + strlen(v);
+            if (!strcmp(v, "all")) o->compare = 1;
+            else if (!strcmp(v, "rtcd")) o->narrowphase = RTCD_NARROWPHASE_RTCD;
+            else if (!strcmp(v, "gimpact")) o->narrowphase = RTCD_NARROWPHASE_GIMPACT;
+            else if (!strcmp(v, "hull")) o->narrowphase = RTCD_NARROWPHASE_HULL;
+            else end = NULL;
+        } else if (!strcmp(a, "--backend")) {
+            end = (char*)v + strlen(v);
+            if (!strcmp(v, "auto")) o->backend = RTCD_BACKEND_AUTO;
+            else if (!strcmp(v, "cpu")) o->backend = RTCD_BACKEND_CPU;
+            else if (!strcmp(v, "opencl")) o->backend = RTCD_BACKEND_OPENCL;
+            else end = NULL;
+        } else end = NULL;
+        if (!end || *end != '\0' || (o->scene == DEMO_AVALANCHE && o->objects == 0)) {
+            fprintf(stderr, "%s: bad option or value: %s %s\n", argv[0], a, v);
+            usage(argv[0], scene);
+            return 2;
+        }
+    }
+    return 0;
+}
+
+static rtcd_error make_shape(demo_scene* s, uint32_t vertices, uint64_t seed, uint32_t slot)
+{
+    rtcd_generated_mesh g;
+    rtcd_error err = rtcd_generate_blob(vertices, BLOB_RADIUS, seed, &g);
+    if (err != RTCD_OK) return err;
+    rtcd_mesh_def def = rtcd_default_mesh_def();
+    def.vertices = g.vertices;
+    def.vertex_count = g.vertex_count;
+    def.indices = g.indices;
+    def.triangle_count = g.triangle_count;
+    def.name = "blob";
+    rtcd_mesh* mesh = NULL;
+    err = rtcd_mesh_create(&def, &mesh);
+    rtcd_generated_free(&g);
+    if (err != RTCD_OK) return err;
+    err = rtcd_shape_create(s->world, mesh, &s->shapes[slot]);
+    s->shape_triangles[slot] = rtcd_mesh_triangle_count(mesh);
+    rtcd_mesh_release(mesh);
+    return err;
+}
+
+rtcd_error demo_scene_create(const demo_options* o, demo_scene* s)
+{
+    memset(s, 0, sizeof *s);
+    s->kind = o->scene;
+    s->rng = o->seed;
+    rtcd_world_def def = rtcd_default_world_def();
+    def.time_step = 1.0f / DEMO_HZ;
+    def.narrowphase = o->narrowphase;
+    def.backend = o->backend;
+    rtcd_error err = rtcd_world_create(&def, &s->world);
+    if (err != RTCD_OK) return err;
+    float up[3] = {0, 0, 1};
+    if ((err = rtcd_world_add_plane(s->world, up, 0.0f)) != RTCD_OK) return err;
+    s->shape_count = o->scene == DEMO_AVALANCHE ? 1 : RTCD_SPAWNER_MESH_COUNT;
+    for (uint32_t k = 0; k < s->shape_count; ++k) {
+        uint32_t nv = o->scene == DEMO_AVALANCHE ? RTCD_AVALANCHE_BLOB_VERTICES : rtcd_spawner_mesh_vertices(k);
+        if ((err = make_shape(s, nv, o->seed + k, k)) != RTCD_OK) return err;
+    }
+    if (o->scene != DEMO_AVALANCHE) return RTCD_OK;
+    /* A cube of blobs 1.2 m apart, lowest layer 1 m up, seeded orientations. */
+    uint32_t side = (uint32_t)ceil(cbrt((double)o->objects));
+    const float spacing = 1.2f;
+    for (uint32_t b = 0; b < o->objects; ++b) {
+        float x = ((float)(b % side) - 0.5f * (float)(side - 1)) * spacing;
+        float y = ((float)(b / side % side) - 0.5f * (float)(side - 1)) * spacing;
+        float z = 1.0f + (float)(b / (side * side)) * spacing;
+        rtcd_transform pose = random_pose(&s->rng, x, y, z);
+        if ((err = rtcd_world_add_body(s->world, s->shapes[0], 1.0f, &pose, NULL)) != RTCD_OK) return err;
+        s->triangles_total += s->shape_triangles[0];
+    }
+    return RTCD_OK;
+}
+
+rtcd_error demo_scene_update(demo_scene* s, uint32_t step)
+{
+    if (s->kind != DEMO_SPAWNER || step % 6 != 0) return RTCD_OK; /* 10 Hz at 60 Hz */
+    /* The source circles at 3 m radius, 6 m up, one turn every 10 s. */
+    double t = step / (double)DEMO_HZ, angle = 2.0 * M_PI * t / 10.0;
+    uint32_t k = s->spawned % s->shape_count; /* the four meshes in equal numbers */
+    rtcd_transform pose = random_pose(&s->rng, (float)(3.0 * cos(angle)), (float)(3.0 * sin(angle)), 6.0f);
+    rtcd_error err = rtcd_world_add_body(s->world, s->shapes[k], 1.0f, &pose, NULL);
+    if (err == RTCD_OK) {
+        s->spawned++;
+        s->triangles_total += s->shape_triangles[k];
+    }
+    return err;
+}
+
+void demo_scene_destroy(demo_scene* s)
+{
+    for (uint32_t k = 0; k < s->shape_count; ++k) rtcd_shape_release(s->shapes[k]);
+    rtcd_world_destroy(s->world);
+    memset(s, 0, sizeof *s);
+}
+
+static int cmp_double(const void* a, const void* b)
+{
+    double x = *(const double*)a, y = *(const double*)b;
+    return x < y ? -1 : (x > y);
+}
+
+static int poses_finite(const rtcd_world* w)
+{
+    for (uint32_t b = 0; b < rtcd_world_body_count(w); ++b) {
+        rtcd_transform t;
+        rtcd_world_get_pose(w, b, &t);
+        for (int k = 0; k < 12; ++k)
+            if (!isfinite(k < 9 ? t.rotation[k] : t.translation[k - 9])) return 0;
+    }
+    return 1;
+}
+
+
+static int fail_with(rtcd_error err)
+{
+    fprintf(stderr, "rtcd demo: %s: %s\n", rtcd_error_name(err), rtcd_last_error_message());
+    return 1;
+}
+
+static const char* narrowphase_name(rtcd_narrowphase_kind k)
+{
+    return k == RTCD_NARROWPHASE_GIMPACT ? "gimpact" : (k == RTCD_NARROWPHASE_HULL ? "hull" : "rtcd");
+}
+
+typedef struct demo_result {
+    const char* scene;
+    const char* narrowphase;
+    const char* backend;
+    uint32_t objects, steps, pairs_max, penetration_every;
+    double mean, p95, np_mean, contacts_mean, pen_sum_mean, rays_mean, colliding_mean;
+    float pen_max;
+    uint64_t triangles_total;
+    int nan;
+} demo_result;
+
+static void print_json(const demo_result* r)
+{
+    printf("{\"scene\":\"%s\",\"narrowphase\":\"%s\",\"backend\":\"%s\",\"objects\":%u,\"steps\":%u,"
+           "\"ms_per_step_mean\":%.3f,\"ms_per_step_p95\":%.3f,\"narrowphase_ms_mean\":%.3f,\"pairs_max\":%u,"
+           "\"contacts_mean\":%.1f,\"penetration_max\":%.5f,\"penetration_sum_mean\":%.5f,"
+           "\"penetration_sampled_every\":%u,\"triangles_total\":%llu,\"rays_cast_mean\":%.1f,"
+           "\"colliding_rays_mean\":%.1f,\"nan_detected\":%d}",
+           r->scene, r->narrowphase, r->backend, r->objects, r->steps, r->mean, r->p95, r->np_mean, r->pairs_max,
+           r->contacts_mean, r->pen_max, r->pen_sum_mean, r->penetration_every, (unsigned long long)r->triangles_total,
+           r->rays_mean, r->colliding_mean, r->nan);
+}
+
+static int run_once(const demo_options* o, demo_result* r)
+{
+    memset(r, 0, sizeof *r);
+    r->scene = o->scene == DEMO_AVALANCHE ? "avalanche" : "spawner";
+    r->narrowphase = narrowphase_name(o->narrowphase);
+    r->backend = "none";
+    demo_scene s;
+    rtcd_error err = demo_scene_create(o, &s);
+    if (err != RTCD_OK) {
+        int rc = fail_with(err);
+        demo_scene_destroy(&s);
+        return rc;
+    }
+    FILE* csv = NULL;
+    if (o->csv_path) {
+        csv = fopen(o->csv_path, "w");
+        if (!csv) {
+            fprintf(stderr, "rtcd demo: cannot write %s\n", o->csv_path);
+            demo_scene_destroy(&s);
+            return 1;
+        }
+        fprintf(csv, "step,time_s,bodies,broadphase_pairs,pairs_owned,pairs_culled,rays_cast,colliding_rays,contacts,"
+                     "narrowphase_ms,step_ms,penetration_max,penetration_sum\n");
+    }
+    double* step_ms = calloc(o->steps ? o->steps : 1, sizeof *step_ms);
+    int progress = isatty(STDERR_FILENO);
+    double np_sum = 0, contacts_sum = 0, rays_sum = 0, colliding_sum = 0, pen_sum_sum = 0;
+    uint32_t pairs_max = 0, pen_samples = 0, done = 0;
+    float pen_max = 0;
+    int nan = 0;
+    for (uint32_t step = 0; step < o->steps && step_ms; ++step) {
+        if ((err = demo_scene_update(&s, step)) != RTCD_OK || (err = rtcd_world_step(s.world)) != RTCD_OK) break;
+        rtcd_step_stats st = rtcd_world_last_step_stats(s.world);
+        step_ms[step] = st.step_ms;
+        np_sum += st.narrowphase_ms;
+        contacts_sum += st.contacts;
+        rays_sum += (double)st.rays_cast;
+        colliding_sum += (double)st.colliding_rays;
+        pairs_max = st.broadphase_pairs > pairs_max ? st.broadphase_pairs : pairs_max;
+        done = step + 1;
+        if (!poses_finite(s.world)) {
+            nan = 1;
+            fprintf(stderr, "rtcd demo: non-finite pose at step %u\n", step);
+            break;
+        }
+        rtcd_penetration pen = {0, 0, 0};
+        int measured = o->penetration_every && (step + 1) % o->penetration_every == 0;
+        if (measured) {
+            rtcd_world_measure_penetration(s.world, &pen);
+            pen_max = pen.max > pen_max ? pen.max : pen_max;
+            pen_sum_sum += pen.sum;
+            pen_samples++;
+        }
+        if (csv) {
+            fprintf(csv, "%u,%.4f,%u,%u,%u,%u,%llu,%llu,%u,%.4f,%.4f,", step, (step + 1) / DEMO_HZ,
+                    rtcd_world_body_count(s.world), st.broadphase_pairs, st.pairs_owned, st.pairs_culled,
+                    (unsigned long long)st.rays_cast, (unsigned long long)st.colliding_rays, st.contacts,
+                    st.narrowphase_ms, st.step_ms);
+            if (measured) fprintf(csv, "%.6f,%.6f\n", pen.max, pen.sum);
+            else fprintf(csv, ",\n");
+        }
+        if (progress && (step % 10 == 0 || step + 1 == o->steps)) {
+            int width = 40, filled = (int)((step + 1) * (uint64_t)width / o->steps);
+            fprintf(stderr, "\r[%.*s%*s] %u/%u steps, %.1f ms/step", filled, "########################################",
+                    width - filled, "", step + 1, o->steps, st.step_ms);
+        }
+    }
+    if (progress) fprintf(stderr, "\n");
+    if (csv) fclose(csv);
+    int rc = 0;
+    if (!step_ms) rc = fail_with(RTCD_ERROR_OUT_OF_MEMORY);
+    else if (err != RTCD_OK) rc = fail_with(err);
+    else if (nan) rc = 1;
+    double mean = 0, p95 = 0;
+    if (done) {
+        for (uint32_t i = 0; i < done; ++i) mean += step_ms[i] / done;
+        qsort(step_ms, done, sizeof *step_ms, cmp_double);
+        p95 = step_ms[(uint32_t)(0.95 * (done - 1))];
+    }
+    double n = done ? done : 1;
+    r->backend = rtcd_world_backend(s.world) == RTCD_BACKEND_OPENCL ? "opencl" : "cpu";
+    r->objects = rtcd_world_body_count(s.world);
+    r->steps = done;
+    r->mean = mean;
+    r->p95 = p95;
+    r->np_mean = np_sum / n;
+    r->pairs_max = pairs_max;
+    r->contacts_mean = contacts_sum / n;
+    r->pen_max = pen_max;
+    r->pen_sum_mean = pen_samples ? pen_sum_sum / pen_samples : 0.0;
+    r->penetration_every = o->penetration_every;
+    r->triangles_total = s.triangles_total;
+    r->rays_mean = rays_sum / n;
+    r->colliding_mean = colliding_sum / n;
+    r->nan = nan;
+    free(step_ms);
+    demo_scene_destroy(&s);
+    return rc;
+}
+
+int demo_run(const demo_options* o)
+{
+    if (!o->compare) {
+        demo_result r;
+        int rc = run_once(o, &r);
+        if (o->json) {
+            print_json(&r);
+            printf("\n");
+        } else {
+            printf("%s through %s (%s backend): %u objects, %llu triangles, %u steps\n", r.scene, r.narrowphase,
+                   r.backend, r.objects, (unsigned long long)r.triangles_total, r.steps);
+            printf("  step %.2f ms mean, %.2f ms p95; narrow phase %.2f ms mean; up to %u pairs; %.0f contacts\n",
+                   r.mean, r.p95, r.np_mean, r.pairs_max, r.contacts_mean);
+            printf("  penetration (every %u steps): max %.4f m, sum %.4f m mean\n", r.penetration_every, r.pen_max,
+                   r.pen_sum_mean);
+        }
+        return rc;
+    }
+    /* The same scene through the three narrow phases, one after the other in
+     * one process, so the figures share the machine's state. */
+    demo_result r[3];
+    rtcd_narrowphase_kind kinds[3] = {RTCD_NARROWPHASE_RTCD, RTCD_NARROWPHASE_GIMPACT, RTCD_NARROWPHASE_HULL};
+    int rc = 0;
+    for (int k = 0; k < 3; ++k) {
+        demo_options one = *o;
+        one.narrowphase = kinds[k];
+        one.compare = 0;
+        rc |= run_once(&one, &r[k]);
+    }
+    printf("{\"benchmark\":\"%s_narrowphase_comparison\",\"runs\":[", r[0].scene);
+    for (int k = 0; k < 3; ++k) {
+        if (k) printf(",");
+        print_json(&r[k]);
+    }
+    printf("],\"step_speedup_vs_gimpact\":%.3f,\"step_speedup_vs_hull\":%.3f,"
+           "\"penetration_max_ratio_vs_gimpact\":%.3f,\"penetration_max_ratio_vs_hull\":%.3f}\n",
+           r[1].mean / r[0].mean, r[2].mean / r[0].mean, r[1].pen_max > 0 ? r[0].pen_max / r[1].pen_max : 0.0,
+           r[2].pen_max > 0 ? r[0].pen_max / r[2].pen_max : 0.0);
+    return rc;
+}
