@@ -1,5 +1,7 @@
 #include "demo_common.h"
 
+#include "scene_util.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,25 +9,6 @@
 
 #define BLOB_RADIUS 0.5f
 #define DEMO_HZ 60.0f
-
-static uint64_t splitmix(uint64_t* s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static double uniform(uint64_t* s) { return (double)(splitmix(s) >> 11) * (1.0 / 9007199254740992.0); }
-
-static rtcd_transform random_pose(uint64_t* rng, float x, float y, float z)
-{
-    double u1 = uniform(rng), u2 = uniform(rng), u3 = uniform(rng);
-    float q[4] = {(float)(sqrt(1 - u1) * sin(2 * M_PI * u2)), (float)(sqrt(1 - u1) * cos(2 * M_PI * u2)),
-                  (float)(sqrt(u1) * sin(2 * M_PI * u3)), (float)(sqrt(u1) * cos(2 * M_PI * u3))};
-    float t[3] = {x, y, z};
-    return rtcd_transform_from_quat(q, t);
-}
 
 static void usage(const char* prog, demo_scene_kind scene)
 {
@@ -89,16 +72,8 @@ static rtcd_error make_shape(demo_scene* s, uint32_t vertices, uint64_t seed, ui
     rtcd_generated_mesh g;
     rtcd_error err = rtcd_generate_blob(vertices, BLOB_RADIUS, seed, &g);
     if (err != RTCD_OK) return err;
-    rtcd_mesh_def def = rtcd_default_mesh_def();
-    def.vertices = g.vertices;
-    def.vertex_count = g.vertex_count;
-    def.indices = g.indices;
-    def.triangle_count = g.triangle_count;
-    def.name = "blob";
     rtcd_mesh* mesh = NULL;
-    err = rtcd_mesh_create(&def, &mesh);
-    rtcd_generated_free(&g);
-    if (err != RTCD_OK) return err;
+    if ((err = scene_mesh_from_generated(&g, "blob", &mesh)) != RTCD_OK) return err;
     err = rtcd_shape_create(s->world, mesh, &s->shapes[slot]);
     s->shape_triangles[slot] = rtcd_mesh_triangle_count(mesh);
     rtcd_mesh_release(mesh);
@@ -131,7 +106,7 @@ rtcd_error demo_scene_create(const demo_options* o, demo_scene* s)
         float x = ((float)(b % side) - 0.5f * (float)(side - 1)) * spacing;
         float y = ((float)(b / side % side) - 0.5f * (float)(side - 1)) * spacing;
         float z = 1.0f + (float)(b / (side * side)) * spacing;
-        rtcd_transform pose = random_pose(&s->rng, x, y, z);
+        rtcd_transform pose = scene_random_pose(&s->rng, x, y, z);
         if ((err = rtcd_world_add_body(s->world, s->shapes[0], 1.0f, &pose, NULL)) != RTCD_OK) return err;
         s->triangles_total += s->shape_triangles[0];
     }
@@ -144,7 +119,7 @@ rtcd_error demo_scene_update(demo_scene* s, uint32_t step)
     /* The source circles at 3 m radius, 6 m up, one turn every 10 s. */
     double t = step / (double)DEMO_HZ, angle = 2.0 * M_PI * t / 10.0;
     uint32_t k = s->spawned % s->shape_count; /* the four meshes in equal numbers */
-    rtcd_transform pose = random_pose(&s->rng, (float)(3.0 * cos(angle)), (float)(3.0 * sin(angle)), 6.0f);
+    rtcd_transform pose = scene_random_pose(&s->rng, (float)(3.0 * cos(angle)), (float)(3.0 * sin(angle)), 6.0f);
     rtcd_error err = rtcd_world_add_body(s->world, s->shapes[k], 1.0f, &pose, NULL);
     if (err == RTCD_OK) {
         s->spawned++;

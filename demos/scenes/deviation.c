@@ -1,5 +1,7 @@
 #include "deviation.h"
 
+#include "scene_util.h"
+
 #include <math.h>
 #include <stdlib.h>
 
@@ -8,16 +10,6 @@ scene_deviation_def scene_default_deviation_def(void)
     scene_deviation_def def = {400, 20, 0.25f, 1};
     return def;
 }
-
-static uint64_t splitmix(uint64_t* s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static double uniform(uint64_t* s) { return (double)(splitmix(s) >> 11) * (1.0 / 9007199254740992.0); }
 
 rtcd_mesh* scene_deviation_mesh(int which, const char** name)
 {
@@ -36,15 +28,8 @@ rtcd_mesh* scene_deviation_mesh(int which, const char** name)
     }
     if (name) *name = label;
     if (err != RTCD_OK) return NULL;
-    rtcd_mesh_def def = rtcd_default_mesh_def();
-    def.vertices = g.vertices;
-    def.vertex_count = g.vertex_count;
-    def.indices = g.indices;
-    def.triangle_count = g.triangle_count;
-    def.name = label;
     rtcd_mesh* mesh = NULL;
-    rtcd_mesh_create(&def, &mesh);
-    rtcd_generated_free(&g);
+    scene_mesh_from_generated(&g, label, &mesh);
     return mesh;
 }
 
@@ -56,16 +41,8 @@ rtcd_error scene_run_deviation(const rtcd_mesh* object, const scene_deviation_de
     float half[3] = {50.0f, 50.0f, 25.0f};
     rtcd_error err = rtcd_generate_box(half, 1, &g);
     if (err != RTCD_OK) return err;
-    rtcd_mesh_def md = rtcd_default_mesh_def();
-    md.vertices = g.vertices;
-    md.vertex_count = g.vertex_count;
-    md.indices = g.indices;
-    md.triangle_count = g.triangle_count;
-    md.name = "ground";
     rtcd_mesh* ground = NULL;
-    err = rtcd_mesh_create(&md, &ground);
-    rtcd_generated_free(&g);
-    if (err != RTCD_OK) return err;
+    if ((err = scene_mesh_from_generated(&g, "ground", &ground)) != RTCD_OK) return err;
 
     uint32_t cap = rtcd_mesh_vertex_count(object) + rtcd_mesh_vertex_count(ground);
     rtcd_ray_hit* rays = malloc(cap * sizeof *rays);
@@ -83,10 +60,7 @@ rtcd_error scene_run_deviation(const rtcd_mesh* object, const scene_deviation_de
     const float* v = rtcd_mesh_vertices(object);
     uint32_t nv = rtcd_mesh_vertex_count(object);
     for (uint32_t o = 0; o < def->orientations && err == RTCD_OK; ++o) {
-        double u1 = uniform(&rng), u2 = uniform(&rng), u3 = uniform(&rng);
-        float q[4] = {(float)(sqrt(1 - u1) * sin(2 * M_PI * u2)), (float)(sqrt(1 - u1) * cos(2 * M_PI * u2)),
-                      (float)(sqrt(u1) * sin(2 * M_PI * u3)), (float)(sqrt(u1) * cos(2 * M_PI * u3))};
-        rtcd_transform pose = rtcd_transform_from_quat(q, NULL);
+        rtcd_transform pose = scene_random_pose(&rng, 0, 0, 0);
         float zmin = INFINITY, zmax = -INFINITY;
         for (uint32_t i = 0; i < nv; ++i) {
             const float* p = v + 3 * i;

@@ -1,18 +1,10 @@
 #include "pile.h"
 
+#include "scene_util.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-static uint64_t splitmix(uint64_t* s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static double uniform(uint64_t* s) { return (double)(splitmix(s) >> 11) * (1.0 / 9007199254740992.0); }
 
 typedef struct world_box {
     float lo[3], hi[3];
@@ -86,15 +78,7 @@ rtcd_error scene_pile_create(uint32_t count, float spacing, uint64_t seed, scene
     const float radius = 0.5f;
     rtcd_error err = rtcd_generate_blob(RTCD_AVALANCHE_BLOB_VERTICES, radius, seed, &g);
     if (err != RTCD_OK) return err;
-    rtcd_mesh_def def = rtcd_default_mesh_def();
-    def.vertices = g.vertices;
-    def.vertex_count = g.vertex_count;
-    def.indices = g.indices;
-    def.triangle_count = g.triangle_count;
-    def.name = "avalanche_blob";
-    err = rtcd_mesh_create(&def, &out->mesh);
-    rtcd_generated_free(&g);
-    if (err != RTCD_OK) return err;
+    if ((err = scene_mesh_from_generated(&g, "avalanche_blob", &out->mesh)) != RTCD_OK) return err;
     out->count = count;
     out->poses = malloc(count * sizeof *out->poses);
     if (!out->poses) {
@@ -105,12 +89,11 @@ rtcd_error scene_pile_create(uint32_t count, float spacing, uint64_t seed, scene
     float step = spacing * 2.0f * radius;
     uint64_t rng = seed;
     for (uint32_t b = 0; b < count; ++b) {
-        double u1 = uniform(&rng), u2 = uniform(&rng), u3 = uniform(&rng);
-        float q[4] = {(float)(sqrt(1 - u1) * sin(2 * M_PI * u2)), (float)(sqrt(1 - u1) * cos(2 * M_PI * u2)),
-                      (float)(sqrt(u1) * sin(2 * M_PI * u3)), (float)(sqrt(u1) * cos(2 * M_PI * u3))};
+        rtcd_transform pose = scene_random_pose(&rng, 0, 0, 0);
         float t[3] = {(float)(b % side), (float)((b / side) % side), (float)(b / (side * side))};
-        for (int k = 0; k < 3; ++k) t[k] = t[k] * step + (float)(uniform(&rng) - 0.5) * 0.1f * step;
-        out->poses[b] = rtcd_transform_from_quat(q, t);
+        for (int k = 0; k < 3; ++k) t[k] = t[k] * step + (float)(scene_rng_uniform(&rng) - 0.5) * 0.1f * step;
+        for (int k = 0; k < 3; ++k) pose.translation[k] = t[k];
+        out->poses[b] = pose;
     }
     err = find_pairs(out);
     if (err != RTCD_OK) scene_pile_destroy(out);

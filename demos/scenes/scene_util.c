@@ -1,0 +1,35 @@
+#include "scene_util.h"
+
+#include <math.h>
+
+uint64_t scene_rng_next(uint64_t* s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+double scene_rng_uniform(uint64_t* s) { return (double)(scene_rng_next(s) >> 11) * (1.0 / 9007199254740992.0); }
+
+rtcd_transform scene_random_pose(uint64_t* s, float x, float y, float z)
+{
+    double u1 = scene_rng_uniform(s), u2 = scene_rng_uniform(s), u3 = scene_rng_uniform(s);
+    float q[4] = {(float)(sqrt(1 - u1) * sin(2 * M_PI * u2)), (float)(sqrt(1 - u1) * cos(2 * M_PI * u2)),
+                  (float)(sqrt(u1) * sin(2 * M_PI * u3)), (float)(sqrt(u1) * cos(2 * M_PI * u3))};
+    float t[3] = {x, y, z};
+    return rtcd_transform_from_quat(q, t);
+}
+
+rtcd_error scene_mesh_from_generated(rtcd_generated_mesh* g, const char* name, rtcd_mesh** out)
+{
+    rtcd_mesh_def def = rtcd_default_mesh_def();
+    def.vertices = g->vertices;
+    def.vertex_count = g->vertex_count;
+    def.indices = g->indices;
+    def.triangle_count = g->triangle_count;
+    def.name = name;
+    rtcd_error err = rtcd_mesh_create(&def, out);
+    rtcd_generated_free(g);
+    return err;
+}
