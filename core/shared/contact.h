@@ -1,0 +1,68 @@
+/* Contact math shared by the CPU reference and the kernels: a colliding ray
+ * becomes a contact in Bullet's convention, and the reduction scores. */
+#ifndef RTCD_SHARED_CONTACT_H
+#define RTCD_SHARED_CONTACT_H
+
+#include "geom.h"
+
+#define RTCD_MODE_REPROJECTED 0
+#define RTCD_MODE_RAY 1
+#define RTCD_MODE_RAY_WEIGHTED 2
+/* Reduction scores within this fraction of the best count as tied; ties go
+ * to the lowest feature id. Contacts of a body at rest differ by rounding
+ * only, so an exact argmax would pick another point every step and Bullet
+ * would lose its warm start. */
+#define RTCD_REDUCE_TIE_BAND 0.01f
+#define RTCD_MANIFOLD_POINTS 4
+
+typedef struct rtcd_contact_v {
+    rtcd_v3 point_on_b;
+    rtcd_v3 normal_on_b; /* from B to A */
+    float depth;         /* >= 0: penetration */
+    rtcd_u32 feature;    /* direction << 31 | vertex */
+} rtcd_contact_v;
+
+/* direction 0: the caster (A's vertex at `origin`) is inside B; 1: B's vertex inside A.
+ * `dir` is the unit ray, `n` the hit triangle's outward normal, `length` the hit t. */
+RTCD_INLINE rtcd_contact_v contact_from_hit(rtcd_u32 direction, rtcd_u32 vertex, rtcd_v3 origin, rtcd_v3 dir,
+                                            rtcd_v3 n, float length, int mode)
+{
+    float cos_alpha = v3_dot(dir, n);
+    /* The caster's vertex moves along `push` by `depth` to leave the other mesh. */
+    rtcd_v3 push = mode == RTCD_MODE_REPROJECTED ? n : dir;
+    float depth = mode == RTCD_MODE_RAY ? length : length * cos_alpha; /* JVRC 2013 eq. 2 */
+    rtcd_contact_v c;
+    c.depth = depth;
+    c.feature = (direction << 31) | (vertex & 0x7fffffffu);
+    if (direction == 0) {
+        /* A's vertex inside B: A moves along push; B's point is where the vertex lands. */
+        c.normal_on_b = push;
+        c.point_on_b = v3_add(origin, v3_scale(push, depth));
+    } else {
+        /* B's vertex inside A: B moves along push, so A moves along -push. */
+        c.normal_on_b = v3_neg(push);
+        c.point_on_b = origin;
+    }
+    return c;
+}
+
+RTCD_INLINE float tri_area2(rtcd_v3 a, rtcd_v3 b, rtcd_v3 c) { return v3_length(v3_cross(v3_sub(b, a), v3_sub(c, a))); }
+
+/* Score of a candidate point q with depth for the k-th pick, given the points
+ * already picked (p0..p{k-1}): deepest, then farthest from it, then the widest
+ * triangle, then the largest area added outside that triangle. */
+RTCD_INLINE float reduce_score(int k, rtcd_v3 q, float depth, rtcd_v3 p0, rtcd_v3 p1, rtcd_v3 p2)
+{
+    if (k == 0) return depth;
+    if (k == 1) {
+        rtcd_v3 d = v3_sub(q, p0);
+        return v3_dot(d, d);
+    }
+    if (k == 2) return tri_area2(p0, p1, q);
+    return tri_area2(p0, p1, q) + tri_area2(p1, p2, q) + tri_area2(p2, p0, q) - tri_area2(p0, p1, p2);
+}
+
+/* Lowest score still tied with `best`. */
+RTCD_INLINE float reduce_band(float best) { return best - RTCD_REDUCE_TIE_BAND * fabs(best) - 1e-12f; }
+
+#endif
