@@ -42,7 +42,7 @@ static rtcd_error_fn* g_error_fn;
 static void* g_error_user;
 static rtcd_assert_fn* g_assert = default_assert;
 
-static _Thread_local char t_last_error[512];
+static _Thread_local char t_last_error[8192]; /* room for a kernel build log */
 
 void rtcd_set_allocator(rtcd_alloc_fn* alloc, rtcd_free_fn* free_fn, void* user)
 {
@@ -128,6 +128,9 @@ const char* rtcd_error_name(rtcd_error code)
     case RTCD_ERROR_MESH_INCONSISTENT_ORIENTATION: return "RTCD_ERROR_MESH_INCONSISTENT_ORIENTATION";
     case RTCD_ERROR_MESH_INSIDE_OUT: return "RTCD_ERROR_MESH_INSIDE_OUT";
     case RTCD_ERROR_MESH_TOO_LARGE: return "RTCD_ERROR_MESH_TOO_LARGE";
+    case RTCD_ERROR_NO_DEVICE: return "RTCD_ERROR_NO_DEVICE";
+    case RTCD_ERROR_KERNEL_BUILD: return "RTCD_ERROR_KERNEL_BUILD";
+    case RTCD_ERROR_DEVICE: return "RTCD_ERROR_DEVICE";
     case RTCD_ERROR_INTERNAL: return "RTCD_ERROR_INTERNAL";
     }
     return "RTCD_ERROR_UNKNOWN";

@@ -1,0 +1,332 @@
+/* The batch on one or several devices: pairs keep the device that first took
+ * them, new pairs go to the least-loaded device, every device gets one upload,
+ * one launch and one download, and the host waits once for all of them. */
+#include "cl_internal.h"
+
+#include <string.h>
+#include <time.h>
+
+_Static_assert(sizeof(rtcd_cl_ray) == sizeof(rtcd_ray_hit), "device rays are copied into rtcd_ray_hit");
+
+rtcd_opencl_def rtcd_default_opencl_def(void)
+{
+    rtcd_opencl_def def;
+    memset(&def, 0, sizeof def);
+    def.traversal = RTCD_TRAVERSAL_BVH;
+    def.contact_normal = RTCD_CONTACT_REPROJECTED;
+    return def;
+}
+
+rtcd_error rtcd_opencl_create(const rtcd_opencl_def* def, rtcd_opencl** out)
+{
+    if (out) *out = NULL;
+    if (!def || !out) return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_opencl_create: NULL argument");
+    rtcd_opencl* cl = rtcd_calloc(1, sizeof *cl);
+    if (!cl) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_create: out of memory");
+    cl->def = *def;
+    rtcd_error err = rtcd_cl_open_devices(cl);
+    if (err != RTCD_OK) {
+        rtcd_opencl_destroy(cl);
+        return err;
+    }
+    *out = cl;
+    return RTCD_OK;
+}
+
+void rtcd_opencl_destroy(rtcd_opencl* cl)
+{
+    if (!cl) return;
+    rtcd_cl_close_devices(cl);
+    rtcd_cl_registry_free(&cl->registry);
+    rtcd_free(cl->map.keys);
+    rtcd_free(cl->map.device);
+    rtcd_free(cl->map.used);
+    rtcd_free(cl);
+}
+
+uint32_t rtcd_opencl_device_count(const rtcd_opencl* cl) { return cl ? cl->device_count : 0; }
+
+const char* rtcd_opencl_device_name(const rtcd_opencl* cl, uint32_t i)
+{
+    return cl && i < cl->device_count ? cl->devices[i].name : "";
+}
+
+rtcd_opencl_stats rtcd_opencl_last_stats(const rtcd_opencl* cl)
+{
+    rtcd_opencl_stats none;
+    memset(&none, 0, sizeof none);
+    return cl ? cl->stats : none;
+}
+
+/* ---- pair -> device map (open addressing, rebuilt each call from the pairs present) ---- */
+
+static uint32_t slot_of(const cl_pair_map* m, uint64_t key)
+{
+    uint64_t h = key * 0x9e3779b97f4a7c15ull;
+    uint32_t i = (uint32_t)(h >> 32) & (m->cap - 1);
+    while (m->used[i] && m->keys[i] != key) i = (i + 1) & (m->cap - 1);
+    return i;
+}
+
+static int map_init(cl_pair_map* m, uint32_t pairs)
+{
+    uint32_t cap = 64;
+    while (cap < 2 * pairs + 2) cap *= 2;
+    m->cap = cap;
+    m->keys = rtcd_alloc(cap * sizeof *m->keys);
+    m->device = rtcd_alloc(cap);
+    m->used = rtcd_calloc(cap, 1);
+    return m->keys && m->device && m->used;
+}
+
+static void map_free(cl_pair_map* m)
+{
+    rtcd_free(m->keys);
+    rtcd_free(m->device);
+    rtcd_free(m->used);
+    memset(m, 0, sizeof *m);
+}
+
+/* Device of every pair: the old one while the key persists, else the least loaded. */
+static rtcd_error assign_devices(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uint32_t n, uint8_t* device_of)
+{
+    cl_pair_map next;
+    if (!map_init(&next, n)) {
+        map_free(&next);
+        return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "OpenCL: no memory for the pair map");
+    }
+    uint32_t load[RTCD_CL_MAX_DEVICES] = {0};
+    for (uint32_t i = 0; i < n; ++i) {
+        device_of[i] = 0xff;
+        if (cl->map.cap) {
+            uint32_t s = slot_of(&cl->map, pairs[i].key);
+            if (cl->map.used[s]) {
+                device_of[i] = cl->map.device[s];
+                load[device_of[i]]++;
+            }
+        }
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+        if (device_of[i] == 0xff) {
+            uint32_t best = 0;
+            for (uint32_t d = 1; d < cl->device_count; ++d)
+                if (load[d] < load[best]) best = d;
+            device_of[i] = (uint8_t)best;
+            load[best]++;
+        }
+        uint32_t s = slot_of(&next, pairs[i].key);
+        next.used[s] = 1;
+        next.keys[s] = pairs[i].key;
+        next.device[s] = device_of[i];
+    }
+    map_free(&cl->map);
+    cl->map = next;
+    for (uint32_t d = 0; d < cl->device_count && d < 16; ++d) cl->stats.pairs_per_device[d] = load[d];
+    return RTCD_OK;
+}
+
+/* ---- per-device batch ---- */
+
+static int reserve(void** p, size_t* cap, size_t need, size_t size)
+{
+    if (need <= *cap) return 1;
+    size_t c = *cap ? *cap : 64;
+    while (c < need) c *= 2;
+    void* q = rtcd_alloc(c * size);
+    if (!q) return 0;
+    if (*p) memcpy(q, *p, *cap * size);
+    rtcd_free(*p);
+    *p = q;
+    *cap = c;
+    return 1;
+}
+
+static rtcd_error ensure_buffer(cl_device_state* d, cl_mem* buf, size_t* cap, size_t bytes, cl_mem_flags flags)
+{
+    if (bytes <= *cap && *buf) return RTCD_OK;
+    size_t c = *cap ? *cap : 4096;
+    while (c < bytes) c *= 2;
+    if (*buf) clReleaseMemObject(*buf);
+    *buf = NULL;
+    cl_int err;
+    *buf = clCreateBuffer(d->context, flags, c, NULL, &err);
+    RTCD_CL_CHECK(err, "clCreateBuffer(batch)");
+    *cap = c;
+    return RTCD_OK;
+}
+
+static void pose12(const rtcd_transform* t, float out[12])
+{
+    memcpy(out, t->rotation, 9 * sizeof(float));
+    memcpy(out + 9, t->translation, 3 * sizeof(float));
+}
+
+/* Upload, launch and download for one device; nothing here blocks. */
+static rtcd_error launch(rtcd_opencl* cl, cl_device_state* d, int want_rays, size_t rays_total)
+{
+    rtcd_error err = rtcd_cl_upload_meshes(d, &cl->registry);
+    if (err != RTCD_OK) return err;
+    uint32_t n = d->batch_count;
+    if (n == 0) return RTCD_OK;
+    if ((err = ensure_buffer(d, &d->pairs, &d->pairs_cap, n * sizeof(rtcd_cl_pair), CL_MEM_READ_ONLY)) != RTCD_OK ||
+        (err = ensure_buffer(d, &d->results, &d->results_cap, n * sizeof(rtcd_cl_result), CL_MEM_WRITE_ONLY)) !=
+            RTCD_OK ||
+        (err = ensure_buffer(d, &d->rays, &d->rays_cap, (want_rays ? rays_total : 1) * sizeof(rtcd_cl_ray),
+                             CL_MEM_WRITE_ONLY)) != RTCD_OK)
+        return err;
+    RTCD_CL_CHECK(clEnqueueWriteBuffer(d->queue, d->pairs, CL_FALSE, 0, n * sizeof(rtcd_cl_pair), d->host_pairs, 0,
+                                       NULL, NULL),
+                  "clEnqueueWriteBuffer(pairs)");
+    cl_uint count = n, brute = cl->def.traversal == RTCD_TRAVERSAL_BRUTE_FORCE, mode = (cl_uint)cl->def.contact_normal,
+            rays_flag = (cl_uint)want_rays;
+    cl_kernel k = d->kernel;
+    for (cl_uint a = 0; a < 9; ++a) RTCD_CL_CHECK(clSetKernelArg(k, a, sizeof(cl_mem), &d->mesh_buffers[a]), "clSetKernelArg");
+    RTCD_CL_CHECK(clSetKernelArg(k, 9, sizeof(cl_mem), &d->pairs), "clSetKernelArg");
+    RTCD_CL_CHECK(clSetKernelArg(k, 10, sizeof count, &count), "clSetKernelArg");
+    RTCD_CL_CHECK(clSetKernelArg(k, 11, sizeof brute, &brute), "clSetKernelArg");
+    RTCD_CL_CHECK(clSetKernelArg(k, 12, sizeof mode, &mode), "clSetKernelArg");
+    RTCD_CL_CHECK(clSetKernelArg(k, 13, sizeof(cl_mem), &d->results), "clSetKernelArg");
+    RTCD_CL_CHECK(clSetKernelArg(k, 14, sizeof(cl_mem), &d->rays), "clSetKernelArg");
+    RTCD_CL_CHECK(clSetKernelArg(k, 15, sizeof rays_flag, &rays_flag), "clSetKernelArg");
+    size_t local = RTCD_CL_GROUP_SIZE, global = (size_t)n * RTCD_CL_GROUP_SIZE;
+    RTCD_CL_CHECK(clEnqueueNDRangeKernel(d->queue, k, 1, NULL, &global, &local, 0, NULL, NULL),
+                  "clEnqueueNDRangeKernel(rtcd_collide_pairs)");
+    RTCD_CL_CHECK(clEnqueueReadBuffer(d->queue, d->results, CL_FALSE, 0, n * sizeof(rtcd_cl_result), d->host_results,
+                                      0, NULL, NULL),
+                  "clEnqueueReadBuffer(results)");
+    if (want_rays)
+        RTCD_CL_CHECK(clEnqueueReadBuffer(d->queue, d->rays, CL_FALSE, 0, rays_total * sizeof(rtcd_cl_ray),
+                                          d->host_rays, 0, NULL, NULL),
+                      "clEnqueueReadBuffer(rays)");
+    RTCD_CL_CHECK(clFlush(d->queue), "clFlush");
+    return RTCD_OK;
+}
+
+/* A pair whose colliding rays overflowed the on-chip store: the CPU reference. */
+static rtcd_error cpu_pair(const rtcd_opencl* cl, const rtcd_pair_desc* p, rtcd_pair_result* r, rtcd_ray_hit* rays)
+{
+    uint32_t cap = p->a->vertex_count + p->b->vertex_count, n = 0;
+    rtcd_ray_hit* buf = rays ? rays : rtcd_alloc(cap * sizeof *buf);
+    rtcd_contact* contacts = rtcd_alloc(cap * sizeof *contacts);
+    rtcd_error err = RTCD_OK;
+    if (!buf || !contacts) {
+        err = rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "OpenCL: no memory for the CPU fallback");
+    } else {
+        rtcd_narrowphase_def nd = rtcd_default_narrowphase_def();
+        nd.traversal = cl->def.traversal;
+        nd.contact_normal = cl->def.contact_normal;
+        rtcd_narrowphase_stats st;
+        err = rtcd_collide_standard(&nd, p->a, &p->pose_a, p->b, &p->pose_b, buf, cap, &n, &st);
+        if (err == RTCD_OK) {
+            for (uint32_t i = 0; i < n; ++i) contacts[i] = rtcd_contact_from_ray(&buf[i], nd.contact_normal);
+            r->contact_count = rtcd_reduce_contacts(contacts, n, r->contacts);
+            r->colliding_rays = n;
+            r->rays_cast = st.rays_cast;
+        }
+    }
+    if (!rays) rtcd_free(buf);
+    rtcd_free(contacts);
+    return err;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uint32_t n, rtcd_pair_result* results,
+                               rtcd_ray_hit* rays)
+{
+    if (!cl || (n && (!pairs || !results)))
+        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_opencl_collide: NULL argument");
+    double start = now_ms();
+    memset(&cl->stats, 0, sizeof cl->stats);
+    uint8_t* device_of = rtcd_alloc(n ? n : 1);
+    size_t* ray_offset = rtcd_alloc((n ? n : 1) * sizeof(size_t));
+    if (!device_of || !ray_offset) {
+        rtcd_free(device_of);
+        rtcd_free(ray_offset);
+        return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_collide: out of memory");
+    }
+    rtcd_error err = assign_devices(cl, pairs, n, device_of);
+    for (uint32_t d = 0; d < cl->device_count; ++d) cl->devices[d].batch_count = 0;
+    size_t rays_total[RTCD_CL_MAX_DEVICES] = {0}, caller_rays = 0;
+    for (uint32_t i = 0; i < n && err == RTCD_OK; ++i) {
+        const rtcd_pair_desc* p = &pairs[i];
+        uint32_t ia, ib;
+        if (!p->a || !p->b) {
+            err = rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_opencl_collide: pair %u has a NULL mesh", i);
+            break;
+        }
+        if ((err = rtcd_cl_register_mesh(&cl->registry, p->a, &ia)) != RTCD_OK ||
+            (err = rtcd_cl_register_mesh(&cl->registry, p->b, &ib)) != RTCD_OK)
+            break;
+        cl_device_state* d = &cl->devices[device_of[i]];
+        size_t need = (size_t)d->batch_count + 1, pc = d->batch_cap, ic = d->batch_cap, rc = d->batch_cap;
+        if (!reserve((void**)&d->host_pairs, &pc, need, sizeof(rtcd_cl_pair)) ||
+            !reserve((void**)&d->host_results, &rc, need, sizeof(rtcd_cl_result)) ||
+            !reserve((void**)&d->batch_index, &ic, need, sizeof(uint32_t))) {
+            err = rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_collide: out of memory");
+            break;
+        }
+        d->batch_cap = (uint32_t)pc;
+        rtcd_cl_pair* cp = &d->host_pairs[d->batch_count];
+        cp->mesh_a = ia;
+        cp->mesh_b = ib;
+        cp->ray_offset = (uint32_t)rays_total[device_of[i]];
+        cp->unused = 0;
+        pose12(&p->pose_a, cp->pose_a);
+        pose12(&p->pose_b, cp->pose_b);
+        rays_total[device_of[i]] += p->a->vertex_count + p->b->vertex_count;
+        ray_offset[i] = caller_rays;
+        caller_rays += p->a->vertex_count + p->b->vertex_count;
+        d->batch_index[d->batch_count++] = i;
+    }
+    for (uint32_t dv = 0; dv < cl->device_count && err == RTCD_OK; ++dv) {
+        cl_device_state* d = &cl->devices[dv];
+        if (rays && !reserve((void**)&d->host_rays, &d->host_rays_cap, rays_total[dv] + 1, sizeof(rtcd_cl_ray)))
+            err = rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_collide: out of memory for rays");
+        else
+            err = launch(cl, d, rays != NULL, rays_total[dv]);
+    }
+    /* The one wait of the step: every queue was flushed, all devices run together. */
+    for (uint32_t dv = 0; dv < cl->device_count; ++dv) {
+        cl_int st = clFinish(cl->devices[dv].queue);
+        if (st != CL_SUCCESS && err == RTCD_OK)
+            err = rtcd_fail(RTCD_ERROR_DEVICE, "OpenCL clFinish failed on %s: %s (%d)", cl->devices[dv].name,
+                            rtcd_cl_error_string(st), (int)st);
+    }
+    for (uint32_t dv = 0; dv < cl->device_count && err == RTCD_OK; ++dv) {
+        cl_device_state* d = &cl->devices[dv];
+        for (uint32_t s = 0; s < d->batch_count && err == RTCD_OK; ++s) {
+            uint32_t i = d->batch_index[s];
+            const rtcd_cl_result* cr = &d->host_results[s];
+            rtcd_pair_result* r = &results[i];
+            memset(r, 0, sizeof *r);
+            r->device = dv;
+            if (cr->overflow) {
+                cl->stats.cpu_fallback_pairs++;
+                err = cpu_pair(cl, &pairs[i], r, rays ? rays + ray_offset[i] : NULL);
+                continue;
+            }
+            r->contact_count = cr->contact_count;
+            r->colliding_rays = cr->colliding_rays;
+            r->rays_cast = cr->rays_cast;
+            for (uint32_t c = 0; c < cr->contact_count; ++c) {
+                memcpy(r->contacts[c].point_on_b, cr->point[c], sizeof r->contacts[c].point_on_b);
+                memcpy(r->contacts[c].normal_on_b, cr->normal[c], sizeof r->contacts[c].normal_on_b);
+                r->contacts[c].depth = cr->depth[c];
+                r->contacts[c].feature = cr->feature[c];
+            }
+            if (rays)
+                memcpy(rays + ray_offset[i], d->host_rays + d->host_pairs[s].ray_offset,
+                       cr->colliding_rays * sizeof(rtcd_ray_hit));
+        }
+    }
+    rtcd_free(device_of);
+    rtcd_free(ray_offset);
+    cl->stats.ms = now_ms() - start;
+    return err;
+}

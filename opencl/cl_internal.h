@@ -1,0 +1,89 @@
+/* Private to the OpenCL backend. */
+#ifndef RTCD_CL_INTERNAL_H
+#define RTCD_CL_INTERNAL_H
+
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+
+#include <rtcd/rtcd_opencl.h>
+
+#include "core_internal.h"
+#include "kernels/cl_types.h"
+
+#define RTCD_CL_MAX_DEVICES 16
+
+extern const char rtcd_kernel_source[];
+
+typedef struct cl_device_state {
+    cl_device_id device;
+    cl_context context;
+    cl_command_queue queue;
+    cl_program program;
+    cl_kernel kernel;
+    char name[256];
+    /* every registered mesh, concatenated; rebuilt when the registry grows */
+    cl_mem mesh_buffers[9];
+    uint32_t mesh_version;
+    /* per call */
+    cl_mem pairs, results, rays;
+    size_t pairs_cap, results_cap, rays_cap;
+    rtcd_cl_pair* host_pairs;
+    rtcd_cl_result* host_results;
+    rtcd_cl_ray* host_rays;
+    uint32_t* batch_index;  /* device batch slot -> caller's pair index */
+    uint32_t batch_count, batch_cap;
+    size_t host_rays_cap;
+} cl_device_state;
+
+/* Growable host arrays of the concatenated meshes (one copy for all devices). */
+typedef struct cl_mesh_registry {
+    const rtcd_mesh** meshes;
+    rtcd_cl_mesh* table;
+    uint32_t count, cap;
+    float *vertices, *vnormals, *tnormals, *tris;
+    uint32_t *indices, *tri_ids;
+    rtcd_bvh_node* nodes;
+    uint8_t* grids;
+    uint32_t vertex_total, tri_total, node_total;
+    uint32_t version;
+    /* capacities, in elements */
+    uint32_t cap_vertices, cap_vnormals, cap_tnormals, cap_tris, cap_indices, cap_tri_ids, cap_nodes, cap_grids,
+        cap_table;
+} cl_mesh_registry;
+
+/* Which device holds each persisting pair. */
+typedef struct cl_pair_map {
+    uint64_t* keys;
+    uint8_t* device;
+    uint8_t* used;
+    uint32_t cap;
+} cl_pair_map;
+
+struct rtcd_opencl {
+    rtcd_opencl_def def;
+    cl_device_state devices[RTCD_CL_MAX_DEVICES];
+    uint32_t device_count;
+    cl_mesh_registry registry;
+    cl_pair_map map;
+    rtcd_opencl_stats stats;
+};
+
+/* cl_devices.c: picks the devices and builds the program on each. */
+rtcd_error rtcd_cl_open_devices(rtcd_opencl* cl);
+void rtcd_cl_close_devices(rtcd_opencl* cl);
+const char* rtcd_cl_error_string(cl_int code);
+
+/* cl_meshes.c */
+rtcd_error rtcd_cl_register_mesh(cl_mesh_registry* reg, const rtcd_mesh* mesh, uint32_t* index);
+rtcd_error rtcd_cl_upload_meshes(cl_device_state* dev, const cl_mesh_registry* reg);
+void rtcd_cl_registry_free(cl_mesh_registry* reg);
+
+#define RTCD_CL_CHECK(call, what)                                                                                  \
+    do {                                                                                                           \
+        cl_int rtcd_cl_status_ = (call);                                                                           \
+        if (rtcd_cl_status_ != CL_SUCCESS)                                                                         \
+            return rtcd_fail(RTCD_ERROR_DEVICE, "OpenCL %s failed: %s (%d)", what,                                 \
+                             rtcd_cl_error_string(rtcd_cl_status_), (int)rtcd_cl_status_);                         \
+    } while (0)
+
+#endif
