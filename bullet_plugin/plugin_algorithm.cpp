@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 uint32_t rtcdPluginState::allocSlot()
 {
@@ -17,6 +18,7 @@ uint32_t rtcdPluginState::allocSlot()
     }
     slots[s] = rtcdPairSlot();
     slots[s].in_use = true;
+    slots[s].serial = next_serial++;
     slots[s].stamp = UINT32_MAX;
     return s;
 }
@@ -106,7 +108,54 @@ void rtcdPluginState::computePair(const rtcdBatchEntry& e)
 
 void rtcdPluginState::runBatch()
 {
-    for (const rtcdBatchEntry& e : batch) computePair(e);
+    if (!opencl) {
+        for (const rtcdBatchEntry& e : batch) computePair(e);
+        return;
+    }
+    // Mesh-plane pairs are a loop over vertices: the CPU does them while the
+    // mesh-mesh pairs go to the devices as one batch.
+    descs.clear();
+    desc_slot.clear();
+    for (const rtcdBatchEntry& e : batch) {
+        if (e.kind == RTCD_PAIR_MESH_PLANE) {
+            computePair(e);
+            continue;
+        }
+        rtcd_pair_desc d;
+        d.a = meshes.find(e.a->getCollisionShape());
+        d.b = meshes.find(e.b->getCollisionShape());
+        if (!d.a || !d.b) continue;
+        d.pose_a = rtcdFromBullet(e.a->getWorldTransform());
+        d.pose_b = rtcdFromBullet(e.b->getWorldTransform());
+        d.key = slots[e.slot].serial;
+        descs.push_back(d);
+        desc_slot.push_back(e.slot);
+    }
+    device_results.resize(descs.size());
+    rtcd_error err = rtcd_opencl_collide(opencl, descs.data(), static_cast<uint32_t>(descs.size()),
+                                         device_results.data(), nullptr);
+    if (err != RTCD_OK) {
+        // A device failed mid-run: say so once and finish on the CPU reference.
+        std::string line = std::string("rtcd: OpenCL batch failed (") + rtcd_last_error_message() +
+                           "); switching to the CPU reference backend";
+        rtcd_log_message(RTCD_LOG_WARNING, line.c_str());
+        rtcd_opencl_destroy(opencl);
+        opencl = nullptr;
+        for (const rtcdBatchEntry& e : batch)
+            if (e.kind == RTCD_PAIR_MESH_MESH) computePair(e);
+        return;
+    }
+    for (size_t i = 0; i < descs.size(); ++i) {
+        rtcdPairSlot& slot = slots[desc_slot[i]];
+        const rtcd_pair_result& r = device_results[i];
+        slot.stamp = stamp;
+        slot.count = r.contact_count;
+        for (uint32_t c = 0; c < r.contact_count; ++c) slot.contacts[c] = r.contacts[c];
+        stats.pairs_owned++;
+        stats.pairs_culled += r.rays_cast == 0;
+        stats.rays_cast += r.rays_cast;
+        stats.colliding_rays += r.colliding_rays;
+    }
 }
 
 rtcdCollisionAlgorithm::rtcdCollisionAlgorithm(const btCollisionAlgorithmConstructionInfo& ci,

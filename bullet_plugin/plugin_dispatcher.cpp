@@ -3,12 +3,30 @@
 #include "plugin_internal.h"
 
 #include <chrono>
+#include <string>
 
-rtcdCollisionDispatcher::rtcdCollisionDispatcher(btCollisionConfiguration* configuration)
+rtcdCollisionDispatcher::rtcdCollisionDispatcher(btCollisionConfiguration* configuration, rtcd_backend backend,
+                                                 const rtcd_opencl_def* opencl)
     : btCollisionDispatcher(configuration), m_state(new rtcdPluginState())
 {
     m_state->narrowphase = rtcd_default_narrowphase_def();
     m_state->stats = rtcd_step_stats();
+    if (backend != RTCD_BACKEND_CPU) {
+        rtcd_opencl_def def = opencl ? *opencl : rtcd_default_opencl_def();
+        def.traversal = m_state->narrowphase.traversal;
+        def.contact_normal = m_state->narrowphase.contact_normal;
+        rtcd_error err = rtcd_opencl_create(&def, &m_state->opencl);
+        if (err != RTCD_OK) {
+            std::string line = std::string("rtcd: ") +
+                               (err == RTCD_ERROR_UNSUPPORTED ? "CPU backend selected" : "no usable OpenCL device") +
+                               ", using the CPU reference backend (" + rtcd_error_name(err) + ": " +
+                               rtcd_last_error_message() + ")";
+            // The build log can be long: the notice keeps its first line, the full log stays in rtcd_last_error_message.
+            size_t cut = line.find('\n');
+            if (cut != std::string::npos) line = line.substr(0, cut) + " ...)";
+            rtcd_log_message(err == RTCD_ERROR_UNSUPPORTED ? RTCD_LOG_INFO : RTCD_LOG_WARNING, line.c_str());
+        }
+    }
     // Bullet's GImpact algorithm for every pair rtcd declines.
     btGImpactCollisionAlgorithm::registerAlgorithm(this);
 }
@@ -16,6 +34,8 @@ rtcdCollisionDispatcher::rtcdCollisionDispatcher(btCollisionConfiguration* confi
 rtcdCollisionDispatcher::~rtcdCollisionDispatcher() { delete m_state; }
 
 rtcd_step_stats rtcdCollisionDispatcher::lastStepStats() const { return m_state->stats; }
+
+rtcd_opencl* rtcdCollisionDispatcher::openclBackend() const { return m_state->opencl; }
 
 const rtcd_mesh* rtcdCollisionDispatcher::meshForShape(const btCollisionShape* shape) const
 {

@@ -36,7 +36,8 @@ enum rtcdPairKind { RTCD_PAIR_MESH_MESH = 0, RTCD_PAIR_MESH_PLANE = 1 };
 struct rtcdPairSlot {
     rtcd_contact contacts[RTCD_MAX_MANIFOLD_POINTS];
     uint32_t count;
-    uint32_t stamp; // step in which the contacts were computed
+    uint32_t stamp;  // step in which the contacts were computed
+    uint64_t serial; // unique per pair lifetime: the OpenCL backend's pair key
     bool in_use;
 };
 
@@ -59,7 +60,14 @@ struct rtcdPluginState {
     rtcd_narrowphase_def narrowphase;
     rtcd_step_stats stats;
     uint32_t stamp = 0;
+    uint64_t next_serial = 1;
+    rtcd_opencl* opencl = nullptr;           // NULL: CPU reference
+    std::vector<rtcd_pair_desc> descs;       // this step's mesh-mesh pairs for the device
+    std::vector<uint32_t> desc_slot;
+    std::vector<rtcd_pair_result> device_results;
     btGImpactCollisionAlgorithm::CreateFunc gimpact_create;
+
+    ~rtcdPluginState() { rtcd_opencl_destroy(opencl); }
 
     uint32_t allocSlot();
     void freeSlot(uint32_t slot);

@@ -28,6 +28,7 @@ rtcd_world_def rtcd_default_world_def(void)
     def.friction = 0.6f;
     def.restitution = 0.0f;
     def.rolling_friction = 0.02f;
+    def.opencl = rtcd_default_opencl_def();
     return def;
 }
 
@@ -39,16 +40,13 @@ rtcd_error rtcd_world_create(const rtcd_world_def* def, rtcd_world** out)
         def->narrowphase < RTCD_NARROWPHASE_RTCD || def->narrowphase > RTCD_NARROWPHASE_HULL)
         return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_world_create: time_step must be > 0, solver_iterations >= 1, "
                                                  "narrowphase one of rtcd|gimpact|hull");
-    if (def->backend == RTCD_BACKEND_OPENCL)
-        return fail(RTCD_ERROR_UNSUPPORTED, "rtcd_world_create: the OpenCL backend is not part of this build yet; "
-                                            "use RTCD_BACKEND_AUTO or RTCD_BACKEND_CPU");
     rtcd_world* w = new (std::nothrow) rtcd_world();
     if (!w) return fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_world_create: out of memory");
     try {
         w->def = *def;
         w->config = new btDefaultCollisionConfiguration();
         if (def->narrowphase == RTCD_NARROWPHASE_RTCD) {
-            w->rtcd_dispatcher = new rtcdCollisionDispatcher(w->config);
+            w->rtcd_dispatcher = new rtcdCollisionDispatcher(w->config, def->backend, &def->opencl);
             w->dispatcher = w->rtcd_dispatcher;
         } else {
             w->timed_dispatcher = new TimedDispatcher(w->config);
@@ -326,8 +324,19 @@ rtcd_step_stats rtcd_world_last_step_stats(const rtcd_world* w) { return w ? w->
 
 rtcd_backend rtcd_world_backend(const rtcd_world* w)
 {
-    (void)w;
-    return RTCD_BACKEND_CPU; // the only backend of this build
+    return w && w->rtcd_dispatcher && w->rtcd_dispatcher->openclBackend() ? RTCD_BACKEND_OPENCL : RTCD_BACKEND_CPU;
+}
+
+uint32_t rtcd_world_device_count(const rtcd_world* w)
+{
+    rtcd_opencl* cl = w && w->rtcd_dispatcher ? w->rtcd_dispatcher->openclBackend() : nullptr;
+    return rtcd_opencl_device_count(cl);
+}
+
+const char* rtcd_world_device_name(const rtcd_world* w, uint32_t device)
+{
+    rtcd_opencl* cl = w && w->rtcd_dispatcher ? w->rtcd_dispatcher->openclBackend() : nullptr;
+    return rtcd_opencl_device_name(cl, device);
 }
 
 } // extern "C"

@@ -5,6 +5,8 @@
 #define RTCD_SHARED_GEOM_H
 
 #ifdef __OPENCL_VERSION__
+/* Same arithmetic as the CPU build (-ffp-contract=off): no fused multiply-add. */
+#pragma OPENCL FP_CONTRACT OFF
 #define RTCD_INLINE inline
 #define RTCD_GLOBAL __global
 typedef uint rtcd_u32;

@@ -14,7 +14,7 @@ static void usage(const char* prog, demo_scene_kind scene)
 {
     fprintf(stderr,
             "usage: %s %s[--steps N] [--seed N] [--narrowphase rtcd|gimpact|hull|all] [--backend auto|cpu|opencl]\n"
-            "       [--csv FILE] [--json] [--penetration-every K]\n",
+            "       [--devices N] [--csv FILE] [--json] [--penetration-every K]\n",
             prog, scene == DEMO_AVALANCHE ? "[--objects N] " : "");
 }
 
@@ -43,6 +43,7 @@ int demo_parse_options(demo_scene_kind scene, int argc, char** argv, demo_option
         else if (!strcmp(a, "--steps")) o->steps = (uint32_t)strtoul(v, &end, 10);
         else if (!strcmp(a, "--seed")) o->seed = strtoull(v, &end, 10);
         else if (!strcmp(a, "--penetration-every")) o->penetration_every = (uint32_t)strtoul(v, &end, 10);
+        else if (!strcmp(a, "--devices")) o->devices = (uint32_t)strtoul(v, &end, 10);
         else if (!strcmp(a, "--csv")) o->csv_path = v, end = (char*)v + strlen(v);
         else if (!strcmp(a, "--narrowphase")) {
             end = (char*)v + strlen(v);
@@ -89,6 +90,7 @@ rtcd_error demo_scene_create(const demo_options* o, demo_scene* s)
     def.time_step = 1.0f / DEMO_HZ;
     def.narrowphase = o->narrowphase;
     def.backend = o->backend;
+    def.opencl.max_devices = o->devices;
     rtcd_error err = rtcd_world_create(&def, &s->world);
     if (err != RTCD_OK) return err;
     float up[3] = {0, 0, 1};
@@ -168,6 +170,8 @@ typedef struct demo_result {
     const char* scene;
     const char* narrowphase;
     const char* backend;
+    char device[160];
+    uint32_t devices;
     uint32_t objects, steps, pairs_max, penetration_every;
     double mean, p95, np_mean, contacts_mean, pen_sum_mean, rays_mean, colliding_mean;
     float pen_max;
@@ -177,12 +181,12 @@ typedef struct demo_result {
 
 static void print_json(const demo_result* r)
 {
-    printf("{\"scene\":\"%s\",\"narrowphase\":\"%s\",\"backend\":\"%s\",\"objects\":%u,\"steps\":%u,"
+    printf("{\"scene\":\"%s\",\"narrowphase\":\"%s\",\"backend\":\"%s\",\"devices\":%u,\"device\":\"%s\",\"objects\":%u,\"steps\":%u,"
            "\"ms_per_step_mean\":%.3f,\"ms_per_step_p95\":%.3f,\"narrowphase_ms_mean\":%.3f,\"pairs_max\":%u,"
            "\"contacts_mean\":%.1f,\"penetration_max\":%.5f,\"penetration_sum_mean\":%.5f,"
            "\"penetration_sampled_every\":%u,\"triangles_total\":%llu,\"rays_cast_mean\":%.1f,"
            "\"colliding_rays_mean\":%.1f,\"nan_detected\":%d}",
-           r->scene, r->narrowphase, r->backend, r->objects, r->steps, r->mean, r->p95, r->np_mean, r->pairs_max,
+           r->scene, r->narrowphase, r->backend, r->devices, r->device, r->objects, r->steps, r->mean, r->p95, r->np_mean, r->pairs_max,
            r->contacts_mean, r->pen_max, r->pen_sum_mean, r->penetration_every, (unsigned long long)r->triangles_total,
            r->rays_mean, r->colliding_mean, r->nan);
 }
@@ -268,6 +272,12 @@ static int run_once(const demo_options* o, demo_result* r)
     }
     double n = done ? done : 1;
     r->backend = rtcd_world_backend(s.world) == RTCD_BACKEND_OPENCL ? "opencl" : "cpu";
+    r->devices = rtcd_world_device_count(s.world);
+    /* JSON-safe copy of the first device's name */
+    const char* dn = r->devices ? rtcd_world_device_name(s.world, 0) : "";
+    size_t j = 0;
+    for (; dn[j] && j + 1 < sizeof r->device; ++j) r->device[j] = (dn[j] == '"' || dn[j] == '\\') ? '_' : dn[j];
+    r->device[j] = '\0';
     r->objects = rtcd_world_body_count(s.world);
     r->steps = done;
     r->mean = mean;
@@ -296,8 +306,8 @@ int demo_run(const demo_options* o)
             print_json(&r);
             printf("\n");
         } else {
-            printf("%s through %s (%s backend): %u objects, %llu triangles, %u steps\n", r.scene, r.narrowphase,
-                   r.backend, r.objects, (unsigned long long)r.triangles_total, r.steps);
+            printf("%s through %s (%s backend, %u device(s) %s): %u objects, %llu triangles, %u steps\n", r.scene,
+                   r.narrowphase, r.backend, r.devices, r.device, r.objects, (unsigned long long)r.triangles_total, r.steps);
             printf("  step %.2f ms mean, %.2f ms p95; narrow phase %.2f ms mean; up to %u pairs; %.0f contacts\n",
                    r.mean, r.p95, r.np_mean, r.pairs_max, r.contacts_mean);
             printf("  penetration (every %u steps): max %.4f m, sum %.4f m mean\n", r.penetration_every, r.pen_max,

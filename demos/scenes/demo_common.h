@@ -19,6 +19,7 @@ typedef struct demo_options {
     rtcd_narrowphase_kind narrowphase;
     int compare;                  /* --narrowphase all: rtcd, gimpact and hull in one run, one JSON */
     rtcd_backend backend;
+    uint32_t devices;             /* OpenCL devices at most (0: all selected) */
     const char* csv_path;         /* NULL: no CSV */
     int json;
     uint32_t penetration_every;   /* measure every K steps (default 10; 0: never) */

@@ -18,6 +18,7 @@
 #include <btBulletCollisionCommon.h>
 
 #include "rtcd.h"
+#include "rtcd_opencl.h"
 #include "rtcd_world.h"
 
 struct rtcdPluginState; /* private */
@@ -27,7 +28,11 @@ class RTCD_API rtcdCollisionDispatcher : public btCollisionDispatcher
 public:
     /* Registers rtcd's algorithm (and Bullet's GImpact algorithm for the pairs
      * rtcd declines) for the shape types above. Construct before any pair exists. */
-    explicit rtcdCollisionDispatcher(btCollisionConfiguration* configuration);
+    /* backend AUTO (the default) runs the batch on OpenCL devices when there
+     * are any (see rtcd_opencl_def, RTCD_DEVICES), else on the CPU reference
+     * after a one-line notice; CPU never touches OpenCL. */
+    explicit rtcdCollisionDispatcher(btCollisionConfiguration* configuration, rtcd_backend backend = RTCD_BACKEND_AUTO,
+                                     const rtcd_opencl_def* opencl = nullptr);
     ~rtcdCollisionDispatcher() override;
 
     /* Gathers every pair rtcd owns, runs them as one batch, then lets Bullet
@@ -47,6 +52,9 @@ public:
     /* The rtcd mesh built for a shape (NULL when rtcd declined it or has not
      * seen it yet). Owned by the dispatcher. */
     const rtcd_mesh* meshForShape(const btCollisionShape* shape) const;
+
+    /* NULL when the batch runs on the CPU reference. */
+    rtcd_opencl* openclBackend() const;
 
     rtcdPluginState* state() { return m_state; }
 

@@ -10,6 +10,7 @@
 
 #include "rtcd.h"
 #include "rtcd_mesh.h"
+#include "rtcd_opencl.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -35,7 +36,11 @@ typedef struct rtcd_world_def {
     float time_step;               /* fixed step in seconds, default 1/60 */
     int solver_iterations;         /* sequential impulse iterations, default 10 */
     rtcd_narrowphase_kind narrowphase;
+    /* AUTO and OPENCL try the OpenCL devices picked by `opencl` (and the
+     * RTCD_DEVICES variable); if none can be had, or the kernels do not
+     * build, the world uses the CPU reference and logs a one-line notice. */
     rtcd_backend backend;
+    rtcd_opencl_def opencl;
     float linear_damping, angular_damping; /* default 0, 0 */
     float friction, restitution;           /* default 0.6, 0 */
     /* Bullet's rolling and spinning friction (a torque arm in metres). Rounded
@@ -92,7 +97,9 @@ typedef struct rtcd_step_stats {
 } rtcd_step_stats;
 
 RTCD_API rtcd_step_stats rtcd_world_last_step_stats(const rtcd_world* world);
-RTCD_API rtcd_backend rtcd_world_backend(const rtcd_world* world);
+RTCD_API rtcd_backend rtcd_world_backend(const rtcd_world* world); /* CPU or OPENCL, as resolved */
+RTCD_API uint32_t rtcd_world_device_count(const rtcd_world* world);  /* 0 on the CPU reference */
+RTCD_API const char* rtcd_world_device_name(const rtcd_world* world, uint32_t device);
 
 /* Penetration measured independently of the collision algorithm: for every
  * pair of bodies whose boxes overlap, each vertex of one inside the other
