@@ -39,10 +39,15 @@ int demo_parse_options(demo_scene_kind scene, int argc, char** argv, demo_option
             return 2;
         }
         ++i;
-        if (!strcmp(a, "--objects") && scene == DEMO_AVALANCHE) o->objects = (uint32_t)strtoul(v, &end, 10);
-        else if (!strcmp(a, "--steps")) o->steps = (uint32_t)strtoul(v, &end, 10);
-        else if (!strcmp(a, "--seed")) o->seed = strtoull(v, &end, 10);
-        else if (!strcmp(a, "--penetration-every")) o->penetration_every = (uint32_t)strtoul(v, &end, 10);
+        if (!strcmp(a, "--objects") && scene == DEMO_AVALANCHE) end = parse_u32(v, 1u << 20, &o->objects);
+        else if (!strcmp(a, "--steps")) end = parse_u32(v, 100000000u, &o->steps);
+        else if (!strcmp(a, "--seed")) {
+            uint32_t lo = 0; /* accepts the full 64-bit range below */
+            (void)lo;
+            errno = 0;
+            o->seed = strtoull(v, &end, 10);
+            if (v[0] == '-' || v[0] == '\0' || errno) end = NULL;
+        } else if (!strcmp(a, "--penetration-every")) end = parse_u32(v, UINT32_MAX, &o->penetration_every);
         else if (!strcmp(a, "--devices")) o->devices = (uint32_t)strtoul(v, &end, 10);
         else if (!strcmp(a, "--csv")) o->csv_path = v, end = (char*)v + strlen(v);
         else if (!strcmp(a, "--narrowphase")) {

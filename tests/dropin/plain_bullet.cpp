@@ -2,11 +2,11 @@
 // "dimpled balls" (a UV sphere pushed in around its six axes) fall on a plane
 // and on each other; after 5 s at 60 Hz it prints where they came to rest.
 //
-// rtcd_bullet_dropin.cpp is this file with two lines changed (the include of
+// Two files, one program: plain_bullet.cpp is the plain Bullet version,
+// rtcd_bullet_dropin.cpp the same with two lines changed (the include of
 // <rtcd/rtcd_bullet.h> and the dispatcher's class): the drop-in. The block
-// under #ifdef RTCD_BULLET_H is in both files and only compiles when rtcd's
-// header is included; it reads rtcd's statistics so the test can see that
-// rtcd processed the pairs.
+// under #ifdef RTCD_BULLET_H is in both and only compiles with rtcd's header;
+// it reads rtcd's statistics so the tests can see that rtcd processed the pairs.
 #include <btBulletDynamicsCommon.h>
 #include <BulletCollision/Gimpact/btGImpactCollisionAlgorithm.h>
 #include <BulletCollision/Gimpact/btGImpactShape.h>
