@@ -53,6 +53,15 @@ typedef struct ray_sink {
     rtcd_narrowphase_stats stats;
 } ray_sink;
 
+/* The meshes' local boxes as oriented boxes: disjoint ones cannot touch. */
+static int boxes_overlap(const rtcd_mesh* a, const rtcd_mesh* b, const rtcd_xform* b_in_a)
+{
+    rtcd_v3 ca = v3_scale(v3_add(v3_load(a->lo), v3_load(a->hi)), 0.5f), ha = v3_sub(v3_load(a->hi), ca);
+    rtcd_v3 cb = v3_scale(v3_add(v3_load(b->lo), v3_load(b->hi)), 0.5f), hb = v3_sub(v3_load(b->hi), cb);
+    float pad = 1e-5f * (v3_length(ha) + v3_length(hb));
+    return obb_overlap(ca, ha, cb, hb, b_in_a, pad);
+}
+
 /* Vertices of `caster` in a solid cell of `target`: the only ones that can
  * collide (a vertex outside the target's closed surface never does). */
 static uint32_t count_candidates(const rtcd_mesh* caster, const rtcd_xform* caster_pose, const rtcd_mesh* target,
@@ -146,7 +155,10 @@ rtcd_error rtcd_collide_standard(const rtcd_narrowphase_def* def, const rtcd_mes
      * costs about as much as a hundred rays on the avalanche blobs (measured:
      * below that it slowed the 512-blob avalanche from 26 to 46 ms per step),
      * so it only runs where many candidates remain. Neither changes the result. */
-    uint32_t candidates = count_candidates(a, &pa, b, &pb) + count_candidates(b, &pb, a, &pa);
+    rtcd_xform b_in_a = xf_relative(&pa, &pb);
+    uint32_t candidates = 0;
+    if (boxes_overlap(a, b, &b_in_a))
+        candidates = count_candidates(a, &pa, b, &pb) + count_candidates(b, &pb, a, &pa);
     if (candidates == 0 ||
         (def->cull_separated && candidates > RTCD_CULL_MIN_CANDIDATES && provably_separated(a, &pa, b, &pb))) {
         sink.stats.culled = 1;

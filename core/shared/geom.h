@@ -157,4 +157,35 @@ RTCD_INLINE int ray_triangle(rtcd_v3 org, rtcd_v3 dir, rtcd_v3 p0, rtcd_v3 p1, r
     return 1;
 }
 
+/* Do two boxes overlap? Box A: centre ca, half extents ha, in A's frame; box
+ * B: centre cb, half extents hb, in B's frame; b_in_a maps B's frame into
+ * A's. Separating-axis test on the 15 axes (Gottschalk), padded by `pad`
+ * so rounding never separates touching boxes. */
+RTCD_INLINE int obb_overlap(rtcd_v3 ca, rtcd_v3 ha, rtcd_v3 cb, rtcd_v3 hb, const rtcd_xform* b_in_a, float pad)
+{
+    float r[3][3], ar[3][3];
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) {
+            r[i][j] = b_in_a->r[3 * i + j];
+            ar[i][j] = fabs(r[i][j]) + 1e-6f;
+        }
+    rtcd_v3 c = v3_sub(xf_point(b_in_a, cb), ca); /* B's centre relative to A's, in A's frame */
+    float t[3] = {c.x, c.y, c.z}, a[3] = {ha.x + pad, ha.y + pad, ha.z + pad}, b[3] = {hb.x + pad, hb.y + pad, hb.z + pad};
+    for (int i = 0; i < 3; ++i) /* A's axes */
+        if (fabs(t[i]) > a[i] + b[0] * ar[i][0] + b[1] * ar[i][1] + b[2] * ar[i][2]) return 0;
+    for (int j = 0; j < 3; ++j) { /* B's axes */
+        float tb = t[0] * r[0][j] + t[1] * r[1][j] + t[2] * r[2][j];
+        if (fabs(tb) > b[j] + a[0] * ar[0][j] + a[1] * ar[1][j] + a[2] * ar[2][j]) return 0;
+    }
+    for (int i = 0; i < 3; ++i) /* cross products of an axis of each */
+        for (int j = 0; j < 3; ++j) {
+            int i1 = (i + 1) % 3, i2 = (i + 2) % 3, j1 = (j + 1) % 3, j2 = (j + 2) % 3;
+            float tl = fabs(t[i2] * r[i1][j] - t[i1] * r[i2][j]);
+            float ra = a[i1] * ar[i2][j] + a[i2] * ar[i1][j];
+            float rb = b[j1] * ar[i][j2] + b[j2] * ar[i][j1];
+            if (tl > ra + rb) return 0;
+        }
+    return 1;
+}
+
 #endif

@@ -37,7 +37,17 @@ typedef struct demo_scene {
     uint64_t triangles_total;     /* over all bodies */
     uint64_t rng;
     uint32_t spawned;             /* spawner: bodies added so far */
+    float bounding_radius;        /* largest distance of a vertex from a body's origin, all shapes */
 } demo_scene;
+
+/* The spawner's source: 10 Hz at 60 Hz, 13 drops a turn (see demo_scene_update). */
+#define DEMO_SPAWN_EVERY 6u
+#define DEMO_SPAWN_PER_TURN 13u
+#define DEMO_SPAWN_RADIUS 3.0
+#define DEMO_SPAWN_HEIGHT 6.0f
+
+/* Largest distance of a vertex of the shape's body mesh from the body origin. */
+float demo_shape_bounding_radius(const rtcd_shape* shape);
 
 /* Builds the world and the scene's shapes; the avalanche's bodies too. */
 rtcd_error demo_scene_create(const demo_options* opt, demo_scene* out);

@@ -108,12 +108,20 @@ __kernel __attribute__((reqd_work_group_size(RTCD_CL_GROUP_SIZE, 1, 1))) void rt
     barrier(CLK_LOCAL_MEM_FENCE);
 
     uint va = ma->vertex_count, total = va + mb->vertex_count;
+    rtcd_xform a_in_b = xf_relative(&xb, &xa), b_in_a = xf_relative(&xa, &xb);
+    {
+        /* Disjoint oriented boxes: no vertex can be inside the other mesh (as the CPU reference). */
+        rtcd_v3 ca = v3_scale(v3_add(v3_load(ma->lo), v3_load(ma->hi)), 0.5f), ha = v3_sub(v3_load(ma->hi), ca);
+        rtcd_v3 cb = v3_scale(v3_add(v3_load(mb->lo), v3_load(mb->hi)), 0.5f), hb = v3_sub(v3_load(mb->hi), cb);
+        if (!obb_overlap(ca, ha, cb, hb, &b_in_a, 1e-5f * (v3_length(ha) + v3_length(hb)))) total = 0;
+    }
     for (uint k = lid; k < total; k += RTCD_CL_GROUP_SIZE) {
         uint direction = k >= va;
         uint i = direction ? k - va : k;
         __global const rtcd_cl_mesh* caster = direction ? mb : ma;
         __global const rtcd_cl_mesh* target = direction ? ma : mb;
-        rtcd_xform to_target = direction ? xf_relative(&xa, &xb) : xf_relative(&xb, &xa);
+        const rtcd_xform* to_target_p = direction ? &b_in_a : &a_in_b;
+        rtcd_xform to_target = *to_target_p;
         uint vi = caster->vertex_offset + i;
         rtcd_v3 n = v3_load(vnormals + 3 * vi);
         if (n.x == 0.0f && n.y == 0.0f && n.z == 0.0f) continue; /* unreferenced vertex */
