@@ -127,20 +127,6 @@ static rtcd_error assign_devices(rtcd_opencl* cl, const rtcd_pair_desc* pairs, u
 
 /* ---- per-device batch ---- */
 
-static int reserve(void** p, size_t* cap, size_t need, size_t size)
-{
-    if (need <= *cap) return 1;
-    size_t c = *cap ? *cap : 64;
-    while (c < need) c *= 2;
-    void* q = rtcd_alloc(c * size);
-    if (!q) return 0;
-    if (*p) memcpy(q, *p, *cap * size);
-    rtcd_free(*p);
-    *p = q;
-    *cap = c;
-    return 1;
-}
-
 static rtcd_error ensure_buffer(cl_device_state* d, cl_mem* buf, size_t* cap, size_t bytes, cl_mem_flags flags)
 {
     if (bytes <= *cap && *buf) return RTCD_OK;
@@ -265,9 +251,9 @@ rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uin
             break;
         cl_device_state* d = &cl->devices[device_of[i]];
         size_t need = (size_t)d->batch_count + 1, pc = d->batch_cap, ic = d->batch_cap, rc = d->batch_cap;
-        if (!reserve((void**)&d->host_pairs, &pc, need, sizeof(rtcd_cl_pair)) ||
-            !reserve((void**)&d->host_results, &rc, need, sizeof(rtcd_cl_result)) ||
-            !reserve((void**)&d->batch_index, &ic, need, sizeof(uint32_t))) {
+        if (!rtcd_cl_grow((void**)&d->host_pairs, &pc, need, sizeof(rtcd_cl_pair)) ||
+            !rtcd_cl_grow((void**)&d->host_results, &rc, need, sizeof(rtcd_cl_result)) ||
+            !rtcd_cl_grow((void**)&d->batch_index, &ic, need, sizeof(uint32_t))) {
             err = rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_collide: out of memory");
             break;
         }
@@ -286,7 +272,7 @@ rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uin
     }
     for (uint32_t dv = 0; dv < cl->device_count && err == RTCD_OK; ++dv) {
         cl_device_state* d = &cl->devices[dv];
-        if (rays && !reserve((void**)&d->host_rays, &d->host_rays_cap, rays_total[dv] + 1, sizeof(rtcd_cl_ray)))
+        if (rays && !rtcd_cl_grow((void**)&d->host_rays, &d->host_rays_cap, rays_total[dv] + 1, sizeof(rtcd_cl_ray)))
             err = rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_collide: out of memory for rays");
         else
             err = launch(cl, d, rays != NULL, rays_total[dv]);

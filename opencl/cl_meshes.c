@@ -7,19 +7,26 @@
 
 #define RTCD_GRID_BYTES (RTCD_GRID_N * RTCD_GRID_N * RTCD_GRID_N / 8)
 
-/* Grows *p to hold `need` elements of `size` bytes (doubling). */
-static int grow(void** p, uint32_t* cap_elems, size_t need, size_t size)
+int rtcd_cl_grow(void** p, size_t* cap, size_t need, size_t size)
 {
-    if (need <= *cap_elems) return 1;
-    size_t cap = *cap_elems ? *cap_elems : 64;
-    while (cap < need) cap *= 2;
-    void* q = rtcd_alloc(cap * size);
+    if (need <= *cap) return 1;
+    size_t c = *cap ? *cap : 64;
+    while (c < need) c *= 2;
+    void* q = rtcd_alloc(c * size);
     if (!q) return 0;
-    if (*p) memcpy(q, *p, (size_t)*cap_elems * size);
+    if (*p) memcpy(q, *p, *cap * size);
     rtcd_free(*p);
     *p = q;
-    *cap_elems = (uint32_t)cap;
+    *cap = c;
     return 1;
+}
+
+static int grow(void** p, uint32_t* cap_elems, size_t need, size_t size)
+{
+    size_t cap = *cap_elems;
+    int ok = rtcd_cl_grow(p, &cap, need, size);
+    *cap_elems = (uint32_t)cap;
+    return ok;
 }
 
 /* Appends n elements to an array whose used length is `used`, capacity tracked in *cap. */

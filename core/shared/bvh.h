@@ -186,4 +186,30 @@ RTCD_INLINE int bvh_any_hit(const rtcd_bvh_view* bvh, rtcd_v3 org, rtcd_v3 dir, 
     return 0;
 }
 
+/* The paper's "basic" traversal: every triangle of an indexed mesh, same
+ * tie-break as the BVH walks (the reference they are tested against). */
+RTCD_INLINE rtcd_tri_hit brute_first_hit(const RTCD_GLOBAL float* vertices, const RTCD_GLOBAL rtcd_u32* indices,
+                                         rtcd_u32 tri_count, rtcd_v3 org, rtcd_v3 dir, float tmin, float tmax,
+                                         rtcd_u32 skip_vertex)
+{
+    rtcd_tri_hit best;
+    best.tri = RTCD_INVALID;
+    best.t = tmax;
+    best.u = best.v = 0.0f;
+    for (rtcd_u32 t = 0; t < tri_count; ++t) {
+        float th, u, w;
+        if (!ray_triangle(org, dir, v3_load(vertices + 3 * indices[3 * t]), v3_load(vertices + 3 * indices[3 * t + 1]),
+                          v3_load(vertices + 3 * indices[3 * t + 2]), tmin, best.t, &th, &u, &w))
+            continue;
+        if (skip_vertex != RTCD_INVALID && tri_uses_vertex(indices, t, skip_vertex)) continue;
+        if (hit_is_better(th, t, &best)) {
+            best.tri = t;
+            best.t = th;
+            best.u = u;
+            best.v = w;
+        }
+    }
+    return best;
+}
+
 #endif

@@ -29,29 +29,6 @@ inline int may_contain(__global const rtcd_cl_mesh* m, __global const uchar* gri
     return (grids[m->grid_offset + (i >> 3)] >> (i & 7u)) & 1u;
 }
 
-inline rtcd_tri_hit brute_first_hit(__global const float* v, __global const uint* idx, uint tri_count, rtcd_v3 org,
-                                    rtcd_v3 dir, float tmax, uint skip_vertex)
-{
-    rtcd_tri_hit best;
-    best.tri = RTCD_INVALID;
-    best.t = tmax;
-    best.u = best.v = 0.0f;
-    for (uint t = 0; t < tri_count; ++t) {
-        float th, u, w;
-        if (!ray_triangle(org, dir, v3_load(v + 3 * idx[3 * t]), v3_load(v + 3 * idx[3 * t + 1]),
-                          v3_load(v + 3 * idx[3 * t + 2]), 0.0f, best.t, &th, &u, &w))
-            continue;
-        if (skip_vertex != RTCD_INVALID && tri_uses_vertex(idx, t, skip_vertex)) continue;
-        if (hit_is_better(th, t, &best)) {
-            best.tri = t;
-            best.t = th;
-            best.u = u;
-            best.v = w;
-        }
-    }
-    return best;
-}
-
 inline rtcd_bvh_view mesh_view(__global const rtcd_cl_mesh* m, __global const rtcd_bvh_node* nodes,
                                __global const float* tris, __global const uint* tri_ids, __global const uint* indices)
 {
@@ -134,7 +111,7 @@ __kernel __attribute__((reqd_work_group_size(RTCD_CL_GROUP_SIZE, 1, 1))) void rt
         __global const uint* ti = indices + 3 * target->tri_offset;
         rtcd_tri_hit hit;
         if (brute_force) {
-            hit = brute_first_hit(tv, ti, target->tri_count, o, dir, RTCD_FLT_MAX, RTCD_INVALID);
+            hit = brute_first_hit(tv, ti, target->tri_count, o, dir, 0.0f, RTCD_FLT_MAX, RTCD_INVALID);
         } else {
             rtcd_bvh_view view = mesh_view(target, nodes, tris, tri_ids, indices);
             hit = bvh_first_hit_stackless(&view, o, dir, 0.0f, RTCD_FLT_MAX, RTCD_INVALID);
@@ -148,7 +125,7 @@ __kernel __attribute__((reqd_work_group_size(RTCD_CL_GROUP_SIZE, 1, 1))) void rt
             int self_hit;
             if (brute_force) {
                 rtcd_tri_hit h = brute_first_hit(vertices + 3 * caster->vertex_offset, indices + 3 * caster->tri_offset,
-                                                 caster->tri_count, local_v, dir_local, hit.t, i);
+                                                 caster->tri_count, local_v, dir_local, 0.0f, hit.t, i);
                 self_hit = h.tri != RTCD_INVALID && h.t < hit.t;
             } else {
                 rtcd_bvh_view view = mesh_view(caster, nodes, tris, tri_ids, indices);
