@@ -211,6 +211,7 @@ rtcd_error rtcd_bvh_build(const float* vertices, const uint32_t* indices, uint32
         for (int c = 0; c < 3; ++c)
             memcpy(out->tris + 9 * k + 3 * c, vertices + 3 * indices[3 * out->tri_ids[k] + c], 3 * sizeof(float));
     RTCD_ASSERT(out->depth < RTCD_BVH_STACK_SIZE);
+    if ((err = rtcd_bvh4_build(out)) != RTCD_OK) rtcd_bvh_destroy(out);
 done:
     rtcd_free(b.tri_box);
     rtcd_free(b.centroid);
@@ -221,6 +222,7 @@ done:
 
 void rtcd_bvh_destroy(rtcd_bvh* bvh)
 {
+    rtcd_free(bvh->nodes4);
     rtcd_free(bvh->nodes);
     rtcd_free(bvh->tris);
     rtcd_free(bvh->tri_ids);

@@ -32,7 +32,17 @@ static inline rtcd_xform rtcd_to_xform(const rtcd_transform* t)
     return x;
 }
 
+/* 4-wide CPU copy of the binary tree (core/bvh4.c): children's boxes side by
+ * side for one SSE slab test; child >= 0 is a node, < 0 a leaf (-1 - prims). */
+typedef struct rtcd_bvh4_node {
+    float lo[3][4], hi[3][4];
+    int32_t child[4];
+    uint32_t count;
+} rtcd_bvh4_node;
+
 typedef struct rtcd_bvh {
+    rtcd_bvh4_node* nodes4; /* NULL: use the binary walk */
+    uint32_t node4_count;
     rtcd_bvh_node* nodes;
     float* tris;        /* 9 per slot: leaf-ordered triangle corners */
     uint32_t* tri_ids;
@@ -81,6 +91,10 @@ static inline int rtcd_mesh_may_contain(const rtcd_mesh* m, rtcd_v3 p)
 rtcd_error rtcd_bvh_build(const float* vertices, const uint32_t* indices, uint32_t triangle_count,
                           uint32_t leaf_size, rtcd_bvh* out);
 void rtcd_bvh_destroy(rtcd_bvh* bvh);
+rtcd_error rtcd_bvh4_build(rtcd_bvh* bvh);
+/* Nearest hit through the 4-wide copy; same answer as bvh_first_hit. */
+rtcd_tri_hit rtcd_bvh4_first_hit(const rtcd_bvh* bvh, const rtcd_bvh_view* view, rtcd_v3 org, rtcd_v3 dir,
+                                 float tmin, float tmax, uint32_t skip_vertex);
 
 static inline rtcd_bvh_view rtcd_mesh_bvh_view(const rtcd_mesh* m)
 {

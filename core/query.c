@@ -15,7 +15,8 @@ int rtcd_mesh_first_hit(const rtcd_mesh* mesh, const rtcd_ray* ray, rtcd_travers
         rtcd_bvh_view view = rtcd_mesh_bvh_view(mesh);
         h = traversal == RTCD_TRAVERSAL_BVH_STACKLESS
                 ? bvh_first_hit_stackless(&view, org, dir, ray->tmin, ray->tmax, ray->skip_vertex)
-                : bvh_first_hit(&view, org, dir, ray->tmin, ray->tmax, ray->skip_vertex);
+                : (mesh->bvh.nodes4 ? rtcd_bvh4_first_hit(&mesh->bvh, &view, org, dir, ray->tmin, ray->tmax, ray->skip_vertex)
+                                    : bvh_first_hit(&view, org, dir, ray->tmin, ray->tmax, ray->skip_vertex));
     }
     hit->triangle = h.tri;
     hit->t = h.t;
