@@ -175,6 +175,12 @@ static rtcd_error launch(rtcd_opencl* cl, cl_device_state* d, int want_rays, siz
     RTCD_CL_CHECK(clSetKernelArg(k, 14, sizeof(cl_mem), &d->rays), "clSetKernelArg");
     RTCD_CL_CHECK(clSetKernelArg(k, 15, sizeof rays_flag, &rays_flag), "clSetKernelArg");
     size_t local = RTCD_CL_GROUP_SIZE, global = (size_t)n * RTCD_CL_GROUP_SIZE;
+    if (d->serial) {
+        /* One work item per pair, alone in its group: its private ray store
+         * (24 KB) then never multiplies by a group size on a worker's stack. */
+        global = n;
+        local = 1;
+    }
     RTCD_CL_CHECK(clEnqueueNDRangeKernel(d->queue, k, 1, NULL, &global, &local, 0, NULL, NULL),
                   "clEnqueueNDRangeKernel(rtcd_collide_pairs)");
     RTCD_CL_CHECK(clEnqueueReadBuffer(d->queue, d->results, CL_FALSE, 0, n * sizeof(rtcd_cl_result), d->host_results,

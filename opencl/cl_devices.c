@@ -87,8 +87,12 @@ static rtcd_error build_program(cl_device_state* d, const char* suffix)
         return rtcd_fail(RTCD_ERROR_KERNEL_BUILD, "OpenCL program build failed on %s (%s); build log:\n%s", d->name,
                          rtcd_cl_error_string(err), log);
     }
-    d->kernel = clCreateKernel(d->program, "rtcd_collide_pairs", &err);
-    RTCD_CL_CHECK(err, "clCreateKernel(rtcd_collide_pairs)");
+    /* CPU devices run a pair per work item: work-groups with barriers only add cost there. */
+    const char* entry = d->serial ? "rtcd_collide_pairs_serial" : "rtcd_collide_pairs";
+    d->kernel = clCreateKernel(d->program, entry, &err);
+    if (err != CL_SUCCESS)
+        return rtcd_fail(RTCD_ERROR_DEVICE, "OpenCL clCreateKernel(%s) failed on %s: %s (%d)", entry, d->name,
+                         rtcd_cl_error_string(err), (int)err);
     return RTCD_OK;
 }
 
@@ -101,6 +105,7 @@ static rtcd_error open_device(cl_device_state* d, const candidate* c, const char
                   "clGetPlatformInfo");
     snprintf(d->name, sizeof d->name, "%u:%u %s (%s)", c->platform_index, c->device_index, dev_name, plat_name);
     d->device = c->device;
+    d->serial = (c->type & CL_DEVICE_TYPE_CPU) != 0 && !(c->type & CL_DEVICE_TYPE_GPU);
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)c->platform, 0};
     d->context = clCreateContext(props, 1, &c->device, NULL, NULL, &err);
     RTCD_CL_CHECK(err, "clCreateContext");

@@ -20,6 +20,7 @@ typedef struct cl_device_state {
     cl_command_queue queue;
     cl_program program;
     cl_kernel kernel;
+    int serial;           /* CPU device: one work item per pair (rtcd_collide_pairs_serial) */
     char name[256];
     /* every registered mesh, concatenated; rebuilt when the registry grows */
     cl_mem mesh_buffers[9];
