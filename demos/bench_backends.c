@@ -36,25 +36,6 @@ static double median(double* v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/* Pairs of bodies whose bounding spheres overlap (what a broadphase keeps). */
-static uint32_t find_pairs(const rtcd_mesh* mesh, const rtcd_transform* poses, uint32_t n, rtcd_pair_desc* out)
-{
-    float lo[3], hi[3], r = 0;
-    rtcd_mesh_bounds(mesh, lo, hi);
-    for (int k = 0; k < 3; ++k) r = fmaxf(r, fmaxf(fabsf(lo[k]), fabsf(hi[k])));
-    r *= sqrtf(3.0f);
-    uint32_t count = 0;
-    for (uint32_t i = 0; i < n; ++i)
-        for (uint32_t j = i + 1; j < n; ++j) {
-            float d2 = 0;
-            for (int k = 0; k < 3; ++k) d2 += (poses[i].translation[k] - poses[j].translation[k]) * (poses[i].translation[k] - poses[j].translation[k]);
-            if (d2 > 4 * r * r) continue;
-            out[count] = (rtcd_pair_desc){mesh, mesh, poses[i], poses[j], ((uint64_t)i << 32) | j};
-            count++;
-        }
-    return count;
-}
-
 static double run_cpu(const rtcd_pair_desc* pairs, uint32_t n, rtcd_ray_hit* rays, rtcd_contact* contacts, uint64_t* out_contacts)
 {
     rtcd_narrowphase_def nd = rtcd_default_narrowphase_def();
@@ -135,7 +116,7 @@ int main(int argc, char** argv)
         rtcd_world_step(world);
         if (step < 100 || step % 50 != 0) continue;
         for (uint32_t b = 0; b < objects; ++b) rtcd_world_get_pose(world, b, &poses[b]);
-        uint32_t n = find_pairs(body, poses, objects, pairs);
+        uint32_t n = scene_overlapping_pairs(body, poses, objects, pairs);
         double tc[64], t1[64], t2[64];
         uint64_t cpu_contacts = 0;
         for (uint32_t r = 0; r < reps; ++r) {

@@ -6,6 +6,8 @@
 #include <rtcd/rtcd_opencl.h>
 #include <rtcd/rtcd_world.h>
 
+#include "scene_util.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,33 +23,6 @@ static rtcd_opencl* open_n(uint32_t n)
     if (err != RTCD_OK) fprintf(stderr, "%s: %s\n", rtcd_error_name(err), rtcd_last_error_message());
     assert_int_equal(err, RTCD_OK);
     return cl;
-}
-
-/* Body pairs whose world boxes overlap (brute force over n bodies). */
-static uint32_t overlapping_pairs(const rtcd_mesh* mesh, const rtcd_transform* poses, uint32_t n, rtcd_pair_desc* out)
-{
-    float lo[3], hi[3];
-    rtcd_mesh_bounds(mesh, lo, hi);
-    float r = 0.0f;
-    for (int k = 0; k < 3; ++k) r = fmaxf(r, fmaxf(fabsf(lo[k]), fabsf(hi[k])));
-    r *= sqrtf(3.0f);
-    uint32_t count = 0;
-    for (uint32_t i = 0; i < n; ++i)
-        for (uint32_t j = i + 1; j < n; ++j) {
-            float d2 = 0;
-            for (int k = 0; k < 3; ++k) {
-                float d = poses[i].translation[k] - poses[j].translation[k];
-                d2 += d * d;
-            }
-            if (d2 > 4.0f * r * r) continue;
-            out[count].a = mesh;
-            out[count].b = mesh;
-            out[count].pose_a = poses[i];
-            out[count].pose_b = poses[j];
-            out[count].key = ((uint64_t)i << 32) | j;
-            count++;
-        }
-    return count;
 }
 
 static void test_two_devices_match_one_and_keep_pairs(void** state)
@@ -89,7 +64,7 @@ static void test_two_devices_match_one_and_keep_pairs(void** state)
     for (int step = 0; step < 300; ++step) {
         assert_int_equal(rtcd_world_step(world), RTCD_OK);
         for (uint32_t b = 0; b < N; ++b) assert_int_equal(rtcd_world_get_pose(world, b, &poses[b]), RTCD_OK);
-        uint32_t n = overlapping_pairs(body_mesh, poses, N, pairs);
+        uint32_t n = scene_overlapping_pairs(body_mesh, poses, N, pairs);
         assert_int_equal(rtcd_opencl_collide(two, pairs, n, r2, NULL), RTCD_OK);
         uint8_t now[N][N];
         memset(now, 0xff, sizeof now);

@@ -33,3 +33,28 @@ rtcd_error scene_mesh_from_generated(rtcd_generated_mesh* g, const char* name, r
     rtcd_generated_free(g);
     return err;
 }
+
+uint32_t scene_overlapping_pairs(const rtcd_mesh* mesh, const rtcd_transform* poses, uint32_t n, rtcd_pair_desc* out)
+{
+    float lo[3], hi[3], r = 0.0f;
+    rtcd_mesh_bounds(mesh, lo, hi);
+    for (int k = 0; k < 3; ++k) r = fmaxf(r, fmaxf(fabsf(lo[k]), fabsf(hi[k])));
+    r *= sqrtf(3.0f); /* a sphere around the box corner farthest from the origin */
+    uint32_t count = 0;
+    for (uint32_t i = 0; i < n; ++i)
+        for (uint32_t j = i + 1; j < n; ++j) {
+            float d2 = 0.0f;
+            for (int k = 0; k < 3; ++k) {
+                float d = poses[i].translation[k] - poses[j].translation[k];
+                d2 += d * d;
+            }
+            if (d2 > 4.0f * r * r) continue;
+            out[count].a = mesh;
+            out[count].b = mesh;
+            out[count].pose_a = poses[i];
+            out[count].pose_b = poses[j];
+            out[count].key = ((uint64_t)i << 32) | j;
+            count++;
+        }
+    return count;
+}
