@@ -26,6 +26,10 @@ public:
 private:
     struct Entry {
         rtcd_mesh* mesh; // NULL: declined
+        // What the mesh was built from: a shape freed and another made at the
+        // same address, or a changed scaling, shows up here and is rebuilt.
+        const void* source;
+        btVector3 scaling;
     };
     std::unordered_map<const btCollisionShape*, Entry> m_entries;
 };

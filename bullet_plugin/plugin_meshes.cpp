@@ -15,13 +15,22 @@ const rtcd_mesh* rtcdMeshCache::find(const btCollisionShape* shape) const
     return it == m_entries.end() ? nullptr : it->second.mesh;
 }
 
+// The scale GImpact collides with: each part's primitive manager holds it
+// (the interface's scaling at construction, then setLocalScaling's).
+static btVector3 part_scaling(const btGImpactMeshShape* shape, int part)
+{
+    return part < shape->getMeshPartCount() ? shape->getMeshPart(part)->getLocalScaling()
+                                            : shape->getMeshInterface()->getScaling();
+}
+
 // Reads every subpart (float or double vertices; 32-, 16- or 8-bit indices),
-// applies the interface's scaling and merges them into one indexed mesh.
-static bool read_striding_mesh(const btStridingMeshInterface* iface, std::vector<float>& vertices,
+// applies the part's scaling and merges them into one indexed mesh.
+static bool read_striding_mesh(const btGImpactMeshShape* shape, std::vector<float>& vertices,
                                std::vector<uint32_t>& indices, std::string& why)
 {
-    btVector3 scale = iface->getScaling();
+    const btStridingMeshInterface* iface = shape->getMeshInterface();
     for (int part = 0; part < iface->getNumSubParts(); ++part) {
+        btVector3 scale = part_scaling(shape, part);
         const unsigned char* vbase;
         int nverts, vstride, nfaces, istride;
         PHY_ScalarType vtype, itype;
@@ -66,9 +75,17 @@ static bool read_striding_mesh(const btStridingMeshInterface* iface, std::vector
 
 const rtcd_mesh* rtcdMeshCache::meshFor(const btCollisionShape* shape)
 {
+    const void* source = rtcdIsGImpactMesh(shape)
+                             ? static_cast<const void*>(static_cast<const btGImpactMeshShape*>(shape)->getMeshInterface())
+                             : nullptr;
+    btVector3 scaling = source ? part_scaling(static_cast<const btGImpactMeshShape*>(shape), 0) : btVector3(1, 1, 1);
     auto it = m_entries.find(shape);
-    if (it != m_entries.end()) return it->second.mesh;
-    Entry entry = {nullptr};
+    if (it != m_entries.end()) {
+        if (it->second.source == source && it->second.scaling == scaling) return it->second.mesh;
+        rtcd_mesh_release(it->second.mesh); // not the shape it was built for any more
+        m_entries.erase(it);
+    }
+    Entry entry = {nullptr, source, scaling};
     char name[64];
     std::snprintf(name, sizeof name, "btGImpactMeshShape %p", static_cast<const void*>(shape));
     std::string why;
@@ -78,7 +95,7 @@ const rtcd_mesh* rtcdMeshCache::meshFor(const btCollisionShape* shape)
         const btGImpactMeshShape* gimpact = static_cast<const btGImpactMeshShape*>(shape);
         std::vector<float> vertices;
         std::vector<uint32_t> indices;
-        if (read_striding_mesh(gimpact->getMeshInterface(), vertices, indices, why)) {
+        if (read_striding_mesh(gimpact, vertices, indices, why)) {
             rtcd_mesh_def def = rtcd_default_mesh_def();
             def.vertices = vertices.data();
             def.vertex_count = static_cast<uint32_t>(vertices.size() / 3);

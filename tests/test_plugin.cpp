@@ -154,9 +154,36 @@ static void test_mesh_pairs_are_batched()
     CHECK(rays > 0);
 }
 
+// A shape whose scaling changes is rebuilt the next time a pair needs it,
+// instead of colliding with the mesh of its old size.
+static void test_rescaled_shape_is_rebuilt()
+{
+    MeshData m = blob(6, false);
+    World w;
+    btRigidBody* body = w.add(m, btVector3(0, 0, 0.6f));
+    for (int i = 0; i < 5; ++i) w.world.stepSimulation(1.0f / 60.0f, 1, 1.0f / 60.0f);
+    const rtcd_mesh* before = w.dispatcher.meshForShape(body->getCollisionShape());
+    CHECK(before != nullptr);
+    float lo0[3], hi0[3];
+    rtcd_mesh_bounds(before, lo0, hi0);
+    w.world.removeRigidBody(body);
+    body->getCollisionShape()->setLocalScaling(btVector3(2, 2, 2));
+    static_cast<btGImpactMeshShape*>(body->getCollisionShape())->updateBound();
+    w.world.addRigidBody(body); // a new pair with the plane: its algorithm asks for the mesh again
+    for (int i = 0; i < 5; ++i) w.world.stepSimulation(1.0f / 60.0f, 1, 1.0f / 60.0f);
+    const rtcd_mesh* after = w.dispatcher.meshForShape(body->getCollisionShape());
+    CHECK(after != nullptr);
+    if (!after) return;
+    float lo1[3], hi1[3];
+    rtcd_mesh_bounds(after, lo1, hi1);
+    std::printf("mesh x extent %.3f before, %.3f after scaling by 2\n", hi0[0] - lo0[0], hi1[0] - lo1[0]);
+    CHECK(std::fabs((hi1[0] - lo1[0]) - 2.0f * (hi0[0] - lo0[0])) < 1e-4f);
+}
+
 int main()
 {
-    void (*tests[])() = {test_open_mesh_falls_back, test_manifold_persists, test_mesh_pairs_are_batched};
+    void (*tests[])() = {test_open_mesh_falls_back, test_manifold_persists, test_mesh_pairs_are_batched,
+                         test_rescaled_shape_is_rebuilt};
     int passed = 0, failed = 0;
     for (auto t : tests) {
         int before = g_failures;
