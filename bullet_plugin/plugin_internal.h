@@ -69,7 +69,6 @@ struct rtcdPluginState {
     std::vector<rtcd_pair_desc> descs;       // this step's mesh-mesh pairs for the device
     std::vector<uint32_t> desc_slot;
     std::vector<rtcd_pair_result> device_results;
-    btGImpactCollisionAlgorithm::CreateFunc gimpact_create;
 
     ~rtcdPluginState() { rtcd_opencl_destroy(opencl); }
 

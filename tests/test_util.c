@@ -1,5 +1,7 @@
 #include "test_util.h"
 
+#include "scene_util.h"
+
 #include <math.h>
 #include <stdio.h>
 
@@ -26,13 +28,10 @@ void test_rng_unit_vector(test_rng* rng, float out[3])
 
 rtcd_transform test_random_pose(test_rng* rng, float max_translation)
 {
-    /* Uniform random rotation (Shoemake). */
-    double u1 = test_rng_uniform(rng), u2 = test_rng_uniform(rng), u3 = test_rng_uniform(rng);
-    float q[4] = {(float)(sqrt(1 - u1) * sin(2 * M_PI * u2)), (float)(sqrt(1 - u1) * cos(2 * M_PI * u2)),
-                  (float)(sqrt(u1) * sin(2 * M_PI * u3)), (float)(sqrt(u1) * cos(2 * M_PI * u3))};
-    float t[3];
-    for (int i = 0; i < 3; ++i) t[i] = (float)test_rng_range(rng, -max_translation, max_translation);
-    return rtcd_transform_from_quat(q, t);
+    /* The scenes' rotation (same generator, same draws), then the translation. */
+    rtcd_transform pose = scene_random_pose(&rng->state, 0.0f, 0.0f, 0.0f);
+    for (int i = 0; i < 3; ++i) pose.translation[i] = (float)test_rng_range(rng, -max_translation, max_translation);
+    return pose;
 }
 
 rtcd_mesh* test_mesh_from_generated(rtcd_generated_mesh* g, const char* name)

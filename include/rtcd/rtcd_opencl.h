@@ -65,7 +65,6 @@ RTCD_API rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* p
 
 typedef struct rtcd_opencl_stats {
     uint32_t pairs_per_device[16];
-    uint32_t device_changes;       /* pairs that moved to another device while persisting: always 0 */
     uint32_t cpu_fallback_pairs;   /* pairs past the on-chip ray capacity, computed on the CPU instead */
     double ms;                     /* wall time of the last call */
 } rtcd_opencl_stats;
