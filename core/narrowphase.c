@@ -63,23 +63,31 @@ static int boxes_overlap(const rtcd_mesh* a, const rtcd_mesh* b, const rtcd_xfor
 }
 
 /* Vertices of `caster` in a solid cell of `target`: the only ones that can
- * collide (a vertex outside the target's closed surface never does). */
-static uint32_t count_candidates(const rtcd_mesh* caster, const rtcd_xform* caster_pose, const rtcd_mesh* target,
-                                 const rtcd_xform* target_pose)
+ * collide (a vertex outside the target's closed surface never does). Stops
+ * once `list` is full; returns how many it found (capacity + 1 when it stopped). */
+static uint32_t gather_candidates(const rtcd_mesh* caster, const rtcd_xform* caster_pose, const rtcd_mesh* target,
+                                  const rtcd_xform* target_pose, uint32_t* list, uint32_t capacity)
 {
     rtcd_xform to_target = xf_relative(target_pose, caster_pose);
     uint32_t n = 0;
-    for (uint32_t i = 0; i < caster->vertex_count; ++i) n += rtcd_mesh_may_contain(target, xf_point(&to_target, mesh_vertex(caster, i)));
+    for (uint32_t i = 0; i < caster->vertex_count; ++i) {
+        if (!rtcd_mesh_may_contain(target, xf_point(&to_target, mesh_vertex(caster, i)))) continue;
+        if (n == capacity) return capacity + 1;
+        list[n++] = i;
+    }
     return n;
 }
 
-/* Rays from `caster`'s vertices into `target`; poses are world transforms. */
+/* Rays from `caster`'s vertices into `target` (poses are world transforms):
+ * the `count` vertices in `list`, or every vertex when list is NULL. */
 static void cast_direction(const rtcd_narrowphase_def* def, uint32_t direction, const rtcd_mesh* caster,
                            const rtcd_xform* caster_pose, const rtcd_mesh* target, const rtcd_xform* target_pose,
-                           ray_sink* sink)
+                           const uint32_t* list, uint32_t count, ray_sink* sink)
 {
     rtcd_xform to_target = xf_relative(target_pose, caster_pose);
-    for (uint32_t i = 0; i < caster->vertex_count; ++i) {
+    uint32_t end = list ? count : caster->vertex_count;
+    for (uint32_t k = 0; k < end; ++k) {
+        uint32_t i = list ? list[k] : k;
         rtcd_v3 n = v3_load(caster->vertex_normals + 3 * i);
         if (n.x == 0.0f && n.y == 0.0f && n.z == 0.0f) continue; /* unreferenced vertex */
         rtcd_v3 p = xf_point(&to_target, mesh_vertex(caster, i));
@@ -154,17 +162,24 @@ rtcd_error rtcd_collide_standard(const rtcd_narrowphase_def* def, const rtcd_mes
      * vertex certainly outside the other mesh. The exact separation test
      * costs about as much as a hundred rays on the avalanche blobs (measured:
      * below that it slowed the 512-blob avalanche from 26 to 46 ms per step),
-     * so it only runs where many candidates remain. Neither changes the result. */
+     * so it only runs where many candidates remain. Neither changes the
+     * result. A short candidate list is kept, so those rays need no second
+     * sweep over the vertices. */
     rtcd_xform b_in_a = xf_relative(&pa, &pb);
-    uint32_t candidates = 0;
-    if (boxes_overlap(a, b, &b_in_a))
-        candidates = count_candidates(a, &pa, b, &pb) + count_candidates(b, &pb, a, &pa);
-    if (candidates == 0 ||
-        (def->cull_separated && candidates > RTCD_CULL_MIN_CANDIDATES && provably_separated(a, &pa, b, &pb))) {
+    uint32_t list[2 * RTCD_CULL_MIN_CANDIDATES], na = 0, nb = 0;
+    if (boxes_overlap(a, b, &b_in_a)) {
+        na = gather_candidates(a, &pa, b, &pb, list, RTCD_CULL_MIN_CANDIDATES);
+        nb = gather_candidates(b, &pb, a, &pa, list + RTCD_CULL_MIN_CANDIDATES, RTCD_CULL_MIN_CANDIDATES);
+    }
+    int many = na + nb > RTCD_CULL_MIN_CANDIDATES;
+    if (na + nb == 0 || (def->cull_separated && many && provably_separated(a, &pa, b, &pb))) {
         sink.stats.culled = 1;
+    } else if (na <= RTCD_CULL_MIN_CANDIDATES && nb <= RTCD_CULL_MIN_CANDIDATES) {
+        cast_direction(def, 0, a, &pa, b, &pb, list, na, &sink);
+        cast_direction(def, 1, b, &pb, a, &pa, list + RTCD_CULL_MIN_CANDIDATES, nb, &sink);
     } else {
-        cast_direction(def, 0, a, &pa, b, &pb, &sink);
-        cast_direction(def, 1, b, &pb, a, &pa, &sink);
+        cast_direction(def, 0, a, &pa, b, &pb, NULL, 0, &sink);
+        cast_direction(def, 1, b, &pb, a, &pa, NULL, 0, &sink);
     }
     *ray_count = sink.count;
     if (stats) *stats = sink.stats;
