@@ -3,8 +3,10 @@
 #define RTCD_CORE_INTERNAL_H
 
 #include <rtcd/rtcd.h>
+#include <rtcd/rtcd_iterative.h>
 
 #include "shared/bvh.h"
+#include "shared/iterate.h"
 
 #if defined(__GNUC__)
 #define RTCD_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
@@ -56,6 +58,10 @@ typedef struct rtcd_bvh {
 typedef struct rtcd_solid_grid {
     float lo[3], inv_cell[3];
     uint8_t solid[RTCD_GRID_N * RTCD_GRID_N * RTCD_GRID_N / 8];
+    /* Chebyshev distance in cells to the nearest solid cell (0: solid, capped
+     * at 255), for the predictive candidates (shared/iterate.h). */
+    uint8_t near[RTCD_GRID_N * RTCD_GRID_N * RTCD_GRID_N];
+    float min_cell; /* smallest cell edge */
 } rtcd_solid_grid;
 
 struct rtcd_mesh {
@@ -86,6 +92,64 @@ static inline int rtcd_mesh_may_contain(const rtcd_mesh* m, rtcd_v3 p)
     uint32_t i = ((uint32_t)fz * RTCD_GRID_N + (uint32_t)fy) * RTCD_GRID_N + (uint32_t)fx;
     return (g->solid[i >> 3] >> (i & 7)) & 1;
 }
+
+/* May p (mesh frame) be within dist of the mesh? (grid_may_be_near) */
+static inline int rtcd_mesh_may_be_near(const rtcd_mesh* m, rtcd_v3 p, float dist)
+{
+    const rtcd_solid_grid* g = &m->grid;
+    return grid_may_be_near(g->near, v3_load(g->lo), v3_load(g->inv_cell), g->min_cell, p, dist);
+}
+
+/* What the iterative algorithms know of a pair between calls, apart from its
+ * kept rays (core/iterative.c). The CPU reference keeps it in the pair's
+ * rtcd_pair_state; the OpenCL backend on the host beside the device that
+ * holds the rays. */
+typedef struct rtcd_pair_track {
+    const rtcd_mesh* a;
+    const rtcd_mesh* b;
+    int valid;             /* a standard pass ran since the last reset */
+    int has_prev;
+    rtcd_xform ref;        /* b in a's frame at the last standard pass */
+    rtcd_xform prev;       /* b in a's frame at the last call */
+    float step_displacement; /* relative motion in the last step */
+    rtcd_iterative_params params;
+} rtcd_pair_track;
+
+/* Largest displacement of a box corner of either mesh, in the other's frame,
+ * between two relative poses (b in a). */
+float rtcd_relative_displacement(const rtcd_mesh* a, const rtcd_mesh* b, const rtcd_xform* b_in_a0,
+                                 const rtcd_xform* b_in_a1);
+
+/* Decides this call's pass and updates the track: returns 1 for a standard
+ * pass (parameters chosen afresh, displacement reset), 0 for an iterative
+ * one. A track of other meshes, or of the STANDARD algorithm, resets. */
+int rtcd_track_plan(rtcd_pair_track* track, const rtcd_iterative_def* def, const rtcd_mesh* a, const rtcd_mesh* b,
+                    const rtcd_xform* pose_a, const rtcd_xform* pose_b);
+
+/* What a standard pass of the iterative algorithms keeps: one entry (2
+ * words, shared/iterate.h) per colliding ray, and for the predictive one per
+ * predictive ray. */
+typedef struct rtcd_keep {
+    uint32_t* entries;
+    uint32_t count, capacity;
+    int overflow;          /* more entries than capacity: the rest were dropped */
+    int predictive;
+    float extension, culling;
+} rtcd_keep;
+
+/* core/narrowphase.c: the standard algorithm on checked arguments; keep NULL
+ * for the plain standard algorithm. */
+void rtcd_standard_pass(const rtcd_narrowphase_def* def, const rtcd_mesh* a, const rtcd_xform* pa, const rtcd_mesh* b,
+                        const rtcd_xform* pb, rtcd_ray_hit* rays, uint32_t ray_capacity, uint32_t* ray_count,
+                        rtcd_narrowphase_stats* stats, rtcd_keep* keep);
+/* NULL pointers, buffer size (sum of vertex counts) and finite poses. */
+rtcd_error rtcd_check_pair_args(const char* fn, const rtcd_mesh* a, const rtcd_transform* pose_a, const rtcd_mesh* b,
+                                const rtcd_transform* pose_b, const rtcd_ray_hit* rays, uint32_t ray_capacity,
+                                const uint32_t* ray_count);
+/* Fills a colliding ray in world space from its hit (p, dir in the target's frame). */
+void rtcd_emit_ray(rtcd_ray_hit* r, uint32_t direction, uint32_t vertex, const rtcd_mesh* caster,
+                   const rtcd_xform* caster_pose, const rtcd_mesh* target, const rtcd_xform* target_pose, rtcd_v3 p,
+                   rtcd_v3 dir, uint32_t tri, float t);
 
 /* Builds with binned SAH over the mesh's triangles. */
 rtcd_error rtcd_bvh_build(const float* vertices, const uint32_t* indices, uint32_t triangle_count,

@@ -51,72 +51,126 @@ typedef struct ray_sink {
     rtcd_ray_hit* rays;
     uint32_t capacity, count;
     rtcd_narrowphase_stats stats;
+    rtcd_keep* keep; /* NULL: the plain standard algorithm */
 } ray_sink;
 
+static void keep_entry(rtcd_keep* keep, uint32_t feature, uint32_t tri)
+{
+    if (keep->count >= keep->capacity) {
+        keep->overflow = 1;
+        return;
+    }
+    keep->entries[2 * keep->count] = feature;
+    keep->entries[2 * keep->count + 1] = tri;
+    keep->count++;
+}
+
+void rtcd_emit_ray(rtcd_ray_hit* r, uint32_t direction, uint32_t vertex, const rtcd_mesh* caster,
+                   const rtcd_xform* caster_pose, const rtcd_mesh* target, const rtcd_xform* target_pose, rtcd_v3 p,
+                   rtcd_v3 dir, uint32_t tri, float t)
+{
+    rtcd_v3 origin = xf_point(caster_pose, mesh_vertex(caster, vertex));
+    rtcd_v3 wdir = xf_rotate(caster_pose, v3_neg(v3_load(caster->vertex_normals + 3 * vertex)));
+    rtcd_v3 point = xf_point(target_pose, v3_add(p, v3_scale(dir, t)));
+    rtcd_v3 wn = xf_rotate(target_pose, v3_load(target->triangle_normals + 3 * tri));
+    r->direction = direction;
+    r->vertex = vertex;
+    r->triangle = tri;
+    r->origin[0] = origin.x, r->origin[1] = origin.y, r->origin[2] = origin.z;
+    r->ray_dir[0] = wdir.x, r->ray_dir[1] = wdir.y, r->ray_dir[2] = wdir.z;
+    r->point[0] = point.x, r->point[1] = point.y, r->point[2] = point.z;
+    r->normal[0] = wn.x, r->normal[1] = wn.y, r->normal[2] = wn.z;
+    r->length = t;
+}
+
 /* The meshes' local boxes as oriented boxes: disjoint ones cannot touch. */
-static int boxes_overlap(const rtcd_mesh* a, const rtcd_mesh* b, const rtcd_xform* b_in_a)
+static int boxes_overlap(const rtcd_mesh* a, const rtcd_mesh* b, const rtcd_xform* b_in_a, float extension)
 {
     rtcd_v3 ca = v3_scale(v3_add(v3_load(a->lo), v3_load(a->hi)), 0.5f), ha = v3_sub(v3_load(a->hi), ca);
     rtcd_v3 cb = v3_scale(v3_add(v3_load(b->lo), v3_load(b->hi)), 0.5f), hb = v3_sub(v3_load(b->hi), cb);
-    float pad = 1e-5f * (v3_length(ha) + v3_length(hb));
+    float pad = 1e-5f * (v3_length(ha) + v3_length(hb)) + extension;
     return obb_overlap(ca, ha, cb, hb, b_in_a, pad);
 }
 
 /* Vertices of `caster` in a solid cell of `target`: the only ones that can
  * collide (a vertex outside the target's closed surface never does). Stops
  * once `list` is full; returns how many it found (capacity + 1 when it stopped). */
+/* A candidate: may be inside the target, or (predictive) near it. */
+static int is_candidate(const rtcd_mesh* target, rtcd_v3 p, const rtcd_keep* keep)
+{
+    if (rtcd_mesh_may_contain(target, p)) return 1;
+    return keep && keep->predictive && rtcd_mesh_may_be_near(target, p, keep->extension);
+}
+
 static uint32_t gather_candidates(const rtcd_mesh* caster, const rtcd_xform* caster_pose, const rtcd_mesh* target,
-                                  const rtcd_xform* target_pose, uint32_t* list, uint32_t capacity)
+                                  const rtcd_xform* target_pose, const rtcd_keep* keep, uint32_t* list,
+                                  uint32_t capacity)
 {
     rtcd_xform to_target = xf_relative(target_pose, caster_pose);
     uint32_t n = 0;
     for (uint32_t i = 0; i < caster->vertex_count; ++i) {
-        if (!rtcd_mesh_may_contain(target, xf_point(&to_target, mesh_vertex(caster, i)))) continue;
+        if (!is_candidate(target, xf_point(&to_target, mesh_vertex(caster, i)), keep)) continue;
         if (n == capacity) return capacity + 1;
         list[n++] = i;
     }
     return n;
 }
 
+/* The standard ray of one vertex (p, dir in the target's frame): 1 when it
+ * collides, with its hit. */
+static int cast_normal(const rtcd_narrowphase_def* def, const rtcd_mesh* caster, const rtcd_mesh* target, uint32_t i,
+                       rtcd_v3 p, rtcd_v3 dir, rtcd_v3 dir_local, ray_sink* sink, rtcd_tri_hit* out)
+{
+    sink->stats.rays_cast++;
+    rtcd_tri_hit hit = first_hit(target, def->traversal, p, dir, RTCD_FLT_MAX, RTCD_INVALID);
+    if (hit.tri == RTCD_INVALID) return 0;
+    rtcd_v3 hit_normal = v3_load(target->triangle_normals + 3 * hit.tri);
+    if (!(v3_dot(dir, hit_normal) > 0.0f)) return 0; /* enters the target: vertex is outside */
+    sink->stats.rays_cast++;
+    if (self_hit_before(caster, def->traversal, mesh_vertex(caster, i), dir_local, hit.t, i)) return 0;
+    *out = hit;
+    return 1;
+}
+
 /* Rays from `caster`'s vertices into `target` (poses are world transforms):
- * the `count` vertices in `list`, or every vertex when list is NULL. */
+ * the `count` vertices in `list`, or every vertex when list is NULL. With a
+ * keep (the iterative algorithms' standard pass) colliding rays are kept,
+ * and for the predictive one a vertex that does not collide casts the
+ * opposite ray up to the culling distance and keeps the triangle it enters. */
 static void cast_direction(const rtcd_narrowphase_def* def, uint32_t direction, const rtcd_mesh* caster,
                            const rtcd_xform* caster_pose, const rtcd_mesh* target, const rtcd_xform* target_pose,
                            const uint32_t* list, uint32_t count, ray_sink* sink)
 {
     rtcd_xform to_target = xf_relative(target_pose, caster_pose);
+    rtcd_keep* keep = sink->keep;
     uint32_t end = list ? count : caster->vertex_count;
     for (uint32_t k = 0; k < end; ++k) {
         uint32_t i = list ? list[k] : k;
         rtcd_v3 n = v3_load(caster->vertex_normals + 3 * i);
         if (n.x == 0.0f && n.y == 0.0f && n.z == 0.0f) continue; /* unreferenced vertex */
         rtcd_v3 p = xf_point(&to_target, mesh_vertex(caster, i));
-        if (!rtcd_mesh_may_contain(target, p)) continue;
+        int inside = rtcd_mesh_may_contain(target, p);
+        if (!inside && !is_candidate(target, p, keep)) continue;
         sink->stats.candidate_vertices++;
         rtcd_v3 dir_local = v3_neg(n);
         rtcd_v3 dir = xf_rotate(&to_target, dir_local);
-        sink->stats.rays_cast++;
-        rtcd_tri_hit hit = first_hit(target, def->traversal, p, dir, RTCD_FLT_MAX, RTCD_INVALID);
-        if (hit.tri == RTCD_INVALID) continue;
-        rtcd_v3 hit_normal = v3_load(target->triangle_normals + 3 * hit.tri);
-        if (!(v3_dot(dir, hit_normal) > 0.0f)) continue; /* enters the target: vertex is outside */
-        sink->stats.rays_cast++;
-        if (self_hit_before(caster, def->traversal, mesh_vertex(caster, i), dir_local, hit.t, i)) continue;
-        sink->stats.colliding_rays++;
-        if (sink->count >= sink->capacity) continue; /* caller sized it; counted for the error */
-        rtcd_ray_hit* r = &sink->rays[sink->count++];
-        rtcd_v3 origin = xf_point(caster_pose, mesh_vertex(caster, i));
-        rtcd_v3 wdir = xf_rotate(caster_pose, dir_local);
-        rtcd_v3 point = xf_point(target_pose, v3_add(p, v3_scale(dir, hit.t)));
-        rtcd_v3 wn = xf_rotate(target_pose, hit_normal);
-        r->direction = direction;
-        r->vertex = i;
-        r->triangle = hit.tri;
-        r->origin[0] = origin.x, r->origin[1] = origin.y, r->origin[2] = origin.z;
-        r->ray_dir[0] = wdir.x, r->ray_dir[1] = wdir.y, r->ray_dir[2] = wdir.z;
-        r->point[0] = point.x, r->point[1] = point.y, r->point[2] = point.z;
-        r->normal[0] = wn.x, r->normal[1] = wn.y, r->normal[2] = wn.z;
-        r->length = hit.t;
+        uint32_t feature = direction << 31 | i;
+        rtcd_tri_hit hit;
+        if (inside && cast_normal(def, caster, target, i, p, dir, dir_local, sink, &hit)) {
+            sink->stats.colliding_rays++;
+            if (keep) keep_entry(keep, feature, hit.tri);
+            if (sink->count >= sink->capacity) continue; /* caller sized it; counted for the error */
+            rtcd_emit_ray(&sink->rays[sink->count++], direction, i, caster, caster_pose, target, target_pose, p, dir,
+                          hit.tri, hit.t);
+            continue;
+        }
+        if (!keep || !keep->predictive) continue;
+        sink->stats.predictive_rays++;
+        rtcd_v3 back = v3_neg(dir);
+        rtcd_tri_hit ph = first_hit(target, def->traversal, p, back, keep->culling, RTCD_INVALID);
+        if (ph.tri == RTCD_INVALID || !(v3_dot(back, v3_load(target->triangle_normals + 3 * ph.tri)) < 0.0f))
+            continue; /* nothing ahead within the culling distance, or it would leave the target */
+        keep_entry(keep, feature, ph.tri | RTCD_ENTRY_PREDICTION);
     }
 }
 
@@ -133,55 +187,78 @@ static int provably_separated(const rtcd_mesh* a, const rtcd_xform* pa, const rt
     return !rtcd_mesh_contains_point(b, qa) && !rtcd_mesh_contains_point(a, qb);
 }
 
+rtcd_error rtcd_check_pair_args(const char* fn, const rtcd_mesh* a, const rtcd_transform* pose_a, const rtcd_mesh* b,
+                                const rtcd_transform* pose_b, const rtcd_ray_hit* rays, uint32_t ray_capacity,
+                                const uint32_t* ray_count)
+{
+    if (!a || !b || !pose_a || !pose_b || !ray_count || (!rays && ray_capacity))
+        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "%s: NULL argument", fn);
+    uint64_t needed = (uint64_t)a->vertex_count + b->vertex_count;
+    if (ray_capacity < needed)
+        return rtcd_fail(RTCD_ERROR_BUFFER_TOO_SMALL, "%s: ray buffer holds %u, pair %s/%s needs %llu (sum of vertex counts)",
+                         fn, ray_capacity, a->name, b->name, (unsigned long long)needed);
+    for (int i = 0; i < 12; ++i) {
+        float va = i < 9 ? pose_a->rotation[i] : pose_a->translation[i - 9];
+        float vb = i < 9 ? pose_b->rotation[i] : pose_b->translation[i - 9];
+        if (!isfinite(va) || !isfinite(vb))
+            return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "%s: pose of %s is not finite", fn,
+                             !isfinite(va) ? a->name : b->name);
+    }
+    return RTCD_OK;
+}
+
+void rtcd_standard_pass(const rtcd_narrowphase_def* def, const rtcd_mesh* a, const rtcd_xform* pa, const rtcd_mesh* b,
+                        const rtcd_xform* pb, rtcd_ray_hit* rays, uint32_t ray_capacity, uint32_t* ray_count,
+                        rtcd_narrowphase_stats* stats, rtcd_keep* keep)
+{
+    ray_sink sink;
+    memset(&sink, 0, sizeof sink);
+    sink.rays = rays;
+    sink.capacity = ray_capacity;
+    sink.keep = keep;
+    sink.stats.standard_pass = 1;
+    int predictive = keep && keep->predictive;
+    /* Candidates come from the occupancy grid, which already drops every
+     * vertex certainly outside the other mesh (or, predictive, farther than
+     * the extension from it). The exact separation test costs about as much
+     * as a hundred rays on the avalanche blobs (measured: below that it
+     * slowed the 512-blob avalanche from 26 to 46 ms per step), so it only
+     * runs where many candidates remain, and never for the predictive pass,
+     * whose candidates may lie outside. Neither changes the result. A short
+     * candidate list is kept, so those rays need no second sweep over the
+     * vertices. */
+    rtcd_xform b_in_a = xf_relative(pa, pb);
+    uint32_t list[2 * RTCD_CULL_MIN_CANDIDATES], na = 0, nb = 0;
+    if (boxes_overlap(a, b, &b_in_a, predictive ? keep->extension : 0.0f)) {
+        na = gather_candidates(a, pa, b, pb, keep, list, RTCD_CULL_MIN_CANDIDATES);
+        nb = gather_candidates(b, pb, a, pa, keep, list + RTCD_CULL_MIN_CANDIDATES, RTCD_CULL_MIN_CANDIDATES);
+    }
+    int many = na + nb > RTCD_CULL_MIN_CANDIDATES;
+    if (na + nb == 0 || (def->cull_separated && many && !predictive && provably_separated(a, pa, b, pb))) {
+        sink.stats.culled = 1;
+    } else if (na <= RTCD_CULL_MIN_CANDIDATES && nb <= RTCD_CULL_MIN_CANDIDATES) {
+        cast_direction(def, 0, a, pa, b, pb, list, na, &sink);
+        cast_direction(def, 1, b, pb, a, pa, list + RTCD_CULL_MIN_CANDIDATES, nb, &sink);
+    } else {
+        cast_direction(def, 0, a, pa, b, pb, NULL, 0, &sink);
+        cast_direction(def, 1, b, pb, a, pa, NULL, 0, &sink);
+    }
+    *ray_count = sink.count;
+    *stats = sink.stats;
+}
+
 rtcd_error rtcd_collide_standard(const rtcd_narrowphase_def* def, const rtcd_mesh* a, const rtcd_transform* pose_a,
                                  const rtcd_mesh* b, const rtcd_transform* pose_b, rtcd_ray_hit* rays,
                                  uint32_t ray_capacity, uint32_t* ray_count, rtcd_narrowphase_stats* stats)
 {
     if (ray_count) *ray_count = 0;
     if (stats) memset(stats, 0, sizeof *stats);
-    if (!def || !a || !b || !pose_a || !pose_b || !ray_count || (!rays && ray_capacity))
-        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_collide_standard: NULL argument");
-    uint64_t needed = (uint64_t)a->vertex_count + b->vertex_count;
-    if (ray_capacity < needed)
-        return rtcd_fail(RTCD_ERROR_BUFFER_TOO_SMALL,
-                         "rtcd_collide_standard: ray buffer holds %u, pair %s/%s needs %llu (sum of vertex counts)",
-                         ray_capacity, a->name, b->name, (unsigned long long)needed);
-    for (int i = 0; i < 12; ++i) {
-        float va = i < 9 ? pose_a->rotation[i] : pose_a->translation[i - 9];
-        float vb = i < 9 ? pose_b->rotation[i] : pose_b->translation[i - 9];
-        if (!isfinite(va) || !isfinite(vb))
-            return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_collide_standard: pose of %s is not finite",
-                             !isfinite(va) ? a->name : b->name);
-    }
+    if (!def) return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_collide_standard: NULL argument");
+    rtcd_error err = rtcd_check_pair_args("rtcd_collide_standard", a, pose_a, b, pose_b, rays, ray_capacity, ray_count);
+    if (err != RTCD_OK) return err;
     rtcd_xform pa = rtcd_to_xform(pose_a), pb = rtcd_to_xform(pose_b);
-    ray_sink sink;
-    memset(&sink, 0, sizeof sink);
-    sink.rays = rays;
-    sink.capacity = ray_capacity;
-    /* Candidates come from the occupancy grid, which already drops every
-     * vertex certainly outside the other mesh. The exact separation test
-     * costs about as much as a hundred rays on the avalanche blobs (measured:
-     * below that it slowed the 512-blob avalanche from 26 to 46 ms per step),
-     * so it only runs where many candidates remain. Neither changes the
-     * result. A short candidate list is kept, so those rays need no second
-     * sweep over the vertices. */
-    rtcd_xform b_in_a = xf_relative(&pa, &pb);
-    uint32_t list[2 * RTCD_CULL_MIN_CANDIDATES], na = 0, nb = 0;
-    if (boxes_overlap(a, b, &b_in_a)) {
-        na = gather_candidates(a, &pa, b, &pb, list, RTCD_CULL_MIN_CANDIDATES);
-        nb = gather_candidates(b, &pb, a, &pa, list + RTCD_CULL_MIN_CANDIDATES, RTCD_CULL_MIN_CANDIDATES);
-    }
-    int many = na + nb > RTCD_CULL_MIN_CANDIDATES;
-    if (na + nb == 0 || (def->cull_separated && many && provably_separated(a, &pa, b, &pb))) {
-        sink.stats.culled = 1;
-    } else if (na <= RTCD_CULL_MIN_CANDIDATES && nb <= RTCD_CULL_MIN_CANDIDATES) {
-        cast_direction(def, 0, a, &pa, b, &pb, list, na, &sink);
-        cast_direction(def, 1, b, &pb, a, &pa, list + RTCD_CULL_MIN_CANDIDATES, nb, &sink);
-    } else {
-        cast_direction(def, 0, a, &pa, b, &pb, NULL, 0, &sink);
-        cast_direction(def, 1, b, &pb, a, &pa, NULL, 0, &sink);
-    }
-    *ray_count = sink.count;
-    if (stats) *stats = sink.stats;
+    rtcd_narrowphase_stats st;
+    rtcd_standard_pass(def, a, &pa, b, &pb, rays, ray_capacity, ray_count, &st, NULL);
+    if (stats) *stats = st;
     return RTCD_OK;
 }

@@ -16,6 +16,35 @@ static uint32_t cell_index(int x, int y, int z)
 
 static int clamp_cell(float v) { return v < 0.0f ? 0 : (v >= RTCD_GRID_N ? RTCD_GRID_N - 1 : (int)v); }
 
+/* Chebyshev distance to the nearest solid cell: breadth-first over the 26
+ * neighbours from every solid cell at once. */
+static void build_near(rtcd_solid_grid* g, const uint8_t* state, uint16_t* queue)
+{
+    uint32_t head = 0, tail = 0;
+    for (uint32_t i = 0; i < RTCD_GRID_N * RTCD_GRID_N * RTCD_GRID_N; ++i) {
+        g->near[i] = 255;
+        if (state[i] != 2) {
+            g->near[i] = 0;
+            queue[tail++] = (uint16_t)i;
+        }
+    }
+    while (head < tail) {
+        uint32_t i = queue[head++];
+        int x = (int)(i % RTCD_GRID_N), y = (int)(i / RTCD_GRID_N % RTCD_GRID_N), z = (int)(i / (RTCD_GRID_N * RTCD_GRID_N));
+        for (int dz = -1; dz <= 1; ++dz)
+            for (int dy = -1; dy <= 1; ++dy)
+                for (int dx = -1; dx <= 1; ++dx) {
+                    int nx = x + dx, ny = y + dy, nz = z + dz;
+                    if (nx < 0 || ny < 0 || nz < 0 || nx >= RTCD_GRID_N || ny >= RTCD_GRID_N || nz >= RTCD_GRID_N)
+                        continue;
+                    uint32_t j = cell_index(nx, ny, nz);
+                    if (g->near[j] != 255) continue;
+                    g->near[j] = (uint8_t)(g->near[i] + 1);
+                    queue[tail++] = (uint16_t)j;
+                }
+    }
+}
+
 rtcd_error rtcd_solid_grid_build(rtcd_mesh* m)
 {
     rtcd_solid_grid* g = &m->grid;
@@ -78,5 +107,7 @@ rtcd_error rtcd_solid_grid_build(rtcd_mesh* m)
     memset(g->solid, 0, sizeof g->solid);
     for (uint32_t i = 0; i < CELLS; ++i)
         if (state[i] != 2) g->solid[i >> 3] |= (uint8_t)(1u << (i & 7));
+    build_near(g, state, queue);
+    g->min_cell = fminf(1.0f / g->inv_cell[0], fminf(1.0f / g->inv_cell[1], 1.0f / g->inv_cell[2]));
     return RTCD_OK;
 }

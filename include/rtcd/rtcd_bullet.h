@@ -46,6 +46,13 @@ public:
                                         btPersistentManifold* sharedManifold,
                                         ebtDispatcherQueryType queryType) override;
 
+    /* The narrow-phase algorithm (default: predictive, adaptive). Pairs keep
+     * their state; a change of algorithm resets every pair. */
+    void setIterativeDef(const rtcd_iterative_def& def);
+    rtcd_iterative_def iterativeDef() const;
+    /* Checking mode: see rtcd_world_def.check. */
+    void setCheck(bool check);
+
     /* Statistics of the last dispatchAllCollisionPairs. */
     rtcd_step_stats lastStepStats() const;
 

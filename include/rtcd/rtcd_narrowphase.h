@@ -46,6 +46,13 @@ typedef struct rtcd_narrowphase_stats {
     uint32_t rays_cast;           /* first-hit queries, self tests included */
     uint32_t colliding_rays;
     uint32_t culled;              /* 1 when the separation test skipped ray casting */
+    /* The iterative algorithms (rtcd_iterative.h); standard_pass is 1 for rtcd_collide_standard. */
+    uint32_t standard_pass;       /* 1: the standard algorithm ran; 0: the kept rays were walked */
+    uint32_t predictive_rays;     /* opposite rays cast by a standard pass of the predictive algorithm */
+    uint32_t walked_rays;         /* kept rays relaunched by an iterative pass */
+    uint32_t walk_steps;          /* ray/triangle tests of those walks */
+    uint32_t kept_rays;           /* colliding rays kept for the next step */
+    uint32_t kept_predictions;    /* predictive rays kept for the next step */
 } rtcd_narrowphase_stats;
 
 /* Both directions of the standard algorithm. `rays` must hold at least

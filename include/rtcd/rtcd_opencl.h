@@ -7,6 +7,7 @@
 #define RTCD_OPENCL_H
 
 #include "rtcd.h"
+#include "rtcd_iterative.h"
 #include "rtcd_narrowphase.h"
 
 #ifdef __cplusplus
@@ -25,6 +26,9 @@ typedef struct rtcd_opencl_def {
     uint32_t max_devices;          /* 0: no limit */
     rtcd_traversal traversal;      /* BVH (stackless walk on the device) or brute force */
     rtcd_contact_normal contact_normal;
+    /* The algorithm; per-pair state (kept rays) lives on the device that
+     * owns the pair, keyed by rtcd_pair_desc.key. Default predictive. */
+    rtcd_iterative_def iterative;
     /* Test hook: appended to the kernel source before it is built. */
     const char* kernel_source_suffix;
 } rtcd_opencl_def;
@@ -54,6 +58,9 @@ typedef struct rtcd_pair_result {
     uint32_t colliding_rays;
     uint32_t rays_cast;
     uint32_t device;               /* which device computed it */
+    uint32_t standard_pass;        /* 1: standard pass; 0: the kept rays were walked */
+    uint32_t predictive_rays, walk_steps, kept_rays, kept_predictions; /* as rtcd_narrowphase_stats */
+    float ray_length;              /* sum of the colliding rays' lengths */
 } rtcd_pair_result;
 
 /* Runs the batch: results[i] for pairs[i]. When rays is not NULL, every

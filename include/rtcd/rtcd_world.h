@@ -10,6 +10,7 @@
 
 #include "rtcd.h"
 #include "rtcd_mesh.h"
+#include "rtcd_iterative.h"
 #include "rtcd_opencl.h"
 
 #ifdef __cplusplus
@@ -47,6 +48,12 @@ typedef struct rtcd_world_def {
      * concave rocks otherwise roll on forever over their many small facets.
      * Default 0.02; applied the same way whatever the narrow phase. */
     float rolling_friction;
+    /* The narrow-phase algorithm (rtcd only): default predictive, adaptive
+     * parameters. The OpenCL backend takes this one, not opencl.iterative. */
+    rtcd_iterative_def iterative;
+    /* Checking mode: every step also runs the standard algorithm (CPU
+     * reference) on the same poses and fills the check_* statistics. */
+    int check;
 } rtcd_world_def;
 
 RTCD_API rtcd_world_def rtcd_default_world_def(void);
@@ -94,6 +101,18 @@ typedef struct rtcd_step_stats {
     uint32_t contacts;             /* manifold points handed to the solver */
     double narrowphase_ms;         /* rtcd's batch, or Bullet's dispatch for gimpact/hull */
     double step_ms;                /* the whole step, Bullet included */
+    /* The iterative algorithms (rtcd_iterative.h); mesh-mesh pairs only. */
+    uint32_t standard_pairs;       /* pairs that ran a standard pass */
+    uint32_t iterative_pairs;      /* pairs whose kept rays were walked */
+    uint64_t predictive_rays;      /* opposite rays cast by standard passes */
+    uint64_t walk_steps;           /* ray/triangle tests of the walks */
+    uint64_t kept_rays;            /* colliding + predictive rays kept for the next step */
+    double standard_ms, iterative_ms; /* CPU reference: time in each kind of pass (0 on OpenCL) */
+    double ray_length;             /* sum of this step's colliding ray lengths */
+    /* Checking mode only (zero otherwise): the standard algorithm on the same poses. */
+    uint64_t check_rays;           /* rays colliding in either result */
+    uint64_t check_incorrect;      /* of those, rtcd_compare_rays' incorrect ones */
+    double check_ray_length;       /* sum of the standard algorithm's colliding ray lengths */
 } rtcd_step_stats;
 
 RTCD_API rtcd_step_stats rtcd_world_last_step_stats(const rtcd_world* world);

@@ -1,0 +1,317 @@
+/* Iterative and predictive ray-traced collision detection (JVRC 2013 section
+ * 3.1, Algorithm 1) on the CPU: the per-pair state, the choice between a
+ * standard and an iterative pass, the adaptive parameters and the walk of
+ * the kept rays. The OpenCL backend makes the same choices on the host
+ * (rtcd_track_plan) and runs the same walk (shared/iterate.h). */
+#include "core_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char* rtcd_algorithm_name(rtcd_algorithm algorithm)
+{
+    switch (algorithm) {
+    case RTCD_ALGORITHM_STANDARD: return "standard";
+    case RTCD_ALGORITHM_ITERATIVE: return "iterative";
+    case RTCD_ALGORITHM_PREDICTIVE: return "predictive";
+    }
+    return "unknown";
+}
+
+rtcd_iterative_def rtcd_default_iterative_def(void)
+{
+    rtcd_iterative_def def;
+    memset(&def, 0, sizeof def);
+    def.algorithm = RTCD_ALGORITHM_PREDICTIVE;
+    def.adaptive = 1;
+    def.confidence = 1.5f;
+    /* Fixed constants for metre-sized bodies with centimetre edges (the
+     * scenes' blobs: about 9 cm edges). */
+    def.fixed.displacement_threshold = 0.02f;
+    def.fixed.distance_extension = 0.04f;
+    def.fixed.culling_distance = 0.03f;
+    def.fixed.max_iterations = 5;
+    return def;
+}
+
+static float clampf(float x, float lo, float hi) { return x < lo ? lo : (x > hi ? hi : x); }
+
+rtcd_iterative_params rtcd_adaptive_params(const rtcd_iterative_def* def, float step_displacement, float edge_length)
+{
+    float confidence = def && def->confidence >= 1.0f ? def->confidence : 1.0f;
+    float d = step_displacement > 0.0f && isfinite(step_displacement) ? step_displacement : 0.0f;
+    float h = edge_length > 0.0f && isfinite(edge_length) ? edge_length : 1.0f;
+    rtcd_iterative_params p;
+    /* Four steps of the present motion, at least a twentieth of an edge (a
+     * pair at rest then runs no standard pass until it creeps that far) and
+     * at most half an edge, so a walk stays among a few triangles. */
+    p.displacement_threshold = clampf(4.0f * d, 0.05f * h, 0.5f * h);
+    p.culling_distance = confidence * p.displacement_threshold;
+    /* Beyond the threshold by two steps of motion, and never short of the
+     * culling distance: a vertex that can reach the other mesh before the
+     * next standard pass gets its predictive ray. */
+    p.distance_extension = fmaxf(p.culling_distance, p.displacement_threshold + 2.0f * d);
+    /* A contact point moves about d per step across edges of length h. */
+    float crossings = ceilf(2.0f * d / h);
+    p.max_iterations = (uint32_t)clampf(3.0f + crossings, 3.0f, 16.0f);
+    return p;
+}
+
+/* ---- displacement and the choice of pass ---- */
+
+static rtcd_xform xf_inverse(const rtcd_xform* x)
+{
+    rtcd_xform id;
+    memset(&id, 0, sizeof id);
+    id.r[0] = id.r[4] = id.r[8] = 1.0f;
+    return xf_relative(x, &id);
+}
+
+/* Largest |x1(c) - x0(c)| over the corners c of m's box. */
+static float corner_displacement(const rtcd_mesh* m, const rtcd_xform* x0, const rtcd_xform* x1)
+{
+    float best = 0.0f;
+    for (int k = 0; k < 8; ++k) {
+        rtcd_v3 c = v3(k & 1 ? m->hi[0] : m->lo[0], k & 2 ? m->hi[1] : m->lo[1], k & 4 ? m->hi[2] : m->lo[2]);
+        best = fmaxf(best, v3_length(v3_sub(xf_point(x1, c), xf_point(x0, c))));
+    }
+    return best;
+}
+
+float rtcd_relative_displacement(const rtcd_mesh* a, const rtcd_mesh* b, const rtcd_xform* b_in_a0,
+                                 const rtcd_xform* b_in_a1)
+{
+    /* The motion is affine, so over a box it is largest at a corner. */
+    rtcd_xform a_in_b0 = xf_inverse(b_in_a0), a_in_b1 = xf_inverse(b_in_a1);
+    return fmaxf(corner_displacement(b, b_in_a0, b_in_a1), corner_displacement(a, &a_in_b0, &a_in_b1));
+}
+
+int rtcd_track_plan(rtcd_pair_track* track, const rtcd_iterative_def* def, const rtcd_mesh* a, const rtcd_mesh* b,
+                    const rtcd_xform* pose_a, const rtcd_xform* pose_b)
+{
+    rtcd_xform now = xf_relative(pose_a, pose_b);
+    if (track->a != a || track->b != b || def->algorithm == RTCD_ALGORITHM_STANDARD) {
+        memset(track, 0, sizeof *track);
+        track->a = a;
+        track->b = b;
+    }
+    float step = track->has_prev ? rtcd_relative_displacement(a, b, &track->prev, &now) : 0.0f;
+    /* A pair that just came into the broadphase has no past: its first
+     * standard pass assumes nothing about its motion, its second knows it. */
+    track->step_displacement = isfinite(step) ? step : RTCD_FLT_MAX;
+    track->prev = now;
+    track->has_prev = 1;
+    int standard = !track->valid;
+    if (!standard) {
+        float moved = rtcd_relative_displacement(a, b, &track->ref, &now);
+        standard = !(moved < track->params.displacement_threshold);
+    }
+    if (standard) {
+        track->valid = def->algorithm != RTCD_ALGORITHM_STANDARD;
+        track->ref = now;
+        if (def->adaptive)
+            track->params = rtcd_adaptive_params(def, track->step_displacement,
+                                                 0.5f * (a->mean_edge_length + b->mean_edge_length));
+        else
+            track->params = def->fixed;
+    }
+    return standard;
+}
+
+/* ---- the per-pair state ---- */
+
+struct rtcd_pair_state {
+    rtcd_pair_track track;
+    uint32_t* entries; /* 2 words each (shared/iterate.h) */
+    uint32_t* scratch; /* the next step's entries while walking */
+    uint32_t count, capacity;
+};
+
+rtcd_error rtcd_pair_state_create(rtcd_pair_state** out)
+{
+    if (!out) return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_pair_state_create: NULL argument");
+    *out = rtcd_calloc(1, sizeof **out);
+    if (!*out) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_pair_state_create: out of memory");
+    return RTCD_OK;
+}
+
+void rtcd_pair_state_destroy(rtcd_pair_state* state)
+{
+    if (!state) return;
+    rtcd_free(state->entries);
+    rtcd_free(state->scratch);
+    rtcd_free(state);
+}
+
+void rtcd_pair_state_reset(rtcd_pair_state* state)
+{
+    if (!state) return;
+    memset(&state->track, 0, sizeof state->track);
+    state->count = 0;
+}
+
+rtcd_iterative_params rtcd_pair_state_params(const rtcd_pair_state* state)
+{
+    rtcd_iterative_params none;
+    memset(&none, 0, sizeof none);
+    return state ? state->track.params : none;
+}
+
+/* Room for one entry per vertex of the pair: a pass never keeps more. */
+static rtcd_error reserve(rtcd_pair_state* s, uint32_t need)
+{
+    if (need <= s->capacity) return RTCD_OK;
+    uint32_t* e = rtcd_alloc((size_t)need * 2 * sizeof *e);
+    uint32_t* t = rtcd_alloc((size_t)need * 2 * sizeof *t);
+    if (!e || !t) {
+        rtcd_free(e);
+        rtcd_free(t);
+        return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_collide_iterative: no memory for %u kept rays", need);
+    }
+    if (s->count) memcpy(e, s->entries, (size_t)s->count * 2 * sizeof *e);
+    rtcd_free(s->entries);
+    rtcd_free(s->scratch);
+    s->entries = e;
+    s->scratch = t;
+    s->capacity = need;
+    return RTCD_OK;
+}
+
+/* The iterative pass: every kept ray walks from its triangle (Algorithm 1). */
+static void iterative_pass(const rtcd_iterative_def* idef, rtcd_pair_state* s, const rtcd_mesh* a,
+                           const rtcd_xform* pa, const rtcd_mesh* b, const rtcd_xform* pb, rtcd_ray_hit* rays,
+                           uint32_t* ray_count, rtcd_narrowphase_stats* st)
+{
+    const rtcd_iterative_params* prm = &s->track.params;
+    int predictive = idef->algorithm == RTCD_ALGORITHM_PREDICTIVE;
+    rtcd_xform a_in_b = xf_relative(pb, pa), b_in_a = xf_relative(pa, pb);
+    uint32_t n = 0, kept = 0;
+    for (uint32_t k = 0; k < s->count; ++k) {
+        uint32_t feature = s->entries[2 * k], tri = s->entries[2 * k + 1] & RTCD_ENTRY_TRIANGLE;
+        uint32_t direction = feature >> 31, i = feature & 0x7fffffffu;
+        const rtcd_mesh* caster = direction ? b : a;
+        const rtcd_mesh* target = direction ? a : b;
+        const rtcd_xform* to_target = direction ? &b_in_a : &a_in_b;
+        rtcd_v3 p = xf_point(to_target, mesh_vertex(caster, i));
+        rtcd_v3 dir = xf_rotate(to_target, v3_neg(v3_load(caster->vertex_normals + 3 * i)));
+        float t = 0.0f;
+        st->walked_rays++;
+        int r = walk_ray(target->vertices, target->indices, target->neighbors, target->triangle_normals, p, dir,
+                         prm->max_iterations, predictive, prm->culling_distance, &tri, &t, &st->walk_steps);
+        /* A vertex in an empty cell of the other mesh's grid is certainly
+         * outside it, whatever triangle the walk reached. */
+        if (r == RTCD_WALK_HIT && !rtcd_mesh_may_contain(target, p)) r = RTCD_WALK_LOST;
+        if (r == RTCD_WALK_LOST) continue;
+        s->scratch[2 * kept] = feature;
+        s->scratch[2 * kept + 1] = r == RTCD_WALK_PREDICT ? tri | RTCD_ENTRY_PREDICTION : tri;
+        kept++;
+        if (r == RTCD_WALK_PREDICT) {
+            st->kept_predictions++;
+            continue;
+        }
+        st->kept_rays++;
+        st->colliding_rays++;
+        rtcd_emit_ray(&rays[n++], direction, i, caster, direction ? pb : pa, target, direction ? pa : pb, p, dir, tri,
+                      t);
+    }
+    uint32_t* swap = s->entries;
+    s->entries = s->scratch;
+    s->scratch = swap;
+    s->count = kept;
+    *ray_count = n;
+}
+
+rtcd_error rtcd_collide_iterative(const rtcd_narrowphase_def* def, const rtcd_iterative_def* idef,
+                                  rtcd_pair_state* state, const rtcd_mesh* a, const rtcd_transform* pose_a,
+                                  const rtcd_mesh* b, const rtcd_transform* pose_b, rtcd_ray_hit* rays,
+                                  uint32_t ray_capacity, uint32_t* ray_count, rtcd_narrowphase_stats* stats)
+{
+    if (ray_count) *ray_count = 0;
+    if (stats) memset(stats, 0, sizeof *stats);
+    if (!def || !idef || !state) return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_collide_iterative: NULL argument");
+    if (idef->algorithm < RTCD_ALGORITHM_STANDARD || idef->algorithm > RTCD_ALGORITHM_PREDICTIVE)
+        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_collide_iterative: unknown algorithm %d",
+                         (int)idef->algorithm);
+    rtcd_error err = rtcd_check_pair_args("rtcd_collide_iterative", a, pose_a, b, pose_b, rays, ray_capacity,
+                                          ray_count);
+    if (err != RTCD_OK) return err;
+    if ((err = reserve(state, a->vertex_count + b->vertex_count)) != RTCD_OK) return err;
+    rtcd_xform pa = rtcd_to_xform(pose_a), pb = rtcd_to_xform(pose_b);
+    rtcd_narrowphase_stats st;
+    memset(&st, 0, sizeof st);
+    if (rtcd_track_plan(&state->track, idef, a, b, &pa, &pb)) {
+        rtcd_keep keep;
+        memset(&keep, 0, sizeof keep);
+        keep.entries = state->entries;
+        keep.capacity = state->capacity;
+        keep.predictive = idef->algorithm == RTCD_ALGORITHM_PREDICTIVE;
+        keep.extension = state->track.params.distance_extension;
+        keep.culling = state->track.params.culling_distance;
+        rtcd_standard_pass(def, a, &pa, b, &pb, rays, ray_capacity, ray_count,
+                           &st, idef->algorithm == RTCD_ALGORITHM_STANDARD ? NULL : &keep);
+        state->count = keep.count; /* at most one entry per vertex: never overflows */
+        for (uint32_t k = 0; k < keep.count; ++k) {
+            if (keep.entries[2 * k + 1] & RTCD_ENTRY_PREDICTION)
+                st.kept_predictions++;
+            else
+                st.kept_rays++;
+        }
+    } else {
+        iterative_pass(idef, state, a, &pa, b, &pb, rays, ray_count, &st);
+    }
+    if (stats) *stats = st;
+    return RTCD_OK;
+}
+
+/* ---- agreement with the standard algorithm ---- */
+
+static int cmp_key(const void* x, const void* y)
+{
+    const rtcd_ray_hit* a = *(const rtcd_ray_hit* const*)x;
+    const rtcd_ray_hit* b = *(const rtcd_ray_hit* const*)y;
+    uint64_t ka = (uint64_t)a->direction << 32 | a->vertex, kb = (uint64_t)b->direction << 32 | b->vertex;
+    return ka < kb ? -1 : ka > kb;
+}
+
+rtcd_error rtcd_compare_rays(const rtcd_ray_hit* reference, uint32_t reference_count, const rtcd_ray_hit* tested,
+                             uint32_t tested_count, float tolerance, rtcd_ray_agreement* out)
+{
+    if (!out || (reference_count && !reference) || (tested_count && !tested))
+        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_compare_rays: NULL argument");
+    memset(out, 0, sizeof *out);
+    size_t total = (size_t)reference_count + tested_count;
+    const rtcd_ray_hit** sorted = rtcd_alloc((total ? total : 1) * sizeof *sorted);
+    if (!sorted) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_compare_rays: out of memory");
+    const rtcd_ray_hit** ref = sorted;
+    const rtcd_ray_hit** tst = sorted + reference_count;
+    for (uint32_t i = 0; i < reference_count; ++i) {
+        ref[i] = &reference[i];
+        out->reference_length += reference[i].length;
+    }
+    for (uint32_t i = 0; i < tested_count; ++i) {
+        tst[i] = &tested[i];
+        out->tested_length += tested[i].length;
+    }
+    qsort(ref, reference_count, sizeof *ref, cmp_key);
+    qsort(tst, tested_count, sizeof *tst, cmp_key);
+    uint32_t i = 0, j = 0;
+    while (i < reference_count || j < tested_count) {
+        int c = i == reference_count ? 1 : (j == tested_count ? -1 : cmp_key(&ref[i], &tst[j]));
+        out->compared++;
+        if (c < 0) {
+            out->missed++;
+            ++i;
+        } else if (c > 0) {
+            out->spurious++;
+            ++j;
+        } else {
+            if (!(fabsf(ref[i]->length - tst[j]->length) <= tolerance)) out->different++;
+            ++i;
+            ++j;
+        }
+    }
+    out->incorrect = out->missed + out->spurious + out->different;
+    rtcd_free(sorted);
+    return RTCD_OK;
+}

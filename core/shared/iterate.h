@@ -1,0 +1,109 @@
+/* The iterative algorithm's per-ray step (JVRC 2013 Algorithm 1) and the
+ * predictive candidate test, shared by the CPU reference and the kernels
+ * (C11 and OpenCL C 1.2, like geom.h). */
+#ifndef RTCD_SHARED_ITERATE_H
+#define RTCD_SHARED_ITERATE_H
+
+#include "geom.h"
+
+/* A kept ray: the casting vertex (direction << 31 | vertex, as contact
+ * features) and a triangle of the other mesh; RTCD_ENTRY_PREDICTION in the
+ * triangle word marks a predictive ray. */
+#define RTCD_ENTRY_PREDICTION 0x80000000u
+#define RTCD_ENTRY_TRIANGLE 0x7fffffffu
+
+#define RTCD_WALK_LOST 0    /* no triangle found within max_iterations, or the vertex left */
+#define RTCD_WALK_HIT 1     /* the ray exits the other mesh through *tri: the vertex collides */
+#define RTCD_WALK_PREDICT 2 /* the opposite ray enters the other mesh through *tri within culling */
+
+/* The line o + t d against one triangle, with ray_triangle's arithmetic and
+ * inclusive tolerance (so t agrees with the standard algorithm's). Returns 1
+ * when the line crosses the triangle (*t set); else *edge is the slot
+ * (edge (i, i+1) of the index triple) across which the line passes nearest,
+ * or RTCD_INVALID when the line is parallel to the plane. */
+RTCD_INLINE int line_triangle(rtcd_v3 o, rtcd_v3 d, rtcd_v3 p0, rtcd_v3 p1, rtcd_v3 p2, float* t, rtcd_u32* edge)
+{
+    rtcd_v3 e1 = v3_sub(p1, p0);
+    rtcd_v3 e2 = v3_sub(p2, p0);
+    rtcd_v3 pv = v3_cross(d, e2);
+    float det = v3_dot(e1, pv);
+    *edge = RTCD_INVALID;
+    if (det == 0.0f) return 0;
+    float inv = 1.0f / det;
+    rtcd_v3 tv = v3_sub(o, p0);
+    float u = v3_dot(tv, pv) * inv; /* weight of p1 */
+    rtcd_v3 qv = v3_cross(tv, e1);
+    float v = v3_dot(d, qv) * inv;  /* weight of p2 */
+    float w = 1.0f - u - v;         /* weight of p0 */
+    if (u >= -RTCD_BARY_EPS && v >= -RTCD_BARY_EPS && u + v <= 1.0f + RTCD_BARY_EPS) {
+        *t = v3_dot(e2, qv) * inv;
+        return 1;
+    }
+    /* Cross the edge opposite the most negative weight. */
+    if (w <= u && w <= v)
+        *edge = 1u; /* (p1, p2) */
+    else if (u <= v)
+        *edge = 2u; /* (p2, p0) */
+    else
+        *edge = 0u; /* (p0, p1) */
+    return 0;
+}
+
+/* Relaunches a kept ray (origin o, unit direction d, both in the target's
+ * frame) on triangle *tri and walks across the nearest edge at most
+ * max_iterations times. On HIT / PREDICT *tri and *t are the triangle found
+ * and the line parameter there (negative for a prediction). neighbors[3 t + e]
+ * is the triangle across edge e of t. *steps counts triangle tests. */
+RTCD_INLINE int walk_ray(const RTCD_GLOBAL float* vertices, const RTCD_GLOBAL rtcd_u32* indices,
+                         const RTCD_GLOBAL rtcd_u32* neighbors, const RTCD_GLOBAL float* tnormals, rtcd_v3 o,
+                         rtcd_v3 d, rtcd_u32 max_iterations, int predictive, float culling, rtcd_u32* tri, float* t,
+                         rtcd_u32* steps)
+{
+    rtcd_u32 cur = *tri;
+    for (rtcd_u32 i = 0; i < max_iterations; ++i) {
+        ++*steps;
+        const RTCD_GLOBAL rtcd_u32* ix = indices + 3 * cur;
+        float tt;
+        rtcd_u32 edge;
+        if (line_triangle(o, d, v3_load(vertices + 3 * ix[0]), v3_load(vertices + 3 * ix[1]),
+                          v3_load(vertices + 3 * ix[2]), &tt, &edge)) {
+            /* The triangle's outward normal along d: the ray leaves the mesh
+             * there, and the opposite ray would enter it. */
+            int facing = v3_dot(d, v3_load(tnormals + 3 * cur)) > 0.0f;
+            *tri = cur;
+            *t = tt;
+            if (!facing) return RTCD_WALK_LOST;
+            if (tt >= 0.0f) return RTCD_WALK_HIT;
+            if (predictive && -tt <= culling) return RTCD_WALK_PREDICT;
+            return RTCD_WALK_LOST;
+        }
+        if (edge == RTCD_INVALID) return RTCD_WALK_LOST;
+        cur = neighbors[3 * cur + edge];
+    }
+    return RTCD_WALK_LOST;
+}
+
+/* May p (mesh frame) lie within `dist` of the closed mesh (its surface or
+ * inside)? near[c]: Chebyshev distance in cells from cell c to the nearest
+ * solid cell of the occupancy grid (0: solid), so a point there is at least
+ * (near - 1) * min_cell from anything solid. Conservative: never 0 for a
+ * point that is that close. */
+#define RTCD_NEAR_GRID_N 16
+RTCD_INLINE int grid_may_be_near(const RTCD_GLOBAL unsigned char* near, rtcd_v3 lo, rtcd_v3 inv_cell, float min_cell,
+                                 rtcd_v3 p, float dist)
+{
+    float fx = (p.x - lo.x) * inv_cell.x, fy = (p.y - lo.y) * inv_cell.y, fz = (p.z - lo.z) * inv_cell.z;
+    const float n = (float)RTCD_NEAR_GRID_N;
+    if (fx >= 0.0f && fy >= 0.0f && fz >= 0.0f && fx < n && fy < n && fz < n) {
+        rtcd_u32 i = ((rtcd_u32)fz * RTCD_NEAR_GRID_N + (rtcd_u32)fy) * RTCD_NEAR_GRID_N + (rtcd_u32)fx;
+        rtcd_u32 k = near[i];
+        return k == 0u || (float)(k - 1u) * min_cell <= dist;
+    }
+    /* Outside the grid: distance to its box (the grid spans the whole mesh). */
+    float dx = rtcd_maxf(0.0f, rtcd_maxf(-fx, fx - n)) / inv_cell.x;
+    float dy = rtcd_maxf(0.0f, rtcd_maxf(-fy, fy - n)) / inv_cell.y;
+    float dz = rtcd_maxf(0.0f, rtcd_maxf(-fz, fz - n)) / inv_cell.z;
+    return dx * dx + dy * dy + dz * dz <= dist * dist;
+}
+
+#endif

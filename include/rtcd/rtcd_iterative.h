@@ -1,0 +1,103 @@
+/* Iterative and predictive ray-traced collision detection (IRTCD, JVRC 2013
+ * section 3.1, Algorithm 1) for one pair of closed meshes, with per-pair
+ * parameters that adapt to the pair's motion.
+ *
+ * A pair keeps, between calls, the rays that collided (vertex and hit
+ * triangle) and the predictive rays (vertex and the triangle its opposite ray
+ * hit). While the pair has moved less than the displacement threshold since
+ * its last standard pass, each kept ray is relaunched on its triangle and
+ * walks to the neighbour across the nearest edge until it finds its triangle
+ * again (at most max_iterations tests); otherwise the standard algorithm runs
+ * and the displacement resets. */
+#ifndef RTCD_ITERATIVE_H
+#define RTCD_ITERATIVE_H
+
+#include "rtcd.h"
+#include "rtcd_narrowphase.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum rtcd_algorithm {
+    RTCD_ALGORITHM_STANDARD = 0,   /* Hermann et al.: every step from scratch */
+    RTCD_ALGORITHM_ITERATIVE = 1,  /* IRTCD: kept colliding rays walk between standard passes */
+    RTCD_ALGORITHM_PREDICTIVE = 2  /* IRTCD + predictive rays (the default) */
+} rtcd_algorithm;
+
+/* Short lower-case name ("standard", "iterative", "predictive"). */
+RTCD_API const char* rtcd_algorithm_name(rtcd_algorithm algorithm);
+
+/* The paper's parameters for one pair, in metres (body frames share units). */
+typedef struct rtcd_iterative_params {
+    float displacement_threshold;  /* relative displacement that triggers a standard pass */
+    float distance_extension;      /* predictive candidates: vertices this close to the other mesh; > threshold */
+    float culling_distance;        /* predictive rays stop here: confidence * threshold */
+    uint32_t max_iterations;       /* triangles one walk may test */
+} rtcd_iterative_params;
+
+typedef struct rtcd_iterative_def {
+    rtcd_algorithm algorithm;      /* default RTCD_ALGORITHM_PREDICTIVE */
+    /* 1 (default): every pair derives its parameters at each standard pass
+     * from its relative motion per step and the meshes' mean edge length
+     * (rtcd_adaptive_params); 0: `fixed` for every pair. */
+    int adaptive;
+    rtcd_iterative_params fixed;   /* default 0.02 m, 0.04 m, 0.03 m, 5 */
+    float confidence;              /* cullingDist = confidence * threshold, >= 1; default 1.5 */
+} rtcd_iterative_def;
+
+RTCD_API rtcd_iterative_def rtcd_default_iterative_def(void);
+
+/* The adaptive rule. step_displacement: how far the pair moved relative to
+ * each other in the last step (largest displacement of a box corner of one
+ * body in the other's frame); edge_length: mean edge length of the two
+ * meshes. The threshold covers a few steps of the current motion, bounded
+ * by a fraction of an edge below and half an edge above (walks stay local);
+ * the extension adds the motion of two steps beyond it; one walk may cross
+ * as many edges as the contact point moves in a step, plus slack. */
+RTCD_API rtcd_iterative_params rtcd_adaptive_params(const rtcd_iterative_def* def, float step_displacement,
+                                                    float edge_length);
+
+/* What a pair keeps between calls. Owned by the caller: one per pair while
+ * the pair persists (drop it when the pair leaves the broadphase). A state
+ * used with other meshes than before resets itself. */
+typedef struct rtcd_pair_state rtcd_pair_state;
+RTCD_API rtcd_error rtcd_pair_state_create(rtcd_pair_state** out);
+RTCD_API void rtcd_pair_state_destroy(rtcd_pair_state* state); /* NULL is fine */
+RTCD_API void rtcd_pair_state_reset(rtcd_pair_state* state);   /* next call runs a standard pass */
+/* Parameters chosen at the last standard pass. */
+RTCD_API rtcd_iterative_params rtcd_pair_state_params(const rtcd_pair_state* state);
+
+/* One step of the pair with `idef->algorithm` (STANDARD behaves as
+ * rtcd_collide_standard and keeps nothing). Same output as
+ * rtcd_collide_standard: the colliding rays (in no particular order), which
+ * `rays` must have room for (vertex_count(a) + vertex_count(b)). stats may be
+ * NULL; its standard_pass says which pass ran. */
+RTCD_API rtcd_error rtcd_collide_iterative(const rtcd_narrowphase_def* def, const rtcd_iterative_def* idef,
+                                           rtcd_pair_state* state, const rtcd_mesh* a, const rtcd_transform* pose_a,
+                                           const rtcd_mesh* b, const rtcd_transform* pose_b, rtcd_ray_hit* rays,
+                                           uint32_t ray_capacity, uint32_t* ray_count,
+                                           rtcd_narrowphase_stats* stats);
+
+/* How far a result is from the standard algorithm's on the same poses. Rays
+ * are matched by (direction, vertex); a ray is incorrect when only one side
+ * has it, or when both have it with lengths more than `tolerance` apart (a
+ * different triangle at the same length is the same ray: shared edges). */
+typedef struct rtcd_ray_agreement {
+    uint32_t compared;   /* rays colliding in either result */
+    uint32_t missed;     /* in the reference only */
+    uint32_t spurious;   /* in the tested result only */
+    uint32_t different;  /* in both, lengths apart */
+    uint32_t incorrect;  /* missed + spurious + different */
+    double reference_length; /* sum of the reference rays' lengths */
+    double tested_length;    /* sum of the tested rays' lengths */
+} rtcd_ray_agreement;
+
+RTCD_API rtcd_error rtcd_compare_rays(const rtcd_ray_hit* reference, uint32_t reference_count,
+                                      const rtcd_ray_hit* tested, uint32_t tested_count, float tolerance,
+                                      rtcd_ray_agreement* out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
