@@ -16,8 +16,26 @@ static void usage(const char* prog, demo_scene_kind scene)
 {
     fprintf(stderr,
             "usage: %s %s[--steps N] [--seed N] [--narrowphase rtcd|gimpact|hull|all] [--backend auto|cpu|opencl]\n"
+            "       [--algorithm standard|iterative|predictive] [--params adaptive|fixed] [--check]\n"
             "       [--devices N] [--csv FILE] [--json] [--penetration-every K]\n",
             prog, scene == DEMO_AVALANCHE ? "[--objects N] " : "");
+}
+
+const char* demo_algorithm_name(rtcd_algorithm a)
+{
+    return a == RTCD_ALGORITHM_STANDARD ? "standard" : (a == RTCD_ALGORITHM_ITERATIVE ? "iterative" : "predictive");
+}
+
+void demo_default_options(demo_scene_kind scene, demo_options* o)
+{
+    memset(o, 0, sizeof *o);
+    o->scene = scene;
+    o->objects = 512;
+    o->steps = scene == DEMO_AVALANCHE ? 600 : 3000;
+    o->seed = 1;
+    o->penetration_every = 10;
+    o->algorithm = RTCD_ALGORITHM_PREDICTIVE;
+    o->adaptive = 1;
 }
 
 /* A decimal number in [0, max]: no sign, no overflow. Returns the end of the
@@ -44,18 +62,17 @@ static char* parse_u32(const char* v, uint32_t max, uint32_t* out)
 
 int demo_parse_options(demo_scene_kind scene, int argc, char** argv, demo_options* o)
 {
-    memset(o, 0, sizeof *o);
-    o->scene = scene;
-    o->objects = 512;
-    o->steps = scene == DEMO_AVALANCHE ? 600 : 3000;
-    o->seed = 1;
-    o->penetration_every = 10;
+    demo_default_options(scene, o);
     for (int i = 1; i < argc; ++i) {
         const char* a = argv[i];
         const char* v = i + 1 < argc ? argv[i + 1] : NULL;
         char* end = NULL;
         if (!strcmp(a, "--json")) {
             o->json = 1;
+            continue;
+        }
+        if (!strcmp(a, "--check")) {
+            o->check = 1;
             continue;
         }
         if (!v) {
@@ -81,6 +98,17 @@ int demo_parse_options(demo_scene_kind scene, int argc, char** argv, demo_option
             if (!strcmp(v, "auto")) o->backend = RTCD_BACKEND_AUTO;
             else if (!strcmp(v, "cpu")) o->backend = RTCD_BACKEND_CPU;
             else if (!strcmp(v, "opencl")) o->backend = RTCD_BACKEND_OPENCL;
+            else end = NULL;
+        } else if (!strcmp(a, "--algorithm")) {
+            end = (char*)v + strlen(v);
+            if (!strcmp(v, "standard")) o->algorithm = RTCD_ALGORITHM_STANDARD;
+            else if (!strcmp(v, "iterative")) o->algorithm = RTCD_ALGORITHM_ITERATIVE;
+            else if (!strcmp(v, "predictive")) o->algorithm = RTCD_ALGORITHM_PREDICTIVE;
+            else end = NULL;
+        } else if (!strcmp(a, "--params")) {
+            end = (char*)v + strlen(v);
+            if (!strcmp(v, "adaptive")) o->adaptive = 1;
+            else if (!strcmp(v, "fixed")) o->adaptive = 0;
             else end = NULL;
         } else end = NULL;
         if (!end || *end != '\0' || (o->scene == DEMO_AVALANCHE && o->objects == 0)) {
@@ -127,6 +155,9 @@ rtcd_error demo_scene_create(const demo_options* o, demo_scene* s)
     def.narrowphase = o->narrowphase;
     def.backend = o->backend;
     def.opencl.max_devices = o->devices;
+    def.iterative.algorithm = o->algorithm;
+    def.iterative.adaptive = o->adaptive;
+    def.check = o->check;
     rtcd_error err = rtcd_world_create(&def, &s->world);
     if (err != RTCD_OK) return err;
     float up[3] = {0, 0, 1};
@@ -218,37 +249,61 @@ static const char* narrowphase_name(rtcd_narrowphase_kind k)
     return k == RTCD_NARROWPHASE_GIMPACT ? "gimpact" : (k == RTCD_NARROWPHASE_HULL ? "hull" : "rtcd");
 }
 
-typedef struct demo_result {
-    const char* scene;
-    const char* narrowphase;
-    const char* backend;
-    char device[160];
-    uint32_t devices;
-    uint32_t objects, steps, pairs_max, penetration_every;
-    double mean, p95, first_ms, np_mean, contacts_mean, pen_sum_mean, rays_mean, colliding_mean;
-    float pen_max;
-    uint64_t triangles_total;
-    int nan;
-} demo_result;
 
-static void print_json(const demo_result* r)
+/* 100 * incorrect / compared over the run; < 0 when there is nothing to report. */
+static double incorrect_pct(const demo_summary* r)
 {
-    printf("{\"scene\":\"%s\",\"narrowphase\":\"%s\",\"backend\":\"%s\",\"devices\":%u,\"device\":\"%s\",\"objects\":%u,\"steps\":%u,"
-           "\"ms_per_step_mean\":%.3f,\"ms_per_step_p95\":%.3f,\"first_step_ms\":%.3f,\"narrowphase_ms_mean\":%.3f,\"pairs_max\":%u,"
-           "\"contacts_mean\":%.1f,\"penetration_max\":%.5f,\"penetration_sum_mean\":%.5f,"
-           "\"penetration_sampled_every\":%u,\"triangles_total\":%llu,\"rays_cast_mean\":%.1f,"
-           "\"colliding_rays_mean\":%.1f,\"nan_detected\":%d}",
-           r->scene, r->narrowphase, r->backend, r->devices, r->device, r->objects, r->steps, r->mean, r->p95, r->first_ms, r->np_mean, r->pairs_max,
-           r->contacts_mean, r->pen_max, r->pen_sum_mean, r->penetration_every, (unsigned long long)r->triangles_total,
-           r->rays_mean, r->colliding_mean, r->nan);
+    return r->check && r->check_rays ? 100.0 * (double)r->check_incorrect / (double)r->check_rays : -1.0;
 }
 
-static int run_once(const demo_options* o, demo_result* r)
+void demo_print_summary_json(FILE* f, const demo_summary* r)
+{
+    int rtcd = !strcmp(r->narrowphase, "rtcd");
+    fprintf(f,
+            "{\"scene\":\"%s\",\"narrowphase\":\"%s\",\"backend\":\"%s\",\"devices\":%u,\"device\":\"%s\",\"objects\":%u,\"steps\":%u,",
+            r->scene, r->narrowphase, r->backend, r->devices, r->device, r->objects, r->steps);
+    /* the algorithm and its parameters only mean something for rtcd's narrow phase */
+    if (rtcd)
+        fprintf(f, "\"algorithm\":\"%s\",\"params\":\"%s\",", demo_algorithm_name(r->algorithm),
+                r->adaptive ? "adaptive" : "fixed");
+    else fprintf(f, "\"algorithm\":null,\"params\":null,");
+    fprintf(f, "\"check\":%s,", r->check ? "true" : "false");
+    fprintf(f,
+            "\"ms_per_step_mean\":%.3f,\"ms_per_step_p95\":%.3f,\"first_step_ms\":%.3f,\"narrowphase_ms_mean\":%.3f,"
+            "\"narrowphase_ms_median\":%.3f,\"narrowphase_ms_resting\":%.3f,\"resting_steps\":%u,\"pairs_max\":%u,"
+            "\"contacts_mean\":%.1f,\"penetration_max\":%.5f,\"penetration_sum_mean\":%.5f,"
+            "\"penetration_sampled_every\":%u,\"triangles_total\":%llu,\"rays_cast_mean\":%.1f,"
+            "\"colliding_rays_mean\":%.1f,",
+            r->mean, r->p95, r->first_ms, r->np_mean, r->np_median, r->np_resting, r->resting_steps, r->pairs_max,
+            r->contacts_mean, r->pen_max, r->pen_sum_mean, r->penetration_every, (unsigned long long)r->triangles_total,
+            r->rays_mean, r->colliding_mean);
+    double pct = incorrect_pct(r);
+    if (pct >= 0) fprintf(f, "\"incorrect_rays_pct\":%.4f,", pct);
+    else fprintf(f, "\"incorrect_rays_pct\":null,");
+    fprintf(f,
+            "\"check_rays\":%llu,\"check_incorrect\":%llu,\"cumulative_ray_length\":%.6f,"
+            "\"cumulative_ray_length_source\":\"%s\",\"own_ray_length_total\":%.6f,",
+            (unsigned long long)r->check_rays, (unsigned long long)r->check_incorrect,
+            r->check ? r->check_ray_length_total : r->ray_length_total, r->check ? "standard" : "own",
+            r->ray_length_total);
+    fprintf(f,
+            "\"standard_ms_total\":%.3f,\"iterative_ms_total\":%.3f,\"standard_pair_steps\":%llu,"
+            "\"iterative_pair_steps\":%llu,\"predictive_rays\":%llu,\"walk_steps\":%llu,\"kept_rays\":%llu,"
+            "\"nan_detected\":%d}",
+            r->standard_ms_total, r->iterative_ms_total, (unsigned long long)r->standard_pair_steps,
+            (unsigned long long)r->iterative_pair_steps, (unsigned long long)r->predictive_rays,
+            (unsigned long long)r->walk_steps, (unsigned long long)r->kept_rays, r->nan);
+}
+
+int demo_run_scene(const demo_options* o, demo_summary* r)
 {
     memset(r, 0, sizeof *r);
     r->scene = o->scene == DEMO_AVALANCHE ? "avalanche" : "spawner";
     r->narrowphase = narrowphase_name(o->narrowphase);
     r->backend = "none";
+    r->algorithm = o->algorithm;
+    r->adaptive = o->adaptive;
+    r->check = o->check;
     demo_scene s;
     rtcd_error err = demo_scene_create(o, &s);
     if (err != RTCD_OK) {
@@ -265,23 +320,39 @@ static int run_once(const demo_options* o, demo_result* r)
             return 1;
         }
         fprintf(csv, "step,time_s,bodies,broadphase_pairs,pairs_owned,pairs_culled,rays_cast,colliding_rays,contacts,"
-                     "narrowphase_ms,step_ms,penetration_max,penetration_sum\n");
+                     "narrowphase_ms,step_ms,penetration_max,penetration_sum,standard_pairs,iterative_pairs,"
+                     "predictive_rays,walk_steps,kept_rays,standard_ms,iterative_ms,ray_length%s\n",
+                o->check ? ",check_rays,check_incorrect,check_ray_length" : "");
     }
-    double* step_ms = calloc(o->steps ? o->steps : 1, sizeof *step_ms);
-    int progress = isatty(STDERR_FILENO);
+    uint32_t cap = o->steps ? o->steps : 1;
+    double* step_ms = calloc(cap, sizeof *step_ms);
+    double* np_ms = calloc(cap, sizeof *np_ms);
+    int progress = !o->quiet && isatty(STDERR_FILENO);
     double np_sum = 0, contacts_sum = 0, rays_sum = 0, colliding_sum = 0, pen_sum_sum = 0;
     uint32_t pairs_max = 0, pen_samples = 0, done = 0;
     float pen_max = 0;
     int nan = 0;
-    for (uint32_t step = 0; step < o->steps && step_ms; ++step) {
+    for (uint32_t step = 0; step < o->steps && step_ms && np_ms; ++step) {
         if ((err = demo_scene_update(&s, step)) != RTCD_OK || (err = rtcd_world_step(s.world)) != RTCD_OK) break;
         rtcd_step_stats st = rtcd_world_last_step_stats(s.world);
         step_ms[step] = st.step_ms;
+        np_ms[step] = st.narrowphase_ms;
         np_sum += st.narrowphase_ms;
         contacts_sum += st.contacts;
         rays_sum += (double)st.rays_cast;
         colliding_sum += (double)st.colliding_rays;
         pairs_max = st.broadphase_pairs > pairs_max ? st.broadphase_pairs : pairs_max;
+        r->standard_ms_total += st.standard_ms;
+        r->iterative_ms_total += st.iterative_ms;
+        r->standard_pair_steps += st.standard_pairs;
+        r->iterative_pair_steps += st.iterative_pairs;
+        r->predictive_rays += st.predictive_rays;
+        r->walk_steps += st.walk_steps;
+        r->kept_rays += st.kept_rays;
+        r->ray_length_total += st.ray_length;
+        r->check_rays += st.check_rays;
+        r->check_incorrect += st.check_incorrect;
+        r->check_ray_length_total += st.check_ray_length;
         done = step + 1;
         if (!poses_finite(s.world)) {
             nan = 1;
@@ -301,8 +372,15 @@ static int run_once(const demo_options* o, demo_result* r)
                     rtcd_world_body_count(s.world), st.broadphase_pairs, st.pairs_owned, st.pairs_culled,
                     (unsigned long long)st.rays_cast, (unsigned long long)st.colliding_rays, st.contacts,
                     st.narrowphase_ms, st.step_ms);
-            if (measured) fprintf(csv, "%.6f,%.6f\n", pen.max, pen.sum);
-            else fprintf(csv, ",\n");
+            if (measured) fprintf(csv, "%.6f,%.6f,", pen.max, pen.sum);
+            else fprintf(csv, ",,");
+            fprintf(csv, "%u,%u,%llu,%llu,%llu,%.4f,%.4f,%.6f", st.standard_pairs, st.iterative_pairs,
+                    (unsigned long long)st.predictive_rays, (unsigned long long)st.walk_steps,
+                    (unsigned long long)st.kept_rays, st.standard_ms, st.iterative_ms, st.ray_length);
+            if (o->check)
+                fprintf(csv, ",%llu,%llu,%.6f", (unsigned long long)st.check_rays,
+                        (unsigned long long)st.check_incorrect, st.check_ray_length);
+            fprintf(csv, "\n");
         }
         if (progress && (step % 10 == 0 || step + 1 == o->steps)) {
             int width = 40, filled = (int)((step + 1) * (uint64_t)width / o->steps);
@@ -313,7 +391,7 @@ static int run_once(const demo_options* o, demo_result* r)
     if (progress) fprintf(stderr, "\n");
     if (csv) fclose(csv);
     int rc = 0;
-    if (!step_ms) rc = fail_with(RTCD_ERROR_OUT_OF_MEMORY);
+    if (!step_ms || !np_ms) rc = fail_with(RTCD_ERROR_OUT_OF_MEMORY);
     else if (err != RTCD_OK) rc = fail_with(err);
     else if (nan) rc = 1;
     double mean = 0, p95 = 0;
@@ -322,14 +400,21 @@ static int run_once(const demo_options* o, demo_result* r)
         for (uint32_t i = 0; i < done; ++i) mean += step_ms[i] / done;
         qsort(step_ms, done, sizeof *step_ms, cmp_double);
         p95 = step_ms[(uint32_t)(0.95 * (done - 1))];
+        /* the resting phase: the last 5 s of simulated time (all steps of a shorter run) */
+        r->resting_steps = done < DEMO_RESTING_STEPS ? done : DEMO_RESTING_STEPS;
+        for (uint32_t i = done - r->resting_steps; i < done; ++i) r->np_resting += np_ms[i] / r->resting_steps;
+        qsort(np_ms, done, sizeof *np_ms, cmp_double);
+        r->np_median = done % 2 ? np_ms[done / 2] : 0.5 * (np_ms[done / 2 - 1] + np_ms[done / 2]);
     }
     double n = done ? done : 1;
     r->backend = rtcd_world_backend(s.world) == RTCD_BACKEND_OPENCL ? "opencl" : "cpu";
     r->devices = rtcd_world_device_count(s.world);
     /* JSON-safe copy of the first device's name */
     const char* dn = r->devices ? rtcd_world_device_name(s.world, 0) : "";
+    if (!dn) dn = "";
     size_t j = 0;
-    for (; dn[j] && j + 1 < sizeof r->device; ++j) r->device[j] = (dn[j] == '"' || dn[j] == '\\') ? '_' : dn[j];
+    for (; dn[j] && j + 1 < sizeof r->device; ++j)
+        r->device[j] = (dn[j] == '"' || dn[j] == '\\' || (unsigned char)dn[j] < 0x20) ? '_' : dn[j];
     r->device[j] = '\0';
     r->objects = rtcd_world_body_count(s.world);
     r->steps = done;
@@ -346,6 +431,7 @@ static int run_once(const demo_options* o, demo_result* r)
     r->colliding_mean = colliding_sum / n;
     r->nan = nan;
     free(step_ms);
+    free(np_ms);
     demo_scene_destroy(&s);
     return rc;
 }
@@ -353,17 +439,32 @@ static int run_once(const demo_options* o, demo_result* r)
 int demo_run(const demo_options* o)
 {
     if (!o->compare) {
-        demo_result r;
-        int rc = run_once(o, &r);
+        demo_summary r;
+        int rc = demo_run_scene(o, &r);
         if (rc && !r.steps) return rc; /* failed before the first step: nothing to summarise */
         if (o->json) {
-            print_json(&r);
+            demo_print_summary_json(stdout, &r);
             printf("\n");
         } else {
             printf("%s through %s (%s backend, %u device(s) %s): %u objects, %llu triangles, %u steps\n", r.scene,
                    r.narrowphase, r.backend, r.devices, r.device, r.objects, (unsigned long long)r.triangles_total, r.steps);
-            printf("  step %.2f ms mean, %.2f ms p95; narrow phase %.2f ms mean; up to %u pairs; %.0f contacts\n",
-                   r.mean, r.p95, r.np_mean, r.pairs_max, r.contacts_mean);
+            if (o->narrowphase == RTCD_NARROWPHASE_RTCD)
+                printf("  algorithm %s, %s parameters%s\n", demo_algorithm_name(r.algorithm),
+                       r.adaptive ? "adaptive" : "fixed", r.check ? ", checked against the standard algorithm" : "");
+            printf("  step %.2f ms mean, %.2f ms p95; narrow phase %.2f ms mean, %.2f ms median, %.2f ms over the last %u steps;"
+                   " up to %u pairs; %.0f contacts\n",
+                   r.mean, r.p95, r.np_mean, r.np_median, r.np_resting, r.resting_steps, r.pairs_max, r.contacts_mean);
+            printf("  pair-steps: %llu standard, %llu iterative; %.1f ms in standard passes, %.1f ms in iterative passes\n",
+                   (unsigned long long)r.standard_pair_steps, (unsigned long long)r.iterative_pair_steps,
+                   r.standard_ms_total, r.iterative_ms_total);
+            double pct = incorrect_pct(&r);
+            if (r.check) {
+                if (pct >= 0) printf("  incorrect rays %.3f %% of %llu;", pct, (unsigned long long)r.check_rays);
+                else printf("  incorrect rays: none compared;");
+                printf(" cumulative ray length (standard algorithm) %.3f m\n", r.check_ray_length_total);
+            } else {
+                printf("  cumulative ray length (own rays) %.3f m\n", r.ray_length_total);
+            }
             printf("  penetration (every %u steps): max %.4f m, sum %.4f m mean\n", r.penetration_every, r.pen_max,
                    r.pen_sum_mean);
         }
@@ -371,19 +472,20 @@ int demo_run(const demo_options* o)
     }
     /* The same scene through the three narrow phases, one after the other in
      * one process, so the figures share the machine's state. */
-    demo_result r[3];
+    demo_summary r[3];
     rtcd_narrowphase_kind kinds[3] = {RTCD_NARROWPHASE_RTCD, RTCD_NARROWPHASE_GIMPACT, RTCD_NARROWPHASE_HULL};
     int rc = 0;
     for (int k = 0; k < 3; ++k) {
         demo_options one = *o;
         one.narrowphase = kinds[k];
         one.compare = 0;
-        rc |= run_once(&one, &r[k]);
+        one.check = kinds[k] == RTCD_NARROWPHASE_RTCD ? o->check : 0; /* checking mode is rtcd's */
+        rc |= demo_run_scene(&one, &r[k]);
     }
     printf("{\"benchmark\":\"%s_narrowphase_comparison\",\"runs\":[", r[0].scene);
     for (int k = 0; k < 3; ++k) {
         if (k) printf(",");
-        print_json(&r[k]);
+        demo_print_summary_json(stdout, &r[k]);
     }
     printf("],\"step_speedup_vs_gimpact\":%.3f,\"step_speedup_vs_hull\":%.3f,"
            "\"penetration_max_ratio_vs_gimpact\":%.3f,\"penetration_max_ratio_vs_hull\":%.3f}\n",

@@ -23,7 +23,18 @@ typedef struct demo_options {
     const char* csv_path;         /* NULL: no CSV */
     int json;
     uint32_t penetration_every;   /* measure every K steps (default 10; 0: never) */
+    rtcd_algorithm algorithm;     /* --algorithm (default predictive) -> rtcd_world_def.iterative.algorithm */
+    int adaptive;                 /* --params adaptive (1, default) | fixed (0) -> rtcd_world_def.iterative.adaptive */
+    int check;                    /* --check: rtcd_world_def.check = 1 (the standard algorithm on the same poses) */
+    int quiet;                    /* no progress bar (benchmarks) */
 } demo_options;
+
+/* Sets *o to the defaults of the scene's program (what demo_parse_options
+ * starts from). */
+void demo_default_options(demo_scene_kind scene, demo_options* o);
+
+/* "standard", "iterative", "predictive" (the demos' option values). */
+const char* demo_algorithm_name(rtcd_algorithm algorithm);
 
 /* Parses argv; prints usage and returns 2 on a bad option, 0 otherwise. */
 int demo_parse_options(demo_scene_kind scene, int argc, char** argv, demo_options* out);
@@ -54,6 +65,41 @@ rtcd_error demo_scene_create(const demo_options* opt, demo_scene* out);
 /* Per step before rtcd_world_step: the spawner adds a body every 0.1 s. */
 rtcd_error demo_scene_update(demo_scene* scene, uint32_t step);
 void demo_scene_destroy(demo_scene* scene);
+
+/* Steps of the resting phase: the last 5 s of simulated time at 60 Hz. */
+#define DEMO_RESTING_STEPS 300u
+
+/* What one run of a scene measured (the JSON summary's figures). */
+typedef struct demo_summary {
+    const char* scene;
+    const char* narrowphase;
+    const char* backend;          /* as resolved: "cpu" or "opencl" */
+    char device[160];             /* first device's name ("" on the CPU reference) */
+    uint32_t devices;
+    rtcd_algorithm algorithm;
+    int adaptive, check;
+    uint32_t objects, steps, pairs_max, penetration_every;
+    double mean, p95, first_ms, np_mean, contacts_mean, pen_sum_mean, rays_mean, colliding_mean;
+    double np_median;             /* narrow-phase ms, median over the run */
+    double np_resting;            /* narrow-phase ms, mean over the last min(steps, DEMO_RESTING_STEPS) steps */
+    uint32_t resting_steps;
+    double standard_ms_total, iterative_ms_total;
+    uint64_t standard_pair_steps, iterative_pair_steps; /* sums of standard_pairs / iterative_pairs */
+    uint64_t predictive_rays, walk_steps, kept_rays;    /* sums over the run */
+    uint64_t check_rays, check_incorrect;               /* sums over the run (check mode) */
+    double ray_length_total;      /* sum of the algorithm's own colliding ray lengths */
+    double check_ray_length_total;/* sum of the standard algorithm's (check mode) */
+    float pen_max;
+    uint64_t triangles_total;
+    int nan;
+} demo_summary;
+
+/* Runs one scene (o->compare is ignored) and fills *r; returns 0, or the
+ * process exit code on a failure (r->steps then says how far it got). */
+int demo_run_scene(const demo_options* opt, demo_summary* r);
+
+/* The summary as one JSON object (no newline). */
+void demo_print_summary_json(FILE* f, const demo_summary* r);
 
 /* Runs the whole scene as the programs do; returns the process exit code. */
 int demo_run(const demo_options* opt);
