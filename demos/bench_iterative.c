@@ -93,6 +93,13 @@ static double incorrect_pct(const demo_summary* s)
     return s->check_rays ? 100.0 * (double)s->check_incorrect / (double)s->check_rays : 0.0;
 }
 
+/* Share of the pair-steps that walked their kept rays instead of a standard pass. */
+static double iterative_share(const demo_summary* s)
+{
+    uint64_t all = s->iterative_pair_steps + s->standard_pair_steps;
+    return all ? (double)s->iterative_pair_steps / (double)all : 0.0;
+}
+
 static const bench_run* find_run(const bench_run* runs, uint32_t n, demo_scene_kind scene, rtcd_backend backend,
                                  rtcd_algorithm algorithm, int adaptive)
 {
@@ -217,6 +224,32 @@ static void print_comparisons(const bench_run* runs, uint32_t n, demo_scene_kind
             print_reduction("cumulative_ray_length", li, lp, 1, TARGET_LENGTH_REDUCTION);
             printf("}");
         }
+    }
+    printf("]");
+    /* fixed vs adaptive parameters (CPU reference) */
+    printf(",\"adaptive_vs_fixed\":[");
+    first = 1;
+    for (int a = 1; a < 3; ++a) {
+        rtcd_algorithm alg = a == 1 ? RTCD_ALGORITHM_ITERATIVE : RTCD_ALGORITHM_PREDICTIVE;
+        const bench_run* ad = find_run(runs, n, scene, RTCD_BACKEND_CPU, alg, 1);
+        const bench_run* fx = find_run(runs, n, scene, RTCD_BACKEND_CPU, alg, 0);
+        if (!ad || !fx) continue;
+        if (!first) printf(",");
+        first = 0;
+        int checked = check && ad->has_check && fx->has_check;
+        printf("{\"algorithm\":\"%s\",\"backend\":\"cpu\",\"adaptive_ms_mean\":%.4f,\"fixed_ms_mean\":%.4f,"
+               "\"adaptive_ms_resting\":%.4f,\"fixed_ms_resting\":%.4f,\"adaptive_iterative_pair_share\":%.4f,"
+               "\"fixed_iterative_pair_share\":%.4f,\"adaptive_incorrect_rays_pct\":",
+               demo_algorithm_name(alg), ad->timed.np_mean, fx->timed.np_mean, ad->timed.np_resting,
+               fx->timed.np_resting,
+               iterative_share(&ad->timed), iterative_share(&fx->timed));
+        print_num(checked ? incorrect_pct(&ad->checked) : 0.0, checked && ad->checked.check_rays > 0, "%.4f");
+        printf(",\"fixed_incorrect_rays_pct\":");
+        print_num(checked ? incorrect_pct(&fx->checked) : 0.0, checked && fx->checked.check_rays > 0, "%.4f");
+        printf(",\"cumulative_ray_length_source\":\"%s\",\"adaptive_cumulative_ray_length\":%.6f,"
+               "\"fixed_cumulative_ray_length\":%.6f}",
+               checked ? "standard" : "own", checked ? ad->checked.check_ray_length_total : ad->timed.ray_length_total,
+               checked ? fx->checked.check_ray_length_total : fx->timed.ray_length_total);
     }
     printf("]");
 }
