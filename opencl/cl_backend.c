@@ -1,6 +1,8 @@
 /* The batch on one or several devices: pairs keep the device that first took
  * them, new pairs go to the least-loaded device, every device gets one upload,
- * one launch and one download, and the host waits once for all of them. */
+ * one launch and one download, and the host waits once for all of them. For
+ * the iterative algorithms the host plans each pair's pass (rtcd_track_plan,
+ * as the CPU reference) and the kept rays stay in the pair's device slot. */
 #include "cl_internal.h"
 
 #include <string.h>
@@ -14,13 +16,29 @@ rtcd_opencl_def rtcd_default_opencl_def(void)
     memset(&def, 0, sizeof def);
     def.traversal = RTCD_TRAVERSAL_BVH;
     def.contact_normal = RTCD_CONTACT_REPROJECTED;
+    def.iterative = rtcd_default_iterative_def();
     return def;
+}
+
+static int known_algorithm(rtcd_algorithm a)
+{
+    return a == RTCD_ALGORITHM_STANDARD || a == RTCD_ALGORITHM_ITERATIVE || a == RTCD_ALGORITHM_PREDICTIVE;
+}
+
+void rtcd_opencl_set_iterative(rtcd_opencl* cl, const rtcd_iterative_def* def)
+{
+    if (!cl || !def) return;
+    cl->def.iterative = *def;
+    rtcd_cl_reset_tracks(cl);
 }
 
 rtcd_error rtcd_opencl_create(const rtcd_opencl_def* def, rtcd_opencl** out)
 {
     if (out) *out = NULL;
     if (!def || !out) return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_opencl_create: NULL argument");
+    if (!known_algorithm(def->iterative.algorithm))
+        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_opencl_create: unknown algorithm %d",
+                         (int)def->iterative.algorithm);
     rtcd_opencl* cl = rtcd_calloc(1, sizeof *cl);
     if (!cl) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_create: out of memory");
     cl->def = *def;
@@ -38,9 +56,7 @@ void rtcd_opencl_destroy(rtcd_opencl* cl)
     if (!cl) return;
     rtcd_cl_close_devices(cl);
     rtcd_cl_registry_free(&cl->registry);
-    rtcd_free(cl->map.keys);
-    rtcd_free(cl->map.device);
-    rtcd_free(cl->map.used);
+    rtcd_cl_map_free(&cl->map);
     rtcd_free(cl);
 }
 
@@ -56,73 +72,6 @@ rtcd_opencl_stats rtcd_opencl_last_stats(const rtcd_opencl* cl)
     rtcd_opencl_stats none;
     memset(&none, 0, sizeof none);
     return cl ? cl->stats : none;
-}
-
-/* ---- pair -> device map (open addressing, rebuilt each call from the pairs present) ---- */
-
-static uint32_t slot_of(const cl_pair_map* m, uint64_t key)
-{
-    uint64_t h = key * 0x9e3779b97f4a7c15ull;
-    uint32_t i = (uint32_t)(h >> 32) & (m->cap - 1);
-    while (m->used[i] && m->keys[i] != key) i = (i + 1) & (m->cap - 1);
-    return i;
-}
-
-static int map_init(cl_pair_map* m, uint32_t pairs)
-{
-    uint32_t cap = 64;
-    while (cap < 2 * pairs + 2) cap *= 2;
-    m->cap = cap;
-    m->keys = rtcd_alloc(cap * sizeof *m->keys);
-    m->device = rtcd_alloc(cap);
-    m->used = rtcd_calloc(cap, 1);
-    return m->keys && m->device && m->used;
-}
-
-static void map_free(cl_pair_map* m)
-{
-    rtcd_free(m->keys);
-    rtcd_free(m->device);
-    rtcd_free(m->used);
-    memset(m, 0, sizeof *m);
-}
-
-/* Device of every pair: the old one while the key persists, else the least loaded. */
-static rtcd_error assign_devices(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uint32_t n, uint8_t* device_of)
-{
-    cl_pair_map next;
-    if (!map_init(&next, n)) {
-        map_free(&next);
-        return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "OpenCL: no memory for the pair map");
-    }
-    uint32_t load[RTCD_CL_MAX_DEVICES] = {0};
-    for (uint32_t i = 0; i < n; ++i) {
-        device_of[i] = 0xff;
-        if (cl->map.cap) {
-            uint32_t s = slot_of(&cl->map, pairs[i].key);
-            if (cl->map.used[s]) {
-                device_of[i] = cl->map.device[s];
-                load[device_of[i]]++;
-            }
-        }
-    }
-    for (uint32_t i = 0; i < n; ++i) {
-        if (device_of[i] == 0xff) {
-            uint32_t best = 0;
-            for (uint32_t d = 1; d < cl->device_count; ++d)
-                if (load[d] < load[best]) best = d;
-            device_of[i] = (uint8_t)best;
-            load[best]++;
-        }
-        uint32_t s = slot_of(&next, pairs[i].key);
-        next.used[s] = 1;
-        next.keys[s] = pairs[i].key;
-        next.device[s] = device_of[i];
-    }
-    map_free(&cl->map);
-    cl->map = next;
-    for (uint32_t d = 0; d < cl->device_count && d < 16; ++d) cl->stats.pairs_per_device[d] = load[d];
-    return RTCD_OK;
 }
 
 /* ---- per-device batch ---- */
@@ -166,14 +115,18 @@ static rtcd_error launch(rtcd_opencl* cl, cl_device_state* d, int want_rays, siz
     cl_uint count = n, brute = cl->def.traversal == RTCD_TRAVERSAL_BRUTE_FORCE, mode = (cl_uint)cl->def.contact_normal,
             rays_flag = (cl_uint)want_rays;
     cl_kernel k = d->kernel;
-    for (cl_uint a = 0; a < 9; ++a) RTCD_CL_CHECK(clSetKernelArg(k, a, sizeof(cl_mem), &d->mesh_buffers[a]), "clSetKernelArg");
-    RTCD_CL_CHECK(clSetKernelArg(k, 9, sizeof(cl_mem), &d->pairs), "clSetKernelArg");
-    RTCD_CL_CHECK(clSetKernelArg(k, 10, sizeof count, &count), "clSetKernelArg");
-    RTCD_CL_CHECK(clSetKernelArg(k, 11, sizeof brute, &brute), "clSetKernelArg");
-    RTCD_CL_CHECK(clSetKernelArg(k, 12, sizeof mode, &mode), "clSetKernelArg");
-    RTCD_CL_CHECK(clSetKernelArg(k, 13, sizeof(cl_mem), &d->results), "clSetKernelArg");
-    RTCD_CL_CHECK(clSetKernelArg(k, 14, sizeof(cl_mem), &d->rays), "clSetKernelArg");
-    RTCD_CL_CHECK(clSetKernelArg(k, 15, sizeof rays_flag, &rays_flag), "clSetKernelArg");
+    cl_uint a = 0;
+    for (; a < RTCD_CL_MESH_BUFFERS; ++a)
+        RTCD_CL_CHECK(clSetKernelArg(k, a, sizeof(cl_mem), &d->mesh_buffers[a]), "clSetKernelArg(meshes)");
+    RTCD_CL_CHECK(clSetKernelArg(k, a++, sizeof(cl_mem), &d->pairs), "clSetKernelArg(pairs)");
+    RTCD_CL_CHECK(clSetKernelArg(k, a++, sizeof count, &count), "clSetKernelArg(count)");
+    RTCD_CL_CHECK(clSetKernelArg(k, a++, sizeof brute, &brute), "clSetKernelArg(brute_force)");
+    RTCD_CL_CHECK(clSetKernelArg(k, a++, sizeof mode, &mode), "clSetKernelArg(mode)");
+    RTCD_CL_CHECK(clSetKernelArg(k, a++, sizeof(cl_mem), &d->results), "clSetKernelArg(results)");
+    RTCD_CL_CHECK(clSetKernelArg(k, a++, sizeof(cl_mem), &d->rays), "clSetKernelArg(rays)");
+    RTCD_CL_CHECK(clSetKernelArg(k, a++, sizeof rays_flag, &rays_flag), "clSetKernelArg(want_rays)");
+    /* No slot yet (only the standard algorithm so far): a NULL buffer, never read. */
+    RTCD_CL_CHECK(clSetKernelArg(k, a++, sizeof(cl_mem), &d->state), "clSetKernelArg(state)");
     size_t local = RTCD_CL_GROUP_SIZE, global = (size_t)n * RTCD_CL_GROUP_SIZE;
     if (d->serial) {
         /* One work item per pair, alone in its group: its private ray store
@@ -194,7 +147,8 @@ static rtcd_error launch(rtcd_opencl* cl, cl_device_state* d, int want_rays, siz
     return RTCD_OK;
 }
 
-/* A pair whose colliding rays overflowed the on-chip store: the CPU reference. */
+/* A pair whose colliding rays overflowed the on-chip store: the CPU reference
+ * (a standard pass; an iterative pair's state is reset by the caller). */
 static rtcd_error cpu_pair(const rtcd_opencl* cl, const rtcd_pair_desc* p, rtcd_pair_result* r, rtcd_ray_hit* rays)
 {
     uint32_t cap = p->a->vertex_count + p->b->vertex_count, n = 0;
@@ -210,10 +164,14 @@ static rtcd_error cpu_pair(const rtcd_opencl* cl, const rtcd_pair_desc* p, rtcd_
         rtcd_narrowphase_stats st;
         err = rtcd_collide_standard(&nd, p->a, &p->pose_a, p->b, &p->pose_b, buf, cap, &n, &st);
         if (err == RTCD_OK) {
-            for (uint32_t i = 0; i < n; ++i) contacts[i] = rtcd_contact_from_ray(&buf[i], nd.contact_normal);
+            for (uint32_t i = 0; i < n; ++i) {
+                contacts[i] = rtcd_contact_from_ray(&buf[i], nd.contact_normal);
+                r->ray_length += buf[i].length;
+            }
             r->contact_count = rtcd_reduce_contacts(contacts, n, r->contacts);
             r->colliding_rays = n;
             r->rays_cast = st.rays_cast;
+            r->standard_pass = 1;
         }
     }
     if (!rays) rtcd_free(buf);
@@ -228,33 +186,116 @@ static double now_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
 }
 
+/* The device record of pair p: meshes, poses, and for the iterative
+ * algorithms this call's pass (planned as the CPU reference plans it) and
+ * where its kept rays are read and written. info NULL: no state (standard). */
+static rtcd_error plan_pair(rtcd_opencl* cl, cl_device_state* d, const rtcd_pair_desc* p, cl_pair_info* info,
+                            rtcd_cl_pair* cp)
+{
+    rtcd_error err;
+    uint32_t ia, ib;
+    if ((err = rtcd_cl_register_mesh(&cl->registry, p->a, &ia)) != RTCD_OK ||
+        (err = rtcd_cl_register_mesh(&cl->registry, p->b, &ib)) != RTCD_OK)
+        return err;
+    memset(cp, 0, sizeof *cp);
+    cp->mesh_a = ia;
+    cp->mesh_b = ib;
+    pose12(&p->pose_a, cp->pose_a);
+    pose12(&p->pose_b, cp->pose_b);
+    const rtcd_iterative_def* idef = &cl->def.iterative;
+    if (!info || idef->algorithm == RTCD_ALGORITHM_STANDARD) {
+        cp->flags = RTCD_CL_STANDARD_PASS;
+        return RTCD_OK;
+    }
+    if ((err = rtcd_cl_take_slot(d, info)) != RTCD_OK) return err;
+    rtcd_xform xa = rtcd_to_xform(&p->pose_a), xb = rtcd_to_xform(&p->pose_b);
+    int standard = rtcd_track_plan(&info->track, idef, p->a, p->b, &xa, &xb);
+    const rtcd_iterative_params* prm = &info->track.params;
+    cp->flags = (uint32_t)idef->algorithm | (standard ? RTCD_CL_STANDARD_PASS : 0u);
+    cp->entries_in = (2 * info->slot + info->half) * RTCD_CL_STATE_ENTRIES;
+    cp->entry_count = standard ? 0u : info->entries;
+    cp->entries_out = (2 * info->slot + (info->half ^ 1u)) * RTCD_CL_STATE_ENTRIES;
+    cp->max_iterations = prm->max_iterations;
+    cp->threshold = prm->displacement_threshold;
+    cp->extension = prm->distance_extension;
+    cp->culling = prm->culling_distance;
+    return RTCD_OK;
+}
+
+/* Pair i's result from its device record; its kept rays become the current half. */
+static rtcd_error finish_pair(rtcd_opencl* cl, uint32_t dv, const rtcd_cl_pair* cp, const rtcd_cl_result* cr,
+                              const rtcd_pair_desc* p, cl_pair_info* info, rtcd_pair_result* r, rtcd_ray_hit* rays,
+                              const rtcd_cl_ray* device_rays)
+{
+    int keeps = (cp->flags & RTCD_CL_ALGORITHM_MASK) != 0u;
+    memset(r, 0, sizeof *r);
+    r->device = dv;
+    if (cr->overflow) {
+        cl->stats.cpu_fallback_pairs++;
+        if (keeps) {
+            /* It kept more rays than its slot holds too: start again. */
+            rtcd_cl_reset_track(info);
+            cl->stats.state_resets++;
+        }
+        return cpu_pair(cl, p, r, rays);
+    }
+    r->contact_count = cr->contact_count;
+    r->colliding_rays = cr->colliding_rays;
+    r->rays_cast = cr->rays_cast;
+    r->standard_pass = (cp->flags & RTCD_CL_STANDARD_PASS) != 0u;
+    r->predictive_rays = cr->predictive_rays;
+    r->walk_steps = cr->walk_steps;
+    r->kept_rays = cr->kept_rays;
+    r->kept_predictions = cr->kept_predictions;
+    r->ray_length = cr->ray_length;
+    for (uint32_t c = 0; c < cr->contact_count; ++c) {
+        memcpy(r->contacts[c].point_on_b, cr->point[c], sizeof r->contacts[c].point_on_b);
+        memcpy(r->contacts[c].normal_on_b, cr->normal[c], sizeof r->contacts[c].normal_on_b);
+        r->contacts[c].depth = cr->depth[c];
+        r->contacts[c].feature = cr->feature[c];
+    }
+    if (rays) memcpy(rays, device_rays, cr->colliding_rays * sizeof(rtcd_ray_hit));
+    if (keeps) {
+        if (cr->state_overflow) {
+            /* Some kept rays did not fit: this call's result is whole, the
+             * next one runs a standard pass rather than walk a partial set. */
+            rtcd_cl_reset_track(info);
+            cl->stats.state_resets++;
+        } else {
+            info->half ^= 1u;
+            info->entries = cr->kept_rays + cr->kept_predictions;
+        }
+    }
+    return RTCD_OK;
+}
+
 rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uint32_t n, rtcd_pair_result* results,
                                rtcd_ray_hit* rays)
 {
     if (!cl || (n && (!pairs || !results)))
         return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_opencl_collide: NULL argument");
+    if (!known_algorithm(cl->def.iterative.algorithm))
+        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_opencl_collide: unknown algorithm %d",
+                         (int)cl->def.iterative.algorithm);
+    for (uint32_t i = 0; i < n; ++i)
+        if (!pairs[i].a || !pairs[i].b)
+            return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_opencl_collide: pair %u has a NULL mesh", i);
     double start = now_ms();
     memset(&cl->stats, 0, sizeof cl->stats);
     uint8_t* device_of = rtcd_alloc(n ? n : 1);
+    uint32_t* info_of = rtcd_alloc((n ? n : 1) * sizeof(uint32_t));
     size_t* ray_offset = rtcd_alloc((n ? n : 1) * sizeof(size_t));
-    if (!device_of || !ray_offset) {
+    if (!device_of || !info_of || !ray_offset) {
         rtcd_free(device_of);
+        rtcd_free(info_of);
         rtcd_free(ray_offset);
         return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_collide: out of memory");
     }
-    rtcd_error err = assign_devices(cl, pairs, n, device_of);
+    rtcd_error err = rtcd_cl_assign_pairs(cl, pairs, n, info_of, device_of);
     for (uint32_t d = 0; d < cl->device_count; ++d) cl->devices[d].batch_count = 0;
     size_t rays_total[RTCD_CL_MAX_DEVICES] = {0}, caller_rays = 0;
     for (uint32_t i = 0; i < n && err == RTCD_OK; ++i) {
         const rtcd_pair_desc* p = &pairs[i];
-        uint32_t ia, ib;
-        if (!p->a || !p->b) {
-            err = rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_opencl_collide: pair %u has a NULL mesh", i);
-            break;
-        }
-        if ((err = rtcd_cl_register_mesh(&cl->registry, p->a, &ia)) != RTCD_OK ||
-            (err = rtcd_cl_register_mesh(&cl->registry, p->b, &ib)) != RTCD_OK)
-            break;
         cl_device_state* d = &cl->devices[device_of[i]];
         size_t need = (size_t)d->batch_count + 1, pc = d->batch_cap, ic = d->batch_cap, rc = d->batch_cap;
         if (!rtcd_cl_grow((void**)&d->host_pairs, &pc, need, sizeof(rtcd_cl_pair)) ||
@@ -265,12 +306,9 @@ rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uin
         }
         d->batch_cap = (uint32_t)pc;
         rtcd_cl_pair* cp = &d->host_pairs[d->batch_count];
-        cp->mesh_a = ia;
-        cp->mesh_b = ib;
+        cl_pair_info* info = info_of[i] != RTCD_CL_NO_SLOT ? &cl->map.info[info_of[i]] : NULL;
+        if ((err = plan_pair(cl, d, p, info, cp)) != RTCD_OK) break;
         cp->ray_offset = (uint32_t)rays_total[device_of[i]];
-        cp->unused = 0;
-        pose12(&p->pose_a, cp->pose_a);
-        pose12(&p->pose_b, cp->pose_b);
         rays_total[device_of[i]] += p->a->vertex_count + p->b->vertex_count;
         ray_offset[i] = caller_rays;
         caller_rays += p->a->vertex_count + p->b->vertex_count;
@@ -294,30 +332,16 @@ rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uin
         cl_device_state* d = &cl->devices[dv];
         for (uint32_t s = 0; s < d->batch_count && err == RTCD_OK; ++s) {
             uint32_t i = d->batch_index[s];
-            const rtcd_cl_result* cr = &d->host_results[s];
-            rtcd_pair_result* r = &results[i];
-            memset(r, 0, sizeof *r);
-            r->device = dv;
-            if (cr->overflow) {
-                cl->stats.cpu_fallback_pairs++;
-                err = cpu_pair(cl, &pairs[i], r, rays ? rays + ray_offset[i] : NULL);
-                continue;
-            }
-            r->contact_count = cr->contact_count;
-            r->colliding_rays = cr->colliding_rays;
-            r->rays_cast = cr->rays_cast;
-            for (uint32_t c = 0; c < cr->contact_count; ++c) {
-                memcpy(r->contacts[c].point_on_b, cr->point[c], sizeof r->contacts[c].point_on_b);
-                memcpy(r->contacts[c].normal_on_b, cr->normal[c], sizeof r->contacts[c].normal_on_b);
-                r->contacts[c].depth = cr->depth[c];
-                r->contacts[c].feature = cr->feature[c];
-            }
-            if (rays)
-                memcpy(rays + ray_offset[i], d->host_rays + d->host_pairs[s].ray_offset,
-                       cr->colliding_rays * sizeof(rtcd_ray_hit));
+            cl_pair_info* info = info_of[i] != RTCD_CL_NO_SLOT ? &cl->map.info[info_of[i]] : NULL;
+            err = finish_pair(cl, dv, &d->host_pairs[s], &d->host_results[s], &pairs[i], info, &results[i],
+                              rays ? rays + ray_offset[i] : NULL,
+                              rays ? d->host_rays + d->host_pairs[s].ray_offset : NULL);
         }
     }
+    /* A failed call may have planned passes whose rays never came back. */
+    if (err != RTCD_OK) rtcd_cl_reset_tracks(cl);
     rtcd_free(device_of);
+    rtcd_free(info_of);
     rtcd_free(ray_offset);
     cl->stats.ms = now_ms() - start;
     return err;

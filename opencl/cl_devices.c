@@ -160,8 +160,10 @@ void rtcd_cl_close_devices(rtcd_opencl* cl)
 {
     for (uint32_t i = 0; i < cl->device_count; ++i) {
         cl_device_state* d = &cl->devices[i];
-        for (int b = 0; b < 9; ++b)
+        for (int b = 0; b < RTCD_CL_MESH_BUFFERS; ++b)
             if (d->mesh_buffers[b]) clReleaseMemObject(d->mesh_buffers[b]);
+        if (d->state) clReleaseMemObject(d->state);
+        rtcd_free(d->free_slots);
         if (d->pairs) clReleaseMemObject(d->pairs);
         if (d->results) clReleaseMemObject(d->results);
         if (d->rays) clReleaseMemObject(d->rays);

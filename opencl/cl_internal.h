@@ -11,6 +11,8 @@
 #include "kernels/cl_types.h"
 
 #define RTCD_CL_MAX_DEVICES 16
+#define RTCD_CL_MESH_BUFFERS 11 /* table, vertices, vnormals, tnormals, indices, nodes, tris, tri_ids, grids, nears, neighbors */
+#define RTCD_CL_NO_SLOT 0xffffffffu
 
 extern const char rtcd_kernel_source[];
 
@@ -23,8 +25,17 @@ typedef struct cl_device_state {
     int serial;           /* CPU device: one work item per pair (rtcd_collide_pairs_serial) */
     char name[256];
     /* every registered mesh, concatenated; rebuilt when the registry grows */
-    cl_mem mesh_buffers[9];
+    cl_mem mesh_buffers[RTCD_CL_MESH_BUFFERS];
     uint32_t mesh_version;
+    /* Kept rays of the pairs this device owns (iterative algorithms): slot s
+     * holds two halves of RTCD_CL_STATE_ENTRIES entries (2 words each) at
+     * entry 2 s RTCD_CL_STATE_ENTRIES; a call reads one half and writes the
+     * other. Slots of vanished pairs go to the free list. */
+    cl_mem state;
+    uint32_t state_slots;          /* slots the buffer holds */
+    uint32_t slots_used;           /* high-water mark */
+    uint32_t* free_slots;
+    size_t free_count, free_cap;
     /* per call */
     cl_mem pairs, results, rays;
     size_t pairs_cap, results_cap, rays_cap;
@@ -45,17 +56,29 @@ typedef struct cl_mesh_registry {
     uint32_t *indices, *tri_ids;
     rtcd_bvh_node* nodes;
     uint8_t* grids;
+    uint8_t* nears;          /* RTCD_GRID_N^3 bytes per mesh (rtcd_solid_grid.near) */
+    uint32_t* neighbors;     /* 3 per triangle, mesh-local, beside indices */
     uint32_t vertex_total, tri_total, node_total;
     uint32_t version;
     /* capacities, in elements */
     uint32_t cap_vertices, cap_vnormals, cap_tnormals, cap_tris, cap_indices, cap_tri_ids, cap_nodes, cap_grids,
-        cap_table;
+        cap_table, cap_nears, cap_neighbors;
 } cl_mesh_registry;
 
-/* Which device holds each persisting pair. */
+/* What the host keeps of a persisting pair: its device, and for the
+ * iterative algorithms its track, state slot and kept-ray count. */
+typedef struct cl_pair_info {
+    rtcd_pair_track track;
+    uint32_t slot;       /* RTCD_CL_NO_SLOT: none yet */
+    uint32_t entries;    /* kept rays in the slot's current half */
+    uint8_t half;        /* the half holding them */
+    uint8_t device;
+} cl_pair_info;
+
+/* Persisting pairs by key (open addressing, rebuilt each call from the pairs present). */
 typedef struct cl_pair_map {
     uint64_t* keys;
-    uint8_t* device;
+    cl_pair_info* info;
     uint8_t* used;
     uint32_t cap;
 } cl_pair_map;
@@ -80,6 +103,21 @@ int rtcd_cl_grow(void** p, size_t* cap, size_t need, size_t size);
 rtcd_error rtcd_cl_register_mesh(cl_mesh_registry* reg, const rtcd_mesh* mesh, uint32_t* index);
 rtcd_error rtcd_cl_upload_meshes(cl_device_state* dev, const cl_mesh_registry* reg);
 void rtcd_cl_registry_free(cl_mesh_registry* reg);
+
+/* cl_state.c: the pair map and the devices' kept-ray slots. */
+/* Rebuilds the map from this call's pairs: info_of[i] is pair i's entry in
+ * cl->map.info (RTCD_CL_NO_SLOT for a key seen earlier in the batch: that
+ * copy runs without state), device_of[i] its device (the old one while its
+ * key persists, else the least loaded). Vanished pairs free their slots. */
+rtcd_error rtcd_cl_assign_pairs(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uint32_t n, uint32_t* info_of,
+                                uint8_t* device_of);
+void rtcd_cl_map_free(cl_pair_map* map);
+/* Gives the pair a slot on its device, growing the device's buffer (the
+ * copy is queued before this call's kernel). */
+rtcd_error rtcd_cl_take_slot(cl_device_state* d, cl_pair_info* info);
+/* Forget every pair's kept rays: next call runs a standard pass. */
+void rtcd_cl_reset_tracks(rtcd_opencl* cl);
+void rtcd_cl_reset_track(cl_pair_info* info);
 
 #define RTCD_CL_CHECK(call, what)                                                                                  \
     do {                                                                                                           \

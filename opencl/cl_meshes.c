@@ -1,11 +1,15 @@
 /* Meshes on the devices: each mesh is appended once to concatenated arrays
- * (vertices, normals, indices, BVH, occupancy grid) shared by every pair that
+ * (vertices, normals, indices, BVH, occupancy and near grids, triangle
+ * neighbours) shared by every pair that
  * uses it; devices re-upload only when a new mesh arrives. */
 #include "cl_internal.h"
 
 #include <string.h>
 
 #define RTCD_GRID_BYTES (RTCD_GRID_N * RTCD_GRID_N * RTCD_GRID_N / 8)
+#define RTCD_NEAR_BYTES (RTCD_GRID_N * RTCD_GRID_N * RTCD_GRID_N)
+_Static_assert(RTCD_GRID_N == RTCD_NEAR_GRID_N, "the kernels' near grid is the mesh's occupancy grid");
+_Static_assert(sizeof(((rtcd_solid_grid*)0)->near) == RTCD_NEAR_BYTES, "near grid layout");
 
 int rtcd_cl_grow(void** p, size_t* cap, size_t need, size_t size)
 {
@@ -59,7 +63,11 @@ rtcd_error rtcd_cl_register_mesh(cl_mesh_registry* reg, const rtcd_mesh* m, uint
              append((void**)&reg->tris, &reg->cap_tris, 9 * reg->tri_total, m->bvh.tris, 9 * nt, sizeof(float)) &&
              append((void**)&reg->nodes, &reg->cap_nodes, reg->node_total, m->bvh.nodes, nn, sizeof(rtcd_bvh_node)) &&
              append((void**)&reg->grids, &reg->cap_grids, reg->count * RTCD_GRID_BYTES, m->grid.solid,
-                    RTCD_GRID_BYTES, 1);
+                    RTCD_GRID_BYTES, 1) &&
+             append((void**)&reg->nears, &reg->cap_nears, reg->count * RTCD_NEAR_BYTES, m->grid.near, RTCD_NEAR_BYTES,
+                    1) &&
+             append((void**)&reg->neighbors, &reg->cap_neighbors, 3 * reg->tri_total, m->neighbors, 3 * nt,
+                    sizeof(uint32_t));
     if (!ok) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "OpenCL: no memory to register mesh %s", m->name);
     rtcd_cl_mesh* e = &reg->table[reg->count];
     memset(e, 0, sizeof *e);
@@ -70,6 +78,8 @@ rtcd_error rtcd_cl_register_mesh(cl_mesh_registry* reg, const rtcd_mesh* m, uint
     e->node_offset = reg->node_total;
     e->node_count = nn;
     e->grid_offset = reg->count * RTCD_GRID_BYTES;
+    e->near_offset = reg->count * RTCD_NEAR_BYTES;
+    e->min_cell = m->grid.min_cell;
     for (int k = 0; k < 3; ++k) {
         e->lo[k] = m->lo[k];
         e->hi[k] = m->hi[k];
@@ -99,20 +109,24 @@ void rtcd_cl_registry_free(cl_mesh_registry* reg)
     rtcd_free(reg->tri_ids);
     rtcd_free(reg->nodes);
     rtcd_free(reg->grids);
+    rtcd_free(reg->nears);
+    rtcd_free(reg->neighbors);
     memset(reg, 0, sizeof *reg);
 }
 
 rtcd_error rtcd_cl_upload_meshes(cl_device_state* d, const cl_mesh_registry* reg)
 {
     if (d->mesh_version == reg->version) return RTCD_OK;
-    const void* src[9] = {reg->table, reg->vertices, reg->vnormals, reg->tnormals, reg->indices,
-                          reg->nodes, reg->tris, reg->tri_ids, reg->grids};
-    size_t bytes[9] = {reg->count * sizeof(rtcd_cl_mesh), 3 * (size_t)reg->vertex_total * sizeof(float),
+    const void* src[RTCD_CL_MESH_BUFFERS] = {reg->table, reg->vertices, reg->vnormals, reg->tnormals,
+                                             reg->indices, reg->nodes, reg->tris, reg->tri_ids,
+                                             reg->grids, reg->nears, reg->neighbors};
+    size_t bytes[RTCD_CL_MESH_BUFFERS] = {reg->count * sizeof(rtcd_cl_mesh), 3 * (size_t)reg->vertex_total * sizeof(float),
                        3 * (size_t)reg->vertex_total * sizeof(float), 3 * (size_t)reg->tri_total * sizeof(float),
                        3 * (size_t)reg->tri_total * sizeof(uint32_t), (size_t)reg->node_total * sizeof(rtcd_bvh_node),
                        9 * (size_t)reg->tri_total * sizeof(float), (size_t)reg->tri_total * sizeof(uint32_t),
-                       (size_t)reg->count * RTCD_GRID_BYTES};
-    for (int b = 0; b < 9; ++b) {
+                       (size_t)reg->count * RTCD_GRID_BYTES, (size_t)reg->count * RTCD_NEAR_BYTES,
+                       3 * (size_t)reg->tri_total * sizeof(uint32_t)};
+    for (int b = 0; b < RTCD_CL_MESH_BUFFERS; ++b) {
         if (d->mesh_buffers[b]) clReleaseMemObject(d->mesh_buffers[b]);
         d->mesh_buffers[b] = NULL;
         cl_int err;

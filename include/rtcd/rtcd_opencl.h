@@ -70,9 +70,16 @@ typedef struct rtcd_pair_result {
 RTCD_API rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uint32_t pair_count,
                                         rtcd_pair_result* results, rtcd_ray_hit* rays);
 
+/* Changes the algorithm (rtcd_opencl_def.iterative) and resets every pair:
+ * each runs a standard pass at its next call. */
+RTCD_API void rtcd_opencl_set_iterative(rtcd_opencl* cl, const rtcd_iterative_def* def);
+
 typedef struct rtcd_opencl_stats {
     uint32_t pairs_per_device[16];
     uint32_t cpu_fallback_pairs;   /* pairs past the on-chip ray capacity, computed on the CPU instead */
+    /* Pairs whose kept rays outgrew their device slot (or that fell back to
+     * the CPU): their state was reset, so their next call is a standard pass. */
+    uint32_t state_resets;
     double ms;                     /* wall time of the last call */
 } rtcd_opencl_stats;
 RTCD_API rtcd_opencl_stats rtcd_opencl_last_stats(const rtcd_opencl* cl);

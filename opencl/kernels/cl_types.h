@@ -7,17 +7,30 @@
 
 #define RTCD_CL_GROUP_SIZE 64   /* work items per pair */
 #define RTCD_CL_LOCAL_RAYS 2048 /* colliding rays a pair keeps on chip; past it the host redoes the pair */
+/* Kept rays (iterative algorithms) one pair holds on its device, per half of
+ * its ping-pong slot: 2 words each (feature, triangle | prediction flag). */
+#define RTCD_CL_STATE_ENTRIES 1024
+
+/* rtcd_cl_pair.flags */
+#define RTCD_CL_ALGORITHM_MASK 3u  /* rtcd_algorithm: 0 standard, 1 iterative, 2 predictive */
+#define RTCD_CL_STANDARD_PASS 4u   /* run the standard algorithm (and keep its rays), else walk the kept ones */
 
 typedef struct rtcd_cl_mesh {
     rtcd_u32 vertex_offset, vertex_count, tri_offset, tri_count;
-    rtcd_u32 node_offset, node_count, grid_offset, unused;
+    rtcd_u32 node_offset, node_count, grid_offset, near_offset;
     float lo[3], grid_lo[3], grid_inv[3], hi[3];
+    float min_cell; /* smallest occupancy cell edge (grid_may_be_near) */
 } rtcd_cl_mesh;
 
 typedef struct rtcd_cl_pair {
     rtcd_u32 mesh_a, mesh_b;
     rtcd_u32 ray_offset;   /* where its colliding rays go when rays are requested */
-    rtcd_u32 unused;
+    rtcd_u32 flags;        /* algorithm | RTCD_CL_STANDARD_PASS */
+    rtcd_u32 entries_in;   /* kept rays to walk: entry index in the state buffer, */
+    rtcd_u32 entry_count;  /* and how many */
+    rtcd_u32 entries_out;  /* where this call's kept rays go (RTCD_CL_STATE_ENTRIES room) */
+    rtcd_u32 max_iterations;
+    float threshold, extension, culling; /* rtcd_iterative_params */
     float pose_a[12];      /* rotation row-major, then translation */
     float pose_b[12];
 } rtcd_cl_pair;
@@ -28,6 +41,9 @@ typedef struct rtcd_cl_result {
     float depth[4];
     rtcd_u32 feature[4];
     rtcd_u32 contact_count, colliding_rays, rays_cast, overflow;
+    rtcd_u32 predictive_rays, walk_steps, kept_rays, kept_predictions;
+    rtcd_u32 state_overflow; /* more kept rays than RTCD_CL_STATE_ENTRIES: the host resets the pair */
+    float ray_length;
 } rtcd_cl_result;
 
 /* Same layout as rtcd_ray_hit. */
