@@ -3,6 +3,7 @@
 #include "plugin_internal.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <string>
 
@@ -25,8 +26,41 @@ uint32_t rtcdPluginState::allocSlot()
 
 void rtcdPluginState::freeSlot(uint32_t s)
 {
+    rtcd_pair_state_destroy(slots[s].state);
+    slots[s].state = nullptr;
     slots[s].in_use = false;
     free_slots.push_back(s);
+}
+
+rtcdPluginState::~rtcdPluginState()
+{
+    for (rtcdPairSlot& s : slots) rtcd_pair_state_destroy(s.state);
+    rtcd_opencl_destroy(opencl);
+}
+
+static double elapsed_ms(std::chrono::steady_clock::time_point since)
+{
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
+}
+
+void rtcdPluginState::checkPair(const rtcd_mesh* a, const rtcd_transform& pa, const rtcd_mesh* b,
+                                const rtcd_transform& pb, const rtcd_ray_hit* tested, uint32_t count)
+{
+    uint32_t cap = rtcd_mesh_vertex_count(a) + rtcd_mesh_vertex_count(b), n = 0;
+    if (check_rays.size() < cap) check_rays.resize(cap);
+    rtcd_ray_agreement agreement;
+    // Lengths within a micrometre per metre of body size count as the same ray.
+    float lo[3], hi[3];
+    rtcd_mesh_bounds(a, lo, hi);
+    float tolerance = 1e-4f * std::max(hi[0] - lo[0], std::max(hi[1] - lo[1], hi[2] - lo[2]));
+    if (rtcd_collide_standard(&narrowphase, a, &pa, b, &pb, check_rays.data(), cap, &n, nullptr) != RTCD_OK ||
+        rtcd_compare_rays(check_rays.data(), n, tested, count, tolerance, &agreement) != RTCD_OK) {
+        rtcd_log_message(RTCD_LOG_WARNING, rtcd_last_error_message());
+        return;
+    }
+    stats.check_rays += agreement.compared;
+    stats.check_incorrect += agreement.incorrect;
+    stats.check_ray_length += agreement.reference_length;
 }
 
 // Vertices of the mesh below the plane; the box is tested first.
@@ -92,7 +126,16 @@ void rtcdPluginState::computePair(const rtcdBatchEntry& e)
         rtcd_transform pa = rtcdFromBullet(e.a->getWorldTransform());
         rtcd_transform pb = rtcdFromBullet(e.b->getWorldTransform());
         rtcd_narrowphase_stats st;
-        rtcd_error err = rtcd_collide_standard(&narrowphase, ma, &pa, mb, &pb, rays.data(), cap, &n, &st);
+        if (!slot.state && iterative.algorithm != RTCD_ALGORITHM_STANDARD &&
+            rtcd_pair_state_create(&slot.state) != RTCD_OK) {
+            rtcd_log_message(RTCD_LOG_WARNING, rtcd_last_error_message());
+            return;
+        }
+        auto start = std::chrono::steady_clock::now();
+        rtcd_error err = slot.state ? rtcd_collide_iterative(&narrowphase, &iterative, slot.state, ma, &pa, mb, &pb,
+                                                             rays.data(), cap, &n, &st)
+                                    : rtcd_collide_standard(&narrowphase, ma, &pa, mb, &pb, rays.data(), cap, &n, &st);
+        (st.standard_pass ? stats.standard_ms : stats.iterative_ms) += elapsed_ms(start);
         if (err != RTCD_OK) {
             // Only a non-finite pose gets here: the pair gets no contacts, and says why.
             rtcd_log_message(RTCD_LOG_WARNING, rtcd_last_error_message());
@@ -101,7 +144,15 @@ void rtcdPluginState::computePair(const rtcdBatchEntry& e)
         stats.pairs_culled += st.culled;
         stats.rays_cast += st.rays_cast;
         stats.colliding_rays += st.colliding_rays;
-        for (uint32_t i = 0; i < n; ++i) contacts[i] = rtcd_contact_from_ray(&rays[i], narrowphase.contact_normal);
+        (st.standard_pass ? stats.standard_pairs : stats.iterative_pairs)++;
+        stats.predictive_rays += st.predictive_rays;
+        stats.walk_steps += st.walk_steps;
+        stats.kept_rays += st.kept_rays + st.kept_predictions;
+        for (uint32_t i = 0; i < n; ++i) {
+            contacts[i] = rtcd_contact_from_ray(&rays[i], narrowphase.contact_normal);
+            stats.ray_length += rays[i].length;
+        }
+        if (check) checkPair(ma, pa, mb, pb, rays.data(), n);
     }
     slot.count = rtcd_reduce_contacts(contacts.data(), n, slot.contacts);
 }
@@ -132,8 +183,13 @@ void rtcdPluginState::runBatch()
         desc_slot.push_back(e.slot);
     }
     device_results.resize(descs.size());
+    // The checking mode asks the devices for every colliding ray.
+    size_t ray_total = 0;
+    if (check)
+        for (const rtcd_pair_desc& d : descs) ray_total += rtcd_mesh_vertex_count(d.a) + rtcd_mesh_vertex_count(d.b);
+    if (rays.size() < ray_total) rays.resize(ray_total);
     rtcd_error err = rtcd_opencl_collide(opencl, descs.data(), static_cast<uint32_t>(descs.size()),
-                                         device_results.data(), nullptr);
+                                         device_results.data(), check ? rays.data() : nullptr);
     if (err != RTCD_OK) {
         // A device failed mid-run: say so once and finish on the CPU reference.
         std::string line = std::string("rtcd: OpenCL batch failed (") + rtcd_last_error_message() +
@@ -145,9 +201,20 @@ void rtcdPluginState::runBatch()
             if (e.kind == RTCD_PAIR_MESH_MESH) computePair(e);
         return;
     }
+    size_t ray_offset = 0;
     for (size_t i = 0; i < descs.size(); ++i) {
         rtcdPairSlot& slot = slots[desc_slot[i]];
         const rtcd_pair_result& r = device_results[i];
+        (r.standard_pass ? stats.standard_pairs : stats.iterative_pairs)++;
+        stats.predictive_rays += r.predictive_rays;
+        stats.walk_steps += r.walk_steps;
+        stats.kept_rays += r.kept_rays + r.kept_predictions;
+        stats.ray_length += r.ray_length;
+        if (check) {
+            const rtcd_pair_desc& d = descs[i];
+            checkPair(d.a, d.pose_a, d.b, d.pose_b, rays.data() + ray_offset, r.colliding_rays);
+            ray_offset += rtcd_mesh_vertex_count(d.a) + rtcd_mesh_vertex_count(d.b);
+        }
         slot.stamp = stamp;
         slot.count = r.contact_count;
         for (uint32_t c = 0; c < r.contact_count; ++c) slot.contacts[c] = r.contacts[c];

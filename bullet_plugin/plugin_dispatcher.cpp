@@ -10,6 +10,7 @@ rtcdCollisionDispatcher::rtcdCollisionDispatcher(btCollisionConfiguration* confi
     : btCollisionDispatcher(configuration), m_state(new rtcdPluginState())
 {
     m_state->narrowphase = rtcd_default_narrowphase_def();
+    m_state->iterative = opencl ? opencl->iterative : rtcd_default_iterative_def();
     m_state->stats = rtcd_step_stats();
     if (backend != RTCD_BACKEND_CPU) {
         rtcd_opencl_def def = opencl ? *opencl : rtcd_default_opencl_def();
@@ -34,6 +35,17 @@ rtcdCollisionDispatcher::rtcdCollisionDispatcher(btCollisionConfiguration* confi
 rtcdCollisionDispatcher::~rtcdCollisionDispatcher() { delete m_state; }
 
 rtcd_step_stats rtcdCollisionDispatcher::lastStepStats() const { return m_state->stats; }
+
+void rtcdCollisionDispatcher::setIterativeDef(const rtcd_iterative_def& def)
+{
+    m_state->iterative = def;
+    for (rtcdPairSlot& s : m_state->slots) rtcd_pair_state_reset(s.state);
+    if (m_state->opencl) rtcd_opencl_set_iterative(m_state->opencl, &def);
+}
+
+rtcd_iterative_def rtcdCollisionDispatcher::iterativeDef() const { return m_state->iterative; }
+
+void rtcdCollisionDispatcher::setCheck(bool check) { m_state->check = check; }
 
 rtcd_opencl* rtcdCollisionDispatcher::openclBackend() const { return m_state->opencl; }
 

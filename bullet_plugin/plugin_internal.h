@@ -43,6 +43,7 @@ struct rtcdPairSlot {
     uint32_t stamp;  // step in which the contacts were computed
     uint64_t serial; // unique per pair lifetime: the OpenCL backend's pair key
     bool in_use;
+    rtcd_pair_state* state; // CPU reference, iterative algorithms: the kept rays (NULL until needed)
 };
 
 struct rtcdBatchEntry {
@@ -62,6 +63,9 @@ struct rtcdPluginState {
     std::vector<rtcd_ray_hit> rays;       // scratch, sized to the largest pair
     std::vector<rtcd_contact> contacts;   // scratch
     rtcd_narrowphase_def narrowphase;
+    rtcd_iterative_def iterative;
+    bool check = false;                   // also run the standard algorithm and compare (rtcd_world_def.check)
+    std::vector<rtcd_ray_hit> check_rays; // scratch for the checking mode
     rtcd_step_stats stats;
     uint32_t stamp = 0;
     uint64_t next_serial = 1;
@@ -70,13 +74,16 @@ struct rtcdPluginState {
     std::vector<uint32_t> desc_slot;
     std::vector<rtcd_pair_result> device_results;
 
-    ~rtcdPluginState() { rtcd_opencl_destroy(opencl); }
+    ~rtcdPluginState();
 
     uint32_t allocSlot();
     void freeSlot(uint32_t slot);
     // Computes one pair into its slot (CPU reference); adds to stats.
     void computePair(const rtcdBatchEntry& e);
     void runBatch();
+    // Checking mode: the standard algorithm on the pair's poses against `rays`.
+    void checkPair(const rtcd_mesh* a, const rtcd_transform& pa, const rtcd_mesh* b, const rtcd_transform& pb,
+                   const rtcd_ray_hit* rays, uint32_t count);
 };
 
 // Small on purpose: the dispatcher's pool gives every algorithm a fixed-size

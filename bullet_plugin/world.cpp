@@ -29,6 +29,7 @@ rtcd_world_def rtcd_default_world_def(void)
     def.restitution = 0.0f;
     def.rolling_friction = 0.02f;
     def.opencl = rtcd_default_opencl_def();
+    def.iterative = rtcd_default_iterative_def();
     return def;
 }
 
@@ -40,13 +41,26 @@ rtcd_error rtcd_world_create(const rtcd_world_def* def, rtcd_world** out)
         def->narrowphase < RTCD_NARROWPHASE_RTCD || def->narrowphase > RTCD_NARROWPHASE_HULL)
         return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_world_create: time_step must be > 0, solver_iterations >= 1, "
                                                  "narrowphase one of rtcd|gimpact|hull");
+    const rtcd_iterative_def& it = def->iterative;
+    const rtcd_iterative_params& fx = it.fixed;
+    if (it.algorithm < RTCD_ALGORITHM_STANDARD || it.algorithm > RTCD_ALGORITHM_PREDICTIVE || !(it.confidence >= 1.0f))
+        return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_world_create: iterative.algorithm must be standard, iterative "
+                                                 "or predictive and iterative.confidence >= 1 (start from "
+                                                 "rtcd_default_world_def)");
+    if (!it.adaptive && !(fx.displacement_threshold > 0.0f && fx.distance_extension > fx.displacement_threshold &&
+                          fx.culling_distance >= 0.0f && fx.max_iterations >= 1))
+        return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_world_create: fixed iterative parameters need threshold > 0, "
+                                                 "distance_extension > threshold, culling >= 0, max_iterations >= 1");
     rtcd_world* w = new (std::nothrow) rtcd_world();
     if (!w) return fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_world_create: out of memory");
     try {
         w->def = *def;
         w->config = new btDefaultCollisionConfiguration();
         if (def->narrowphase == RTCD_NARROWPHASE_RTCD) {
-            w->rtcd_dispatcher = new rtcdCollisionDispatcher(w->config, def->backend, &def->opencl);
+            rtcd_opencl_def cl = def->opencl;
+            cl.iterative = def->iterative;
+            w->rtcd_dispatcher = new rtcdCollisionDispatcher(w->config, def->backend, &cl);
+            w->rtcd_dispatcher->setCheck(def->check != 0);
             w->dispatcher = w->rtcd_dispatcher;
         } else {
             w->timed_dispatcher = new TimedDispatcher(w->config);

@@ -110,7 +110,9 @@ typedef struct rtcd_pair_track {
     int valid;             /* a standard pass ran since the last reset */
     int has_prev;
     rtcd_xform ref;        /* b in a's frame at the last standard pass */
-    rtcd_xform prev;       /* b in a's frame at the last call */
+    rtcd_xform prev;       /* b in a's frame at the last call (this call's, once planned) */
+    int has_motion;
+    rtcd_xform before;     /* b in a's frame at the call before this one: the motion of this step */
     float step_displacement; /* relative motion in the last step */
     rtcd_iterative_params params;
 } rtcd_pair_track;
@@ -135,6 +137,11 @@ typedef struct rtcd_keep {
     int overflow;          /* more entries than capacity: the rest were dropped */
     int predictive;
     float extension, culling;
+    /* b in a's frame one call earlier (NULL: unknown). A predictive
+     * candidate whose opposite ray keeps nothing casts along its own motion
+     * instead: a vertex that B's rim slides over is never in front of its
+     * normal. */
+    const rtcd_xform* before;
 } rtcd_keep;
 
 /* core/narrowphase.c: the standard algorithm on checked arguments; keep NULL

@@ -31,7 +31,7 @@ rtcd_iterative_def rtcd_default_iterative_def(void)
     def.fixed.displacement_threshold = 0.02f;
     def.fixed.distance_extension = 0.04f;
     def.fixed.culling_distance = 0.03f;
-    def.fixed.max_iterations = 5;
+    def.fixed.max_iterations = 8;
     return def;
 }
 
@@ -52,21 +52,14 @@ rtcd_iterative_params rtcd_adaptive_params(const rtcd_iterative_def* def, float 
      * culling distance: a vertex that can reach the other mesh before the
      * next standard pass gets its predictive ray. */
     p.distance_extension = fmaxf(p.culling_distance, p.displacement_threshold + 2.0f * d);
-    /* A contact point moves about d per step across edges of length h. */
+    /* A contact point moves about d per step across edges of length h; going
+     * round a vertex (six triangles on these meshes) takes up to five steps. */
     float crossings = ceilf(2.0f * d / h);
-    p.max_iterations = (uint32_t)clampf(3.0f + crossings, 3.0f, 16.0f);
+    p.max_iterations = (uint32_t)clampf(6.0f + crossings, 6.0f, 24.0f);
     return p;
 }
 
 /* ---- displacement and the choice of pass ---- */
-
-static rtcd_xform xf_inverse(const rtcd_xform* x)
-{
-    rtcd_xform id;
-    memset(&id, 0, sizeof id);
-    id.r[0] = id.r[4] = id.r[8] = 1.0f;
-    return xf_relative(x, &id);
-}
 
 /* Largest |x1(c) - x0(c)| over the corners c of m's box. */
 static float corner_displacement(const rtcd_mesh* m, const rtcd_xform* x0, const rtcd_xform* x1)
@@ -100,6 +93,8 @@ int rtcd_track_plan(rtcd_pair_track* track, const rtcd_iterative_def* def, const
     /* A pair that just came into the broadphase has no past: its first
      * standard pass assumes nothing about its motion, its second knows it. */
     track->step_displacement = isfinite(step) ? step : RTCD_FLT_MAX;
+    track->has_motion = track->has_prev;
+    track->before = track->prev;
     track->prev = now;
     track->has_prev = 1;
     int standard = !track->valid;
@@ -202,7 +197,14 @@ static void iterative_pass(const rtcd_iterative_def* idef, rtcd_pair_state* s, c
         /* A vertex in an empty cell of the other mesh's grid is certainly
          * outside it, whatever triangle the walk reached. */
         if (r == RTCD_WALK_HIT && !rtcd_mesh_may_contain(target, p)) r = RTCD_WALK_LOST;
-        if (r == RTCD_WALK_LOST) continue;
+        if (r == RTCD_WALK_LOST) {
+            /* With predictions, a ray the walk lost stays as one, on the
+             * triangle it had, until the next standard pass: a prediction
+             * not reached yet, or a vertex leaving that may come back. */
+            if (!predictive) continue;
+            tri = s->entries[2 * k + 1] & RTCD_ENTRY_TRIANGLE;
+            r = RTCD_WALK_PREDICT;
+        }
         s->scratch[2 * kept] = feature;
         s->scratch[2 * kept + 1] = r == RTCD_WALK_PREDICT ? tri | RTCD_ENTRY_PREDICTION : tri;
         kept++;
@@ -248,6 +250,7 @@ rtcd_error rtcd_collide_iterative(const rtcd_narrowphase_def* def, const rtcd_it
         keep.predictive = idef->algorithm == RTCD_ALGORITHM_PREDICTIVE;
         keep.extension = state->track.params.distance_extension;
         keep.culling = state->track.params.culling_distance;
+        keep.before = state->track.has_motion ? &state->track.before : NULL;
         rtcd_standard_pass(def, a, &pa, b, &pb, rays, ray_capacity, ray_count,
                            &st, idef->algorithm == RTCD_ALGORITHM_STANDARD ? NULL : &keep);
         state->count = keep.count; /* at most one entry per vertex: never overflows */

@@ -143,6 +143,9 @@ static void cast_direction(const rtcd_narrowphase_def* def, uint32_t direction, 
 {
     rtcd_xform to_target = xf_relative(target_pose, caster_pose);
     rtcd_keep* keep = sink->keep;
+    /* The caster's frame in the target's one call earlier, for the motion rays. */
+    rtcd_xform before;
+    if (keep && keep->before) before = direction ? *keep->before : xf_inverse(keep->before);
     uint32_t end = list ? count : caster->vertex_count;
     for (uint32_t k = 0; k < end; ++k) {
         uint32_t i = list ? list[k] : k;
@@ -167,10 +170,24 @@ static void cast_direction(const rtcd_narrowphase_def* def, uint32_t direction, 
         if (!keep || !keep->predictive) continue;
         sink->stats.predictive_rays++;
         rtcd_v3 back = v3_neg(dir);
-        rtcd_tri_hit ph = first_hit(target, def->traversal, p, back, keep->culling, RTCD_INVALID);
-        if (ph.tri == RTCD_INVALID || !(v3_dot(back, v3_load(target->triangle_normals + 3 * ph.tri)) < 0.0f))
-            continue; /* nothing ahead within the culling distance, or it would leave the target */
-        keep_entry(keep, feature, ph.tri | RTCD_ENTRY_PREDICTION);
+        rtcd_tri_hit ph = first_hit(target, def->traversal, p, back, RTCD_PREDICT_REACH * keep->culling, RTCD_INVALID);
+        if (ph.tri != RTCD_INVALID) {
+            float cosn = v3_dot(back, v3_load(target->triangle_normals + 3 * ph.tri));
+            /* it must enter the target, and the vertex be within the culling distance */
+            if (cosn < 0.0f && prediction_within(ph.t, -cosn, keep->culling)) {
+                keep_entry(keep, feature, ph.tri | RTCD_ENTRY_PREDICTION);
+                continue;
+            }
+        }
+        if (!keep->before) continue;
+        rtcd_v3 motion = v3_sub(p, xf_point(&before, mesh_vertex(caster, i)));
+        float travel = v3_length(motion);
+        if (!(travel > 0.0f)) continue;
+        sink->stats.predictive_rays++;
+        rtcd_v3 md = v3_scale(motion, 1.0f / travel);
+        rtcd_tri_hit mh = first_hit(target, def->traversal, p, md, keep->culling, RTCD_INVALID);
+        if (mh.tri != RTCD_INVALID && v3_dot(md, v3_load(target->triangle_normals + 3 * mh.tri)) < 0.0f)
+            keep_entry(keep, feature, mh.tri | RTCD_ENTRY_PREDICTION);
     }
 }
 

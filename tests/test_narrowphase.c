@@ -256,7 +256,8 @@ static void test_culling_and_traversal_do_not_change_results(void** state)
     const int trials = 150;
     for (int trial = 0; trial < trials; ++trial) {
         rtcd_transform pa = test_random_pose(&rng, 1.6f), pb = test_random_pose(&rng, 1.6f);
-        pair_result ref = {NULL, 0, {0, 0, 0, 0}};
+        pair_result ref;
+        memset(&ref, 0, sizeof ref);
         for (int variant = 0; variant < 4; ++variant) {
             rtcd_narrowphase_def def = rtcd_default_narrowphase_def();
             def.cull_separated = variant & 1;

@@ -80,6 +80,17 @@ RTCD_INLINE rtcd_xform xf_relative(const rtcd_xform* a, const rtcd_xform* b)
     return out;
 }
 
+/* The inverse rigid transform. */
+RTCD_INLINE rtcd_xform xf_inverse(const rtcd_xform* x)
+{
+    rtcd_xform out;
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) out.r[3 * i + j] = x->r[3 * j + i];
+    for (int i = 0; i < 3; ++i)
+        out.t[i] = -(out.r[3 * i] * x->t[0] + out.r[3 * i + 1] * x->t[1] + out.r[3 * i + 2] * x->t[2]);
+    return out;
+}
+
 /* The ray's parameter interval inside the box [lo, hi]; inv_dir from
  * safe_reciprocal (always finite, so no 0 * inf NaN can appear). */
 RTCD_INLINE void ray_box_interval(rtcd_v3 org, rtcd_v3 inv_dir, rtcd_v3 lo, rtcd_v3 hi, float* t0, float* t1)

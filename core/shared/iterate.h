@@ -16,18 +16,28 @@
 #define RTCD_WALK_HIT 1     /* the ray exits the other mesh through *tri: the vertex collides */
 #define RTCD_WALK_PREDICT 2 /* the opposite ray enters the other mesh through *tri within culling */
 
+/* Predictive rays are culled by how far the vertex is from the hit
+ * triangle's plane (the motion that would bring it there), not by the ray
+ * length: a grazing ray far longer than the culling distance can belong to a
+ * vertex about to touch. The ray itself runs to RTCD_PREDICT_REACH times
+ * the culling distance (planes up to ~75 degrees off the ray). */
+#define RTCD_PREDICT_REACH 4.0f
+RTCD_INLINE int prediction_within(float ray_t, float abs_cos, float culling) { return ray_t * abs_cos <= culling; }
+
 /* The line o + t d against one triangle, with ray_triangle's arithmetic and
  * inclusive tolerance (so t agrees with the standard algorithm's). Returns 1
  * when the line crosses the triangle (*t set); else *edge is the slot
- * (edge (i, i+1) of the index triple) across which the line passes nearest,
- * or RTCD_INVALID when the line is parallel to the plane. */
-RTCD_INLINE int line_triangle(rtcd_v3 o, rtcd_v3 d, rtcd_v3 p0, rtcd_v3 p1, rtcd_v3 p2, float* t, rtcd_u32* edge)
+ * (edge (i, i+1) of the index triple) across which the line passes farthest
+ * outside, *edge2 the next one, or RTCD_INVALID when the line is parallel
+ * to the plane. */
+RTCD_INLINE int line_triangle(rtcd_v3 o, rtcd_v3 d, rtcd_v3 p0, rtcd_v3 p1, rtcd_v3 p2, float* t, rtcd_u32* edge,
+                              rtcd_u32* edge2)
 {
     rtcd_v3 e1 = v3_sub(p1, p0);
     rtcd_v3 e2 = v3_sub(p2, p0);
     rtcd_v3 pv = v3_cross(d, e2);
     float det = v3_dot(e1, pv);
-    *edge = RTCD_INVALID;
+    *edge = *edge2 = RTCD_INVALID;
     if (det == 0.0f) return 0;
     float inv = 1.0f / det;
     rtcd_v3 tv = v3_sub(o, p0);
@@ -39,13 +49,13 @@ RTCD_INLINE int line_triangle(rtcd_v3 o, rtcd_v3 d, rtcd_v3 p0, rtcd_v3 p1, rtcd
         *t = v3_dot(e2, qv) * inv;
         return 1;
     }
-    /* Cross the edge opposite the most negative weight. */
-    if (w <= u && w <= v)
-        *edge = 1u; /* (p1, p2) */
-    else if (u <= v)
-        *edge = 2u; /* (p2, p0) */
-    else
-        *edge = 0u; /* (p0, p1) */
+    /* Cross the edge opposite the most negative weight: edge (p1, p2) is
+     * slot 1, (p2, p0) slot 2, (p0, p1) slot 0. */
+    float wt[3] = {v, w, u}; /* weight opposite slot 0, 1, 2 */
+    rtcd_u32 first = wt[1] <= wt[2] ? (wt[1] <= wt[0] ? 1u : 0u) : (wt[2] <= wt[0] ? 2u : 0u);
+    rtcd_u32 a = (first + 1u) % 3u, b = (first + 2u) % 3u;
+    *edge = first;
+    *edge2 = wt[a] <= wt[b] ? a : b;
     return 0;
 }
 
@@ -59,26 +69,31 @@ RTCD_INLINE int walk_ray(const RTCD_GLOBAL float* vertices, const RTCD_GLOBAL rt
                          rtcd_v3 d, rtcd_u32 max_iterations, int predictive, float culling, rtcd_u32* tri, float* t,
                          rtcd_u32* steps)
 {
-    rtcd_u32 cur = *tri;
+    rtcd_u32 cur = *tri, prev = RTCD_INVALID;
     for (rtcd_u32 i = 0; i < max_iterations; ++i) {
         ++*steps;
         const RTCD_GLOBAL rtcd_u32* ix = indices + 3 * cur;
         float tt;
-        rtcd_u32 edge;
+        rtcd_u32 edge, edge2;
         if (line_triangle(o, d, v3_load(vertices + 3 * ix[0]), v3_load(vertices + 3 * ix[1]),
-                          v3_load(vertices + 3 * ix[2]), &tt, &edge)) {
+                          v3_load(vertices + 3 * ix[2]), &tt, &edge, &edge2)) {
             /* The triangle's outward normal along d: the ray leaves the mesh
              * there, and the opposite ray would enter it. */
-            int facing = v3_dot(d, v3_load(tnormals + 3 * cur)) > 0.0f;
+            float cosn = v3_dot(d, v3_load(tnormals + 3 * cur));
             *tri = cur;
             *t = tt;
-            if (!facing) return RTCD_WALK_LOST;
+            if (!(cosn > 0.0f)) return RTCD_WALK_LOST;
             if (tt >= 0.0f) return RTCD_WALK_HIT;
-            if (predictive && -tt <= culling) return RTCD_WALK_PREDICT;
+            if (predictive && prediction_within(-tt, cosn, culling)) return RTCD_WALK_PREDICT;
             return RTCD_WALK_LOST;
         }
         if (edge == RTCD_INVALID) return RTCD_WALK_LOST;
-        cur = neighbors[3 * cur + edge];
+        /* Never straight back: near a vertex the nearest edge can point to
+         * where the walk came from, and it would swing between two. */
+        rtcd_u32 next = neighbors[3 * cur + edge];
+        if (next == prev) next = neighbors[3 * cur + edge2];
+        prev = cur;
+        cur = next;
     }
     return RTCD_WALK_LOST;
 }

@@ -42,7 +42,7 @@ typedef struct rtcd_iterative_def {
      * from its relative motion per step and the meshes' mean edge length
      * (rtcd_adaptive_params); 0: `fixed` for every pair. */
     int adaptive;
-    rtcd_iterative_params fixed;   /* default 0.02 m, 0.04 m, 0.03 m, 5 */
+    rtcd_iterative_params fixed;   /* default 0.02 m, 0.04 m, 0.03 m, 8 */
     float confidence;              /* cullingDist = confidence * threshold, >= 1; default 1.5 */
 } rtcd_iterative_def;
 
