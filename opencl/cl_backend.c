@@ -219,6 +219,11 @@ static rtcd_error plan_pair(rtcd_opencl* cl, cl_device_state* d, const rtcd_pair
     cp->threshold = prm->displacement_threshold;
     cp->extension = prm->distance_extension;
     cp->culling = prm->culling_distance;
+    if (info->track.has_motion) {
+        cp->flags |= RTCD_CL_HAS_MOTION;
+        memcpy(cp->before, info->track.before.r, 9 * sizeof(float));
+        memcpy(cp->before + 9, info->track.before.t, 3 * sizeof(float));
+    }
     return RTCD_OK;
 }
 

@@ -106,6 +106,11 @@ static rtcd_error open_device(cl_device_state* d, const candidate* c, const char
     snprintf(d->name, sizeof d->name, "%u:%u %s (%s)", c->platform_index, c->device_index, dev_name, plat_name);
     d->device = c->device;
     d->serial = (c->type & CL_DEVICE_TYPE_CPU) != 0 && !(c->type & CL_DEVICE_TYPE_GPU);
+    /* Test hook: RTCD_CL_KERNEL=group|serial runs that kernel on any device,
+     * so CI (PoCL) checks the work-group kernel too. */
+    const char* kernel = getenv("RTCD_CL_KERNEL");
+    if (kernel && !strcmp(kernel, "group")) d->serial = 0;
+    if (kernel && !strcmp(kernel, "serial")) d->serial = 1;
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)c->platform, 0};
     d->context = clCreateContext(props, 1, &c->device, NULL, NULL, &err);
     RTCD_CL_CHECK(err, "clCreateContext");

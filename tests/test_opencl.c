@@ -1,5 +1,7 @@
 /* The OpenCL backend against the CPU reference, on whatever OpenCL devices
- * are present (PoCL in CI): same colliding rays, same reduced contacts. */
+ * are present (PoCL in CI): same colliding rays, same reduced contacts, and
+ * for the iterative algorithms the same passes and kept rays over a sequence
+ * of poses. */
 #include "test_util.h"
 
 #include <rtcd/rtcd_opencl.h>
@@ -9,16 +11,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-static rtcd_opencl* open_backend(rtcd_traversal traversal, uint32_t max_devices)
+static rtcd_opencl* open_backend_with(rtcd_traversal traversal, uint32_t max_devices, const rtcd_iterative_def* idef)
 {
     rtcd_opencl_def def = rtcd_default_opencl_def();
     def.traversal = traversal;
     def.max_devices = max_devices;
+    if (idef) def.iterative = *idef;
     rtcd_opencl* cl = NULL;
     rtcd_error err = rtcd_opencl_create(&def, &cl);
     if (err != RTCD_OK) fprintf(stderr, "%s: %s\n", rtcd_error_name(err), rtcd_last_error_message());
     assert_int_equal(err, RTCD_OK); /* CI installs PoCL: a missing device is a failure here */
     return cl;
+}
+
+static rtcd_opencl* open_backend(rtcd_traversal traversal, uint32_t max_devices)
+{
+    return open_backend_with(traversal, max_devices, NULL);
 }
 
 static int by_ray(const void* a, const void* b)
@@ -115,6 +123,305 @@ static void test_brute_force_matches_cpu(void** state)
     compare_batch(RTCD_TRAVERSAL_BRUTE_FORCE, 1);
 }
 
+/* ---- the iterative algorithms over a sequence of poses ---- */
+
+/* One pair of the sequence: b drifts and spins slowly against a, with a few
+ * jumps; the CPU reference runs it with its own state. */
+typedef struct moving_pair {
+    rtcd_pair_desc desc;
+    float toward[3];        /* unit, from a to b */
+    float velocity[3];      /* of b, per step */
+    float spin[3];          /* axis * angle of b, per step */
+    rtcd_pair_state* state; /* the CPU reference's */
+} moving_pair;
+
+/* t's rotation := exp(w) * rotation (Rodrigues). */
+static void rotate_by(rtcd_transform* t, const float w[3])
+{
+    float angle = sqrtf(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
+    if (angle == 0.0f) return;
+    float k[3] = {w[0] / angle, w[1] / angle, w[2] / angle}, c = cosf(angle), s = sinf(angle), C = 1.0f - c;
+    float r[9] = {c + k[0] * k[0] * C,        k[0] * k[1] * C - k[2] * s, k[0] * k[2] * C + k[1] * s,
+                  k[1] * k[0] * C + k[2] * s, c + k[1] * k[1] * C,        k[1] * k[2] * C - k[0] * s,
+                  k[2] * k[0] * C - k[1] * s, k[2] * k[1] * C + k[0] * s, c + k[2] * k[2] * C};
+    float out[9];
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j)
+            out[3 * i + j] = r[3 * i] * t->rotation[j] + r[3 * i + 1] * t->rotation[3 + j] +
+                             r[3 * i + 2] * t->rotation[6 + j];
+    memcpy(t->rotation, out, sizeof out);
+}
+
+/* a at a random pose, b touching it `overlap` deep (bounding radii 0.5). */
+static void place_pair(moving_pair* mp, test_rng* rng, const rtcd_mesh* a, const rtcd_mesh* b, uint64_t key,
+                       float overlap)
+{
+    memset(mp, 0, sizeof *mp);
+    mp->desc.a = a;
+    mp->desc.b = b;
+    mp->desc.key = key;
+    mp->desc.pose_a = test_random_pose(rng, 2.0f);
+    mp->desc.pose_b = test_random_pose(rng, 0.0f);
+    float side[3];
+    test_rng_unit_vector(rng, mp->toward);
+    test_rng_unit_vector(rng, side);
+    test_rng_unit_vector(rng, mp->spin);
+    for (int k = 0; k < 3; ++k) {
+        mp->desc.pose_b.translation[k] = mp->desc.pose_a.translation[k] + (1.0f - overlap) * mp->toward[k];
+        mp->velocity[k] = -0.0006f * mp->toward[k] + 0.0004f * side[k]; /* closing in, sliding */
+        mp->spin[k] *= 0.002f;
+    }
+    assert_int_equal(rtcd_pair_state_create(&mp->state), RTCD_OK);
+}
+
+static void move_pair(moving_pair* mp, float jump)
+{
+    for (int k = 0; k < 3; ++k) mp->desc.pose_b.translation[k] += mp->velocity[k] + jump * mp->toward[k];
+    rotate_by(&mp->desc.pose_b, mp->spin);
+}
+
+typedef struct sequence_totals {
+    uint32_t pair_steps, standard, iterative, walk_steps, kept_rays, predictions, colliding;
+} sequence_totals;
+
+/* The device's result for one pair equals the CPU reference's
+ * rtcd_collide_iterative on the same poses with the pair's own state. */
+static void check_pair(const rtcd_narrowphase_def* nd, const rtcd_iterative_def* idef, moving_pair* mp,
+                       const rtcd_pair_result* res, rtcd_ray_hit* got, sequence_totals* tot)
+{
+    const rtcd_pair_desc* p = &mp->desc;
+    uint32_t cap = rtcd_mesh_vertex_count(p->a) + rtcd_mesh_vertex_count(p->b), n = 0;
+    rtcd_ray_hit* ref = calloc(cap, sizeof *ref);
+    rtcd_contact* contacts = calloc(cap, sizeof *contacts);
+    assert_non_null(ref);
+    assert_non_null(contacts);
+    rtcd_narrowphase_stats st;
+    assert_int_equal(rtcd_collide_iterative(nd, idef, mp->state, p->a, &p->pose_a, p->b, &p->pose_b, ref, cap, &n,
+                                            &st),
+                     RTCD_OK);
+    assert_int_equal(res->standard_pass, st.standard_pass);
+    assert_int_equal(res->colliding_rays, n);
+    assert_int_equal(res->kept_rays, st.kept_rays);
+    assert_int_equal(res->kept_predictions, st.kept_predictions);
+    assert_int_equal(res->predictive_rays, st.predictive_rays);
+    assert_int_equal(res->walk_steps, st.walk_steps);
+    qsort(ref, n, sizeof *ref, by_ray);
+    qsort(got, n, sizeof *got, by_ray);
+    double length = 0.0;
+    for (uint32_t r = 0; r < n; ++r) {
+        assert_int_equal(got[r].direction, ref[r].direction);
+        assert_int_equal(got[r].vertex, ref[r].vertex);
+        assert_int_equal(got[r].triangle, ref[r].triangle);
+        assert_float_near(got[r].length, ref[r].length, 1e-4);
+        for (int k = 0; k < 3; ++k) {
+            assert_float_near(got[r].normal[k], ref[r].normal[k], 1e-4);
+            assert_float_near(got[r].point[k], ref[r].point[k], 1e-4);
+        }
+        length += ref[r].length;
+        contacts[r] = rtcd_contact_from_ray(&ref[r], nd->contact_normal);
+    }
+    assert_float_near(res->ray_length, length, 1e-4 * (1.0 + length));
+    rtcd_contact reduced[4];
+    uint32_t m = rtcd_reduce_contacts(contacts, n, reduced);
+    assert_int_equal(res->contact_count, m);
+    for (uint32_t c = 0; c < m; ++c) {
+        assert_int_equal(res->contacts[c].feature, reduced[c].feature);
+        assert_float_near(res->contacts[c].depth, reduced[c].depth, 1e-4);
+        for (int k = 0; k < 3; ++k) {
+            assert_float_near(res->contacts[c].normal_on_b[k], reduced[c].normal_on_b[k], 1e-4);
+            assert_float_near(res->contacts[c].point_on_b[k], reduced[c].point_on_b[k], 1e-4);
+        }
+    }
+    tot->pair_steps++;
+    tot->standard += st.standard_pass;
+    tot->iterative += !st.standard_pass && (st.kept_rays + st.kept_predictions + n) > 0;
+    tot->walk_steps += st.walk_steps;
+    tot->kept_rays += st.kept_rays;
+    tot->predictions += st.kept_predictions;
+    tot->colliding += n;
+    free(ref);
+    free(contacts);
+}
+
+/* One batch of the present pairs on the device, each checked against the CPU. */
+static void run_step(rtcd_opencl* cl, const rtcd_narrowphase_def* nd, const rtcd_iterative_def* idef,
+                     moving_pair* mps, const int* present, int count, sequence_totals* tot)
+{
+    rtcd_pair_desc* desc = calloc((size_t)count, sizeof *desc);
+    rtcd_pair_result* res = calloc((size_t)count, sizeof *res);
+    int* which = calloc((size_t)count, sizeof *which);
+    size_t total = 0;
+    int n = 0;
+    for (int i = 0; i < count; ++i) {
+        if (!present[i]) continue;
+        which[n] = i;
+        desc[n++] = mps[i].desc;
+        total += rtcd_mesh_vertex_count(mps[i].desc.a) + rtcd_mesh_vertex_count(mps[i].desc.b);
+    }
+    rtcd_ray_hit* rays = calloc(total + 1, sizeof *rays);
+    assert_int_equal(rtcd_opencl_collide(cl, desc, (uint32_t)n, res, rays), RTCD_OK);
+    rtcd_opencl_stats cs = rtcd_opencl_last_stats(cl);
+    assert_int_equal(cs.cpu_fallback_pairs, 0);
+    assert_int_equal(cs.state_resets, 0); /* every pair's kept rays fit its slot */
+    size_t offset = 0;
+    for (int k = 0; k < n; ++k) {
+        check_pair(nd, idef, &mps[which[k]], &res[k], rays + offset, tot);
+        offset += rtcd_mesh_vertex_count(desc[k].a) + rtcd_mesh_vertex_count(desc[k].b);
+    }
+    free(desc);
+    free(res);
+    free(which);
+    free(rays);
+}
+
+/* Sixty steps of six pairs (avalanche blobs, spawner meshes) with the
+ * iterative algorithm `idef`: every step equals the CPU reference. */
+static void compare_sequence(rtcd_traversal traversal, uint32_t max_devices, const rtcd_iterative_def* idef)
+{
+    rtcd_mesh* meshes[3] = {test_make_blob(RTCD_AVALANCHE_BLOB_VERTICES, 0.5f, 1),
+                            test_make_blob(rtcd_spawner_mesh_vertices(1), 0.5f, 2),
+                            test_make_blob(rtcd_spawner_mesh_vertices(3), 0.5f, 3)};
+    enum { PAIRS = 6, STEPS = 60, AWAY = 3 };
+    static const int mesh_a[PAIRS] = {0, 0, 1, 2, 0, 2}, mesh_b[PAIRS] = {0, 0, 2, 1, 2, 2};
+    moving_pair mps[PAIRS];
+    test_rng rng = {2013};
+    for (int i = 0; i < PAIRS; ++i)
+        place_pair(&mps[i], &rng, meshes[mesh_a[i]], meshes[mesh_b[i]], 1000u + (uint64_t)i, 0.12f + 0.02f * i);
+    rtcd_opencl* cl = open_backend_with(traversal, max_devices, idef);
+    rtcd_narrowphase_def nd = rtcd_default_narrowphase_def();
+    nd.traversal = traversal;
+    sequence_totals tot;
+    memset(&tot, 0, sizeof tot);
+    int present[PAIRS];
+    for (int step = 0; step < STEPS; ++step) {
+        for (int i = 0; i < PAIRS; ++i) present[i] = 1;
+        /* Pair AWAY leaves the batch for a while (its CPU state goes, its
+         * device slot is freed) and comes back under the same key. */
+        if (step >= 30 && step < 34) {
+            present[AWAY] = 0;
+            rtcd_pair_state_reset(mps[AWAY].state);
+        }
+        run_step(cl, &nd, idef, mps, present, PAIRS, &tot);
+        /* Fast moves now and then: those force standard passes. */
+        float jump = step == 20 ? 0.03f : (step == 44 ? -0.04f : 0.0f);
+        for (int i = 0; i < PAIRS; ++i) move_pair(&mps[i], i % 2 ? jump : 0.5f * jump);
+    }
+    /* A new algorithm resets every pair: all run a standard pass next. */
+    rtcd_opencl_set_iterative(cl, idef);
+    for (int i = 0; i < PAIRS; ++i) {
+        present[i] = 1;
+        rtcd_pair_state_reset(mps[i].state);
+    }
+    uint32_t standard_before = tot.standard;
+    run_step(cl, &nd, idef, mps, present, PAIRS, &tot);
+    assert_int_equal(tot.standard - standard_before, PAIRS);
+    print_message("%s %s%s, %u device(s): %u pair-steps, %u standard passes, %u iterative passes (%u walk steps), "
+                  "%u colliding rays, %u kept rays, %u kept predictions: all equal to the CPU reference\n",
+                  rtcd_algorithm_name(idef->algorithm), idef->adaptive ? "adaptive" : "fixed",
+                  traversal == RTCD_TRAVERSAL_BVH ? ", BVH" : ", brute force", rtcd_opencl_device_count(cl),
+                  tot.pair_steps, tot.standard, tot.iterative, tot.walk_steps, tot.colliding, tot.kept_rays,
+                  tot.predictions);
+    /* Not vacuous: both kinds of pass ran, rays collided and walked. */
+    assert_true(tot.iterative >= 3 * PAIRS);
+    assert_true(tot.standard >= 3 * PAIRS);
+    assert_true(tot.walk_steps > 0 && tot.colliding > 100);
+    if (idef->algorithm == RTCD_ALGORITHM_PREDICTIVE) assert_true(tot.predictions > 0);
+    rtcd_opencl_destroy(cl);
+    for (int i = 0; i < PAIRS; ++i) rtcd_pair_state_destroy(mps[i].state);
+    for (int k = 0; k < 3; ++k) rtcd_mesh_release(meshes[k]);
+}
+
+static rtcd_iterative_def algorithm_def(rtcd_algorithm algorithm, int adaptive)
+{
+    rtcd_iterative_def def = rtcd_default_iterative_def();
+    def.algorithm = algorithm;
+    def.adaptive = adaptive;
+    return def;
+}
+
+static void test_iterative_sequence_bvh(void** state)
+{
+    (void)state;
+    rtcd_iterative_def def = algorithm_def(RTCD_ALGORITHM_ITERATIVE, 1);
+    compare_sequence(RTCD_TRAVERSAL_BVH, 0, &def);
+}
+
+static void test_predictive_sequence_bvh(void** state)
+{
+    (void)state;
+    rtcd_iterative_def def = algorithm_def(RTCD_ALGORITHM_PREDICTIVE, 1);
+    compare_sequence(RTCD_TRAVERSAL_BVH, 0, &def);
+}
+
+static void test_predictive_fixed_sequence_bvh(void** state)
+{
+    (void)state;
+    rtcd_iterative_def def = algorithm_def(RTCD_ALGORITHM_PREDICTIVE, 0);
+    compare_sequence(RTCD_TRAVERSAL_BVH, 0, &def);
+}
+
+static void test_iterative_sequence_brute_force(void** state)
+{
+    (void)state;
+    rtcd_iterative_def def = algorithm_def(RTCD_ALGORITHM_ITERATIVE, 1);
+    compare_sequence(RTCD_TRAVERSAL_BRUTE_FORCE, 1, &def);
+}
+
+static void test_predictive_sequence_brute_force(void** state)
+{
+    (void)state;
+    rtcd_iterative_def def = algorithm_def(RTCD_ALGORITHM_PREDICTIVE, 1);
+    compare_sequence(RTCD_TRAVERSAL_BRUTE_FORCE, 1, &def);
+}
+
+/* The work-group kernel (what GPUs run) on whatever device is here. */
+static void test_predictive_sequence_group_kernel(void** state)
+{
+    (void)state;
+    setenv("RTCD_CL_KERNEL", "group", 1);
+    rtcd_iterative_def def = algorithm_def(RTCD_ALGORITHM_PREDICTIVE, 1);
+    compare_sequence(RTCD_TRAVERSAL_BVH, 1, &def);
+    def.algorithm = RTCD_ALGORITHM_ITERATIVE;
+    compare_sequence(RTCD_TRAVERSAL_BRUTE_FORCE, 1, &def);
+    unsetenv("RTCD_CL_KERNEL");
+}
+
+/* Many pairs: the device's state buffer grows while pairs hold kept rays
+ * (they are copied), and slots of vanished pairs are reused. */
+static void test_state_slots_grow_and_recycle(void** state)
+{
+    (void)state;
+    rtcd_mesh* m = test_make_blob(RTCD_AVALANCHE_BLOB_VERTICES, 0.5f, 1);
+    enum { PAIRS = 90, STEPS = 14 };
+    moving_pair* mps = calloc(PAIRS, sizeof *mps);
+    test_rng rng = {77};
+    for (int i = 0; i < PAIRS; ++i) place_pair(&mps[i], &rng, m, m, 5000u + (uint64_t)i, 0.15f);
+    rtcd_iterative_def def = algorithm_def(RTCD_ALGORITHM_PREDICTIVE, 0);
+    rtcd_opencl* cl = open_backend_with(RTCD_TRAVERSAL_BVH, 1, &def);
+    rtcd_narrowphase_def nd = rtcd_default_narrowphase_def();
+    sequence_totals tot;
+    memset(&tot, 0, sizeof tot);
+    int present[PAIRS];
+    for (int step = 0; step < STEPS; ++step) {
+        /* 60 pairs hold slots; 20 more arrive at step 3 (past the first 64
+         * slots: the buffer grows), 20 leave at step 8 and the last 10 take
+         * their slots. */
+        for (int i = 0; i < PAIRS; ++i) {
+            present[i] = i < 60 || (i < 80 && step >= 3) || (i >= 80 && step >= 9);
+            if (i < 20 && step >= 8) present[i] = 0;
+        }
+        run_step(cl, &nd, &def, mps, present, PAIRS, &tot);
+        for (int i = 0; i < PAIRS; ++i) move_pair(&mps[i], 0.0f);
+    }
+    print_message("%u pair-steps, %u iterative passes, growth and slot reuse: all equal to the CPU reference\n",
+                  tot.pair_steps, tot.iterative);
+    assert_true(tot.iterative > 300);
+    rtcd_opencl_destroy(cl);
+    for (int i = 0; i < PAIRS; ++i) rtcd_pair_state_destroy(mps[i].state);
+    free(mps);
+    rtcd_mesh_release(m);
+}
+
 /* A kernel source broken on purpose: the error carries the build log. */
 static void test_broken_kernel_reports_build_log(void** state)
 {
@@ -151,6 +458,13 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bvh_matches_cpu),
         cmocka_unit_test(test_brute_force_matches_cpu),
+        cmocka_unit_test(test_iterative_sequence_bvh),
+        cmocka_unit_test(test_predictive_sequence_bvh),
+        cmocka_unit_test(test_predictive_fixed_sequence_bvh),
+        cmocka_unit_test(test_iterative_sequence_brute_force),
+        cmocka_unit_test(test_predictive_sequence_brute_force),
+        cmocka_unit_test(test_predictive_sequence_group_kernel),
+        cmocka_unit_test(test_state_slots_grow_and_recycle),
         cmocka_unit_test(test_broken_kernel_reports_build_log),
         cmocka_unit_test(test_selection),
     };

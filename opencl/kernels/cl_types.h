@@ -14,6 +14,7 @@
 /* rtcd_cl_pair.flags */
 #define RTCD_CL_ALGORITHM_MASK 3u  /* rtcd_algorithm: 0 standard, 1 iterative, 2 predictive */
 #define RTCD_CL_STANDARD_PASS 4u   /* run the standard algorithm (and keep its rays), else walk the kept ones */
+#define RTCD_CL_HAS_MOTION 8u      /* `before` holds the pose one call earlier (the predictive motion rays) */
 
 typedef struct rtcd_cl_mesh {
     rtcd_u32 vertex_offset, vertex_count, tri_offset, tri_count;
@@ -33,6 +34,7 @@ typedef struct rtcd_cl_pair {
     float threshold, extension, culling; /* rtcd_iterative_params */
     float pose_a[12];      /* rotation row-major, then translation */
     float pose_b[12];
+    float before[12];      /* b in a's frame one call earlier (rtcd_pair_track.before) */
 } rtcd_cl_pair;
 
 typedef struct rtcd_cl_result {

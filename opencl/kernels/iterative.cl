@@ -39,12 +39,30 @@ inline int sweep_vertex(const pair_ctx* c, uint k, uint* rays, uint* predictive_
     *predictive_rays += 1;
     rtcd_v3 back = v3_neg(dir);
     rtcd_tri_hit ph = target_first_hit(c, target, o, back, RTCD_PREDICT_REACH * c->culling);
-    if (ph.tri == RTCD_INVALID) return RTCD_WALK_LOST;
-    float cosn = v3_dot(back, v3_load(c->tnormals + 3 * (target->tri_offset + ph.tri)));
-    if (!(cosn < 0.0f) || !prediction_within(ph.t, -cosn, c->culling))
-        return RTCD_WALK_LOST; /* it would leave the target, or the vertex is beyond the culling distance */
-    rec->tri = ph.tri | RTCD_ENTRY_PREDICTION;
-    rec->t = ph.t;
+    if (ph.tri != RTCD_INVALID) {
+        float cosn = v3_dot(back, v3_load(c->tnormals + 3 * (target->tri_offset + ph.tri)));
+        /* it must enter the target, and the vertex be within the culling distance */
+        if (cosn < 0.0f && prediction_within(ph.t, -cosn, c->culling)) {
+            rec->tri = ph.tri | RTCD_ENTRY_PREDICTION;
+            rec->t = ph.t;
+            return RTCD_WALK_PREDICT;
+        }
+    }
+    /* Else along the vertex's own motion in the last step, up to the
+     * culling distance: a vertex that the other mesh's rim slides over is
+     * never in front of its normal. */
+    if (!c->has_motion) return RTCD_WALK_LOST;
+    const rtcd_xform* before = direction ? &c->b_in_a_before : &c->a_in_b_before;
+    rtcd_v3 motion = v3_sub(o, xf_point(before, local_v));
+    float travel = v3_length(motion);
+    if (!(travel > 0.0f)) return RTCD_WALK_LOST;
+    *predictive_rays += 1;
+    rtcd_v3 md = v3_scale(motion, 1.0f / travel);
+    rtcd_tri_hit mh = target_first_hit(c, target, o, md, c->culling);
+    if (mh.tri == RTCD_INVALID || !(v3_dot(md, v3_load(c->tnormals + 3 * (target->tri_offset + mh.tri))) < 0.0f))
+        return RTCD_WALK_LOST;
+    rec->tri = mh.tri | RTCD_ENTRY_PREDICTION;
+    rec->t = mh.t;
     return RTCD_WALK_PREDICT;
 }
 
@@ -66,6 +84,12 @@ inline int walk_entry(const pair_ctx* c, uint feature, uint tri_word, uint* step
     /* A vertex in an empty cell of the other mesh's grid is certainly
      * outside it, whatever triangle the walk reached. */
     if (r == RTCD_WALK_HIT && !may_contain(target, c->grids, p)) r = RTCD_WALK_LOST;
+    if (r == RTCD_WALK_LOST && c->predictive) {
+        /* With predictions, a ray the walk lost stays as one, on the
+         * triangle it had, until the next standard pass. */
+        tri = tri_word & RTCD_ENTRY_TRIANGLE;
+        r = RTCD_WALK_PREDICT;
+    }
     rec->feature = feature;
     rec->tri = r == RTCD_WALK_PREDICT ? tri | RTCD_ENTRY_PREDICTION : tri;
     rec->t = t;

@@ -77,6 +77,10 @@ typedef struct pair_ctx {
     uint predictive;
     float extension, culling;
     uint max_iterations;
+    /* Predictive standard pass: each caster's frame in its target's one
+     * call earlier (has_motion), for the motion rays. */
+    uint has_motion;
+    rtcd_xform a_in_b_before, b_in_a_before;
 } pair_ctx;
 
 inline pair_ctx make_ctx(__global const rtcd_cl_mesh* meshes, __global const float* vertices,
@@ -109,6 +113,11 @@ inline pair_ctx make_ctx(__global const rtcd_cl_mesh* meshes, __global const flo
     c.extension = pair->extension;
     c.culling = pair->culling;
     c.max_iterations = pair->max_iterations;
+    c.has_motion = c.predictive && (pair->flags & RTCD_CL_HAS_MOTION) != 0u;
+    if (c.has_motion) {
+        c.b_in_a_before = load_xform(pair->before);
+        c.a_in_b_before = xf_inverse(&c.b_in_a_before);
+    }
     return c;
 }
 
