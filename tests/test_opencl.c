@@ -422,6 +422,52 @@ static void test_state_slots_grow_and_recycle(void** state)
     rtcd_mesh_release(m);
 }
 
+/* A pair keeping more rays than its device slot holds: that call's result
+ * is still whole, and the pair runs a standard pass next (it never walks a
+ * partial set of rays). */
+static void test_state_overflow_forces_standard_pass(void** state)
+{
+    (void)state;
+    rtcd_mesh* m = test_make_blob(rtcd_spawner_mesh_vertices(3), 0.5f, 3);
+    moving_pair mp;
+    test_rng rng = {5};
+    place_pair(&mp, &rng, m, m, 9, 0.7f); /* deep: most vertices collide */
+    rtcd_iterative_def def = algorithm_def(RTCD_ALGORITHM_ITERATIVE, 0);
+    rtcd_opencl* cl = open_backend_with(RTCD_TRAVERSAL_BVH, 1, &def);
+    rtcd_narrowphase_def nd = rtcd_default_narrowphase_def();
+    uint32_t cap = 2 * rtcd_mesh_vertex_count(m), n = 0;
+    rtcd_ray_hit* got = calloc(cap, sizeof *got);
+    rtcd_ray_hit* ref = calloc(cap, sizeof *ref);
+    for (int step = 0; step < 3; ++step) {
+        rtcd_pair_result res;
+        assert_int_equal(rtcd_opencl_collide(cl, &mp.desc, 1, &res, got), RTCD_OK);
+        rtcd_opencl_stats cs = rtcd_opencl_last_stats(cl);
+        /* Every call is a standard pass, equal to the standard algorithm. */
+        assert_int_equal(res.standard_pass, 1);
+        assert_int_equal(cs.state_resets, 1);
+        assert_int_equal(rtcd_collide_standard(&nd, m, &mp.desc.pose_a, m, &mp.desc.pose_b, ref, cap, &n, NULL),
+                         RTCD_OK);
+        assert_true(n > 1024);
+        assert_int_equal(res.colliding_rays, n);
+        if (cs.cpu_fallback_pairs == 0) assert_int_equal(res.kept_rays, n);
+        qsort(ref, n, sizeof *ref, by_ray);
+        qsort(got, n, sizeof *got, by_ray);
+        for (uint32_t r = 0; r < n; ++r) {
+            assert_int_equal(got[r].vertex, ref[r].vertex);
+            assert_int_equal(got[r].triangle, ref[r].triangle);
+        }
+        if (step == 0)
+            print_message("%u colliding rays: past the slot's %d, %s; the next call is a standard pass again\n", n,
+                          1024, cs.cpu_fallback_pairs ? "computed on the CPU" : "whole from the device");
+        move_pair(&mp, 0.0f);
+    }
+    free(got);
+    free(ref);
+    rtcd_opencl_destroy(cl);
+    rtcd_pair_state_destroy(mp.state);
+    rtcd_mesh_release(m);
+}
+
 /* A kernel source broken on purpose: the error carries the build log. */
 static void test_broken_kernel_reports_build_log(void** state)
 {
@@ -465,6 +511,7 @@ int main(void)
         cmocka_unit_test(test_predictive_sequence_brute_force),
         cmocka_unit_test(test_predictive_sequence_group_kernel),
         cmocka_unit_test(test_state_slots_grow_and_recycle),
+        cmocka_unit_test(test_state_overflow_forces_standard_pass),
         cmocka_unit_test(test_broken_kernel_reports_build_log),
         cmocka_unit_test(test_selection),
     };

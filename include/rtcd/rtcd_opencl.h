@@ -1,8 +1,9 @@
-/* The OpenCL backend: the standard narrow phase for a batch of mesh pairs on
- * one or several OpenCL devices. Meshes are uploaded once per device; per
- * call only poses and the pair list go up and reduced contacts come back.
- * Results equal the CPU reference's (rtcd_collide_standard +
- * rtcd_reduce_contacts) within float tolerance. */
+/* The OpenCL backend: the narrow phase (standard, iterative or predictive)
+ * for a batch of mesh pairs on one or several OpenCL devices. Meshes are
+ * uploaded once per device; per call only poses and the pair list go up and
+ * reduced contacts come back; kept rays stay on the device that owns the
+ * pair. Results equal the CPU reference's (rtcd_collide_iterative with one
+ * rtcd_pair_state per key, + rtcd_reduce_contacts) within float tolerance. */
 #ifndef RTCD_OPENCL_H
 #define RTCD_OPENCL_H
 
