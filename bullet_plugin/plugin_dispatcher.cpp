@@ -10,7 +10,13 @@ rtcdCollisionDispatcher::rtcdCollisionDispatcher(btCollisionConfiguration* confi
     : btCollisionDispatcher(configuration), m_state(new rtcdPluginState())
 {
     m_state->narrowphase = rtcd_default_narrowphase_def();
+    // The OpenCL def, when given, also sets the CPU reference's algorithm,
+    // traversal and contact normal: both backends compute the same thing.
     m_state->iterative = opencl ? opencl->iterative : rtcd_default_iterative_def();
+    if (opencl) {
+        m_state->narrowphase.traversal = opencl->traversal;
+        m_state->narrowphase.contact_normal = opencl->contact_normal;
+    }
     m_state->stats = rtcd_step_stats();
     if (backend != RTCD_BACKEND_CPU) {
         rtcd_opencl_def def = opencl ? *opencl : rtcd_default_opencl_def();

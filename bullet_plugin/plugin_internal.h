@@ -79,7 +79,8 @@ struct rtcdPluginState {
     uint32_t allocSlot();
     void freeSlot(uint32_t slot);
     // Computes one pair into its slot (CPU reference); adds to stats.
-    void computePair(const rtcdBatchEntry& e);
+    // Returns 1 for a standard pass, 0 for an iterative one, -1 otherwise.
+    int computePair(const rtcdBatchEntry& e);
     void runBatch();
     // Checking mode: the standard algorithm on the pair's poses against `rays`.
     void checkPair(const rtcd_mesh* a, const rtcd_transform& pa, const rtcd_mesh* b, const rtcd_transform& pb,

@@ -58,11 +58,21 @@ typedef struct rtcd_bvh {
 typedef struct rtcd_solid_grid {
     float lo[3], inv_cell[3];
     uint8_t solid[RTCD_GRID_N * RTCD_GRID_N * RTCD_GRID_N / 8];
-    /* Chebyshev distance in cells to the nearest solid cell (0: solid, capped
-     * at 255), for the predictive candidates (shared/iterate.h). */
+    /* Distance from each cell's centre to the surface in steps of
+     * min_cell / RTCD_NEAR_STEPS, rounded down: the predictive candidates
+     * (grid_may_be_near, shared/iterate.h). */
     uint8_t near[RTCD_GRID_N * RTCD_GRID_N * RTCD_GRID_N];
     float min_cell; /* smallest cell edge */
 } rtcd_solid_grid;
+
+/* Vertices in spatial runs of up to RTCD_CLUSTER_SIZE (Morton order), each
+ * with a bounding sphere: the candidate sweep skips whole runs far from the
+ * other mesh (core/solid_grid.c). */
+#define RTCD_CLUSTER_SIZE 32
+typedef struct rtcd_vertex_cluster {
+    float centre[3], radius;
+    uint32_t first, count; /* into rtcd_mesh.cluster_vertices */
+} rtcd_vertex_cluster;
 
 struct rtcd_mesh {
     int refcount;
@@ -78,9 +88,28 @@ struct rtcd_mesh {
     rtcd_mass_properties mass;
     rtcd_bvh bvh;
     rtcd_solid_grid grid;
+    uint32_t* cluster_vertices; /* vertex ids, cluster by cluster */
+    rtcd_vertex_cluster* clusters;
+    uint32_t cluster_count;
 };
 
 rtcd_error rtcd_solid_grid_build(rtcd_mesh* m);
+rtcd_error rtcd_near_grid_build(rtcd_mesh* m); /* after the BVH */
+rtcd_error rtcd_vertex_clusters_build(rtcd_mesh* m);
+
+/* May a ball (centre c, radius r, in m's frame) come within `dist` of m's grid box? */
+static inline int rtcd_ball_near_grid(const rtcd_mesh* m, rtcd_v3 c, float r, float dist)
+{
+    const rtcd_solid_grid* g = &m->grid;
+    float d2 = 0.0f, lim = r + dist;
+    for (int k = 0; k < 3; ++k) {
+        float v = k == 0 ? c.x : (k == 1 ? c.y : c.z);
+        float lo = g->lo[k], hi = g->lo[k] + RTCD_GRID_N / g->inv_cell[k];
+        float e = v < lo ? lo - v : (v > hi ? v - hi : 0.0f);
+        d2 += e * e;
+    }
+    return d2 <= lim * lim;
+}
 
 /* 0 when p (mesh frame) is certainly outside the mesh. */
 static inline int rtcd_mesh_may_contain(const rtcd_mesh* m, rtcd_v3 p)
@@ -117,9 +146,10 @@ typedef struct rtcd_pair_track {
     rtcd_iterative_params params;
 } rtcd_pair_track;
 
-/* Largest displacement of a box corner of either mesh, in the other's frame,
+/* A bound on how far any point of either mesh moves in the other's frame
  * between two relative poses (b in a). */
-float rtcd_relative_displacement(const rtcd_mesh* a, const rtcd_mesh* b, const rtcd_xform* b_in_a0,
+/* exported for tests only */
+RTCD_API float rtcd_relative_displacement(const rtcd_mesh* a, const rtcd_mesh* b, const rtcd_xform* b_in_a0,
                                  const rtcd_xform* b_in_a1);
 
 /* Decides this call's pass and updates the track: returns 1 for a standard

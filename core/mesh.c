@@ -241,6 +241,8 @@ rtcd_error rtcd_mesh_create(const rtcd_mesh_def* def, rtcd_mesh** out)
     err = rtcd_bvh_build(m->vertices, m->indices, m->triangle_count,
                          def->bvh_leaf_size ? def->bvh_leaf_size : 4u, &m->bvh);
     if (err != RTCD_OK) goto fail;
+    if ((err = rtcd_near_grid_build(m)) != RTCD_OK) goto fail;
+    if ((err = rtcd_vertex_clusters_build(m)) != RTCD_OK) goto fail;
     *out = m;
     return RTCD_OK;
 fail:
@@ -263,6 +265,8 @@ void rtcd_mesh_release(rtcd_mesh* mesh)
     rtcd_free(mesh->triangle_normals);
     rtcd_free(mesh->vertex_normals);
     rtcd_free(mesh->neighbors);
+    rtcd_free(mesh->cluster_vertices);
+    rtcd_free(mesh->clusters);
     rtcd_free(mesh->name);
     rtcd_free(mesh);
 }

@@ -102,16 +102,24 @@ static int is_candidate(const rtcd_mesh* target, rtcd_v3 p, const rtcd_keep* kee
     return keep && keep->predictive && rtcd_mesh_may_be_near(target, p, keep->extension);
 }
 
-static uint32_t gather_candidates(const rtcd_mesh* caster, const rtcd_xform* caster_pose, const rtcd_mesh* target,
-                                  const rtcd_xform* target_pose, const rtcd_keep* keep, uint32_t* list,
-                                  uint32_t capacity)
+/* Marks the candidates of `caster` in `bits` (one bit per vertex, zeroed
+ * by the caller), skipping whole vertex clusters far from the target's
+ * box; returns how many. */
+static uint32_t mark_candidates(const rtcd_mesh* caster, const rtcd_xform* caster_pose, const rtcd_mesh* target,
+                                const rtcd_xform* target_pose, const rtcd_keep* keep, uint64_t* bits)
 {
     rtcd_xform to_target = xf_relative(target_pose, caster_pose);
+    float reach = keep && keep->predictive ? keep->extension : 0.0f;
     uint32_t n = 0;
-    for (uint32_t i = 0; i < caster->vertex_count; ++i) {
-        if (!is_candidate(target, xf_point(&to_target, mesh_vertex(caster, i)), keep)) continue;
-        if (n == capacity) return capacity + 1;
-        list[n++] = i;
+    for (uint32_t c = 0; c < caster->cluster_count; ++c) {
+        const rtcd_vertex_cluster* cl = &caster->clusters[c];
+        if (!rtcd_ball_near_grid(target, xf_point(&to_target, v3_load(cl->centre)), cl->radius, reach)) continue;
+        for (uint32_t j = cl->first; j < cl->first + cl->count; ++j) {
+            uint32_t i = caster->cluster_vertices[j];
+            if (!is_candidate(target, xf_point(&to_target, mesh_vertex(caster, i)), keep)) continue;
+            bits[i >> 6] |= 1ull << (i & 63);
+            n++;
+        }
     }
     return n;
 }
@@ -133,22 +141,32 @@ static int cast_normal(const rtcd_narrowphase_def* def, const rtcd_mesh* caster,
 }
 
 /* Rays from `caster`'s vertices into `target` (poses are world transforms):
- * the `count` vertices in `list`, or every vertex when list is NULL. With a
- * keep (the iterative algorithms' standard pass) colliding rays are kept,
- * and for the predictive one a vertex that does not collide casts the
- * opposite ray up to the culling distance and keeps the triangle it enters. */
+ * the vertices marked in `bits`, in vertex order, or every vertex when bits
+ * is NULL. With a keep (the iterative algorithms' standard pass) colliding
+ * rays are kept, and for the predictive one a vertex that does not collide
+ * casts the opposite ray up to the culling distance and keeps the triangle
+ * it enters. */
 static void cast_direction(const rtcd_narrowphase_def* def, uint32_t direction, const rtcd_mesh* caster,
                            const rtcd_xform* caster_pose, const rtcd_mesh* target, const rtcd_xform* target_pose,
-                           const uint32_t* list, uint32_t count, ray_sink* sink)
+                           const uint64_t* bits, ray_sink* sink)
 {
     rtcd_xform to_target = xf_relative(target_pose, caster_pose);
     rtcd_keep* keep = sink->keep;
     /* The caster's frame in the target's one call earlier, for the motion rays. */
     rtcd_xform before;
     if (keep && keep->before) before = direction ? *keep->before : xf_inverse(keep->before);
-    uint32_t end = list ? count : caster->vertex_count;
-    for (uint32_t k = 0; k < end; ++k) {
-        uint32_t i = list ? list[k] : k;
+    for (uint32_t i = 0; i < caster->vertex_count; ++i) {
+        if (bits) {
+            uint64_t word = bits[i >> 6] >> (i & 63);
+            if (!word) {
+                i |= 63; /* nothing more in this word */
+                continue;
+            }
+            if (!(word & 1)) {
+                i += (uint32_t)__builtin_ctzll(word) - 1; /* the loop's ++i lands on the next candidate */
+                continue;
+            }
+        }
         rtcd_v3 n = v3_load(caster->vertex_normals + 3 * i);
         if (n.x == 0.0f && n.y == 0.0f && n.z == 0.0f) continue; /* unreferenced vertex */
         rtcd_v3 p = xf_point(&to_target, mesh_vertex(caster, i));
@@ -241,25 +259,34 @@ void rtcd_standard_pass(const rtcd_narrowphase_def* def, const rtcd_mesh* a, con
      * as a hundred rays on the avalanche blobs (measured: below that it
      * slowed the 512-blob avalanche from 26 to 46 ms per step), so it only
      * runs where many candidates remain, and never for the predictive pass,
-     * whose candidates may lie outside. Neither changes the result. A short
-     * candidate list is kept, so those rays need no second sweep over the
-     * vertices. */
+     * whose candidates may lie outside. Neither changes the result. The
+     * candidates are marked once, so the rays need no second test of every
+     * vertex. */
     rtcd_xform b_in_a = xf_relative(pa, pb);
-    uint32_t list[2 * RTCD_CULL_MIN_CANDIDATES], na = 0, nb = 0;
-    if (boxes_overlap(a, b, &b_in_a, predictive ? keep->extension : 0.0f)) {
-        na = gather_candidates(a, pa, b, pb, keep, list, RTCD_CULL_MIN_CANDIDATES);
-        nb = gather_candidates(b, pb, a, pa, keep, list + RTCD_CULL_MIN_CANDIDATES, RTCD_CULL_MIN_CANDIDATES);
+    /* One bit per vertex: on the stack for the usual meshes, else allocated
+     * (and without memory, every vertex is swept: same result, slower). */
+    enum { STACK_WORDS = 128 };
+    uint64_t stack_bits[2 * STACK_WORDS];
+    uint32_t wa = (a->vertex_count + 63) / 64, wb = (b->vertex_count + 63) / 64;
+    uint64_t* bits = wa + wb <= 2 * STACK_WORDS ? stack_bits : rtcd_alloc((size_t)(wa + wb) * sizeof *bits);
+    uint32_t na = 0, nb = 0;
+    int overlap = boxes_overlap(a, b, &b_in_a, predictive ? keep->extension : 0.0f);
+    if (overlap && bits) {
+        memset(bits, 0, (size_t)(wa + wb) * sizeof *bits);
+        na = mark_candidates(a, pa, b, pb, keep, bits);
+        nb = mark_candidates(b, pb, a, pa, keep, bits + wa);
+    } else if (overlap) {
+        na = a->vertex_count;
+        nb = b->vertex_count;
     }
     int many = na + nb > RTCD_CULL_MIN_CANDIDATES;
     if (na + nb == 0 || (def->cull_separated && many && !predictive && provably_separated(a, pa, b, pb))) {
         sink.stats.culled = 1;
-    } else if (na <= RTCD_CULL_MIN_CANDIDATES && nb <= RTCD_CULL_MIN_CANDIDATES) {
-        cast_direction(def, 0, a, pa, b, pb, list, na, &sink);
-        cast_direction(def, 1, b, pb, a, pa, list + RTCD_CULL_MIN_CANDIDATES, nb, &sink);
     } else {
-        cast_direction(def, 0, a, pa, b, pb, NULL, 0, &sink);
-        cast_direction(def, 1, b, pb, a, pa, NULL, 0, &sink);
+        cast_direction(def, 0, a, pa, b, pb, bits, &sink);
+        cast_direction(def, 1, b, pb, a, pa, bits ? bits + wa : NULL, &sink);
     }
+    if (bits != stack_bits) rtcd_free(bits);
     *ray_count = sink.count;
     *stats = sink.stats;
 }

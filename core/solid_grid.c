@@ -6,7 +6,10 @@
  * whole box overlap, at one table lookup per vertex. */
 #include "core_internal.h"
 
+#include <rtcd/rtcd_query.h>
+
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static uint32_t cell_index(int x, int y, int z)
@@ -16,33 +19,26 @@ static uint32_t cell_index(int x, int y, int z)
 
 static int clamp_cell(float v) { return v < 0.0f ? 0 : (v >= RTCD_GRID_N ? RTCD_GRID_N - 1 : (int)v); }
 
-/* Chebyshev distance to the nearest solid cell: breadth-first over the 26
- * neighbours from every solid cell at once. */
-static void build_near(rtcd_solid_grid* g, const uint8_t* state, uint16_t* queue)
+/* Distance from each cell's centre to the surface, rounded down to
+ * RTCD_NEAR_STEPS-ths of the smallest cell edge (so 255 reaches about 16
+ * cells): a point p of the cell is at least near * step - |p - centre| from
+ * the surface (distance is 1-Lipschitz). Needs the BVH. */
+rtcd_error rtcd_near_grid_build(rtcd_mesh* m)
 {
-    uint32_t head = 0, tail = 0;
-    for (uint32_t i = 0; i < RTCD_GRID_N * RTCD_GRID_N * RTCD_GRID_N; ++i) {
-        g->near[i] = 255;
-        if (state[i] != 2) {
-            g->near[i] = 0;
-            queue[tail++] = (uint16_t)i;
-        }
-    }
-    while (head < tail) {
-        uint32_t i = queue[head++];
-        int x = (int)(i % RTCD_GRID_N), y = (int)(i / RTCD_GRID_N % RTCD_GRID_N), z = (int)(i / (RTCD_GRID_N * RTCD_GRID_N));
-        for (int dz = -1; dz <= 1; ++dz)
-            for (int dy = -1; dy <= 1; ++dy)
-                for (int dx = -1; dx <= 1; ++dx) {
-                    int nx = x + dx, ny = y + dy, nz = z + dz;
-                    if (nx < 0 || ny < 0 || nz < 0 || nx >= RTCD_GRID_N || ny >= RTCD_GRID_N || nz >= RTCD_GRID_N)
-                        continue;
-                    uint32_t j = cell_index(nx, ny, nz);
-                    if (g->near[j] != 255) continue;
-                    g->near[j] = (uint8_t)(g->near[i] + 1);
-                    queue[tail++] = (uint16_t)j;
-                }
-    }
+    rtcd_solid_grid* g = &m->grid;
+    g->min_cell = fminf(1.0f / g->inv_cell[0], fminf(1.0f / g->inv_cell[1], 1.0f / g->inv_cell[2]));
+    float step = g->min_cell / RTCD_NEAR_STEPS;
+    for (int z = 0; z < RTCD_GRID_N; ++z)
+        for (int y = 0; y < RTCD_GRID_N; ++y)
+            for (int x = 0; x < RTCD_GRID_N; ++x) {
+                float c[3] = {g->lo[0] + (x + 0.5f) / g->inv_cell[0], g->lo[1] + (y + 0.5f) / g->inv_cell[1],
+                              g->lo[2] + (z + 0.5f) / g->inv_cell[2]};
+                float d = rtcd_mesh_closest_point(m, c, NULL, NULL);
+                /* float rounding of the centre and the distance: err low */
+                float q = floorf(d / step * (1.0f - 1e-4f)) - 1.0f;
+                g->near[cell_index(x, y, z)] = (uint8_t)(q <= 0.0f ? 0.0f : (q >= 255.0f ? 255.0f : q));
+            }
+    return RTCD_OK;
 }
 
 rtcd_error rtcd_solid_grid_build(rtcd_mesh* m)
@@ -107,7 +103,78 @@ rtcd_error rtcd_solid_grid_build(rtcd_mesh* m)
     memset(g->solid, 0, sizeof g->solid);
     for (uint32_t i = 0; i < CELLS; ++i)
         if (state[i] != 2) g->solid[i >> 3] |= (uint8_t)(1u << (i & 7));
-    build_near(g, state, queue);
-    g->min_cell = fminf(1.0f / g->inv_cell[0], fminf(1.0f / g->inv_cell[1], 1.0f / g->inv_cell[2]));
+    return RTCD_OK;
+}
+
+/* Spreads the low 10 bits of x to every third bit. */
+static uint32_t spread3(uint32_t x)
+{
+    x &= 0x3ffu;
+    x = (x | (x << 16)) & 0x030000ffu;
+    x = (x | (x << 8)) & 0x0300f00fu;
+    x = (x | (x << 4)) & 0x030c30c3u;
+    x = (x | (x << 2)) & 0x09249249u;
+    return x;
+}
+
+typedef struct keyed_vertex {
+    uint32_t key, vertex;
+} keyed_vertex;
+
+static int keyed_cmp(const void* a, const void* b)
+{
+    const keyed_vertex* x = a;
+    const keyed_vertex* y = b;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    return x->vertex < y->vertex ? -1 : (x->vertex > y->vertex);
+}
+
+rtcd_error rtcd_vertex_clusters_build(rtcd_mesh* m)
+{
+    uint32_t n = m->vertex_count, nc = (n + RTCD_CLUSTER_SIZE - 1) / RTCD_CLUSTER_SIZE;
+    keyed_vertex* keyed = rtcd_alloc((n ? n : 1) * sizeof *keyed);
+    m->cluster_vertices = rtcd_alloc((n ? n : 1) * sizeof *m->cluster_vertices);
+    m->clusters = rtcd_alloc((nc ? nc : 1) * sizeof *m->clusters);
+    if (!keyed || !m->cluster_vertices || !m->clusters) {
+        rtcd_free(keyed);
+        return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "%s: no memory for vertex clusters", m->name);
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+        uint32_t q[3];
+        for (int k = 0; k < 3; ++k) {
+            float ext = m->hi[k] - m->lo[k];
+            float f = ext > 0.0f ? (m->vertices[3 * i + k] - m->lo[k]) / ext : 0.0f;
+            q[k] = (uint32_t)fminf(fmaxf(f * 1023.0f, 0.0f), 1023.0f);
+        }
+        keyed[i].key = spread3(q[0]) | spread3(q[1]) << 1 | spread3(q[2]) << 2;
+        keyed[i].vertex = i;
+    }
+    qsort(keyed, n, sizeof *keyed, keyed_cmp);
+    for (uint32_t i = 0; i < n; ++i) m->cluster_vertices[i] = keyed[i].vertex;
+    rtcd_free(keyed);
+    for (uint32_t c = 0; c < nc; ++c) {
+        rtcd_vertex_cluster* cl = &m->clusters[c];
+        cl->first = c * RTCD_CLUSTER_SIZE;
+        cl->count = n - cl->first < RTCD_CLUSTER_SIZE ? n - cl->first : RTCD_CLUSTER_SIZE;
+        float lo[3] = {RTCD_FLT_MAX, RTCD_FLT_MAX, RTCD_FLT_MAX}, hi[3] = {-RTCD_FLT_MAX, -RTCD_FLT_MAX, -RTCD_FLT_MAX};
+        for (uint32_t j = cl->first; j < cl->first + cl->count; ++j)
+            for (int k = 0; k < 3; ++k) {
+                lo[k] = fminf(lo[k], m->vertices[3 * m->cluster_vertices[j] + k]);
+                hi[k] = fmaxf(hi[k], m->vertices[3 * m->cluster_vertices[j] + k]);
+            }
+        float r2 = 0.0f;
+        for (int k = 0; k < 3; ++k) cl->centre[k] = 0.5f * (lo[k] + hi[k]);
+        for (uint32_t j = cl->first; j < cl->first + cl->count; ++j) {
+            float d2 = 0.0f;
+            for (int k = 0; k < 3; ++k) {
+                float e = m->vertices[3 * m->cluster_vertices[j] + k] - cl->centre[k];
+                d2 += e * e;
+            }
+            r2 = fmaxf(r2, d2);
+        }
+        /* a hair more, so rounding in the transform never drops a vertex */
+        cl->radius = sqrtf(r2) * (1.0f + 1e-5f) + 1e-6f * (fabsf(cl->centre[0]) + fabsf(cl->centre[1]) + fabsf(cl->centre[2]));
+    }
+    m->cluster_count = nc;
     return RTCD_OK;
 }

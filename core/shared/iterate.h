@@ -98,27 +98,34 @@ RTCD_INLINE int walk_ray(const RTCD_GLOBAL float* vertices, const RTCD_GLOBAL rt
     return RTCD_WALK_LOST;
 }
 
-/* May p (mesh frame) lie within `dist` of the closed mesh (its surface or
- * inside)? near[c]: Chebyshev distance in cells from cell c to the nearest
- * solid cell of the occupancy grid (0: solid), so a point there is at least
- * (near - 1) * min_cell from anything solid. Conservative: never 0 for a
- * point that is that close. */
+/* May p (mesh frame), a point outside the mesh, lie within `dist` of its
+ * surface? near[c]: the distance from cell c's centre to the surface in
+ * steps of min_cell / RTCD_NEAR_STEPS, rounded down, so p is at least
+ * near * step - |p - centre| away (distance is 1-Lipschitz). Conservative:
+ * never 0 for a point that close. */
 #define RTCD_NEAR_GRID_N 16
+#define RTCD_NEAR_STEPS 16.0f
 RTCD_INLINE int grid_may_be_near(const RTCD_GLOBAL unsigned char* near, rtcd_v3 lo, rtcd_v3 inv_cell, float min_cell,
                                  rtcd_v3 p, float dist)
 {
     float fx = (p.x - lo.x) * inv_cell.x, fy = (p.y - lo.y) * inv_cell.y, fz = (p.z - lo.z) * inv_cell.z;
     const float n = (float)RTCD_NEAR_GRID_N;
-    if (fx >= 0.0f && fy >= 0.0f && fz >= 0.0f && fx < n && fy < n && fz < n) {
-        rtcd_u32 i = ((rtcd_u32)fz * RTCD_NEAR_GRID_N + (rtcd_u32)fy) * RTCD_NEAR_GRID_N + (rtcd_u32)fx;
-        rtcd_u32 k = near[i];
-        return k == 0u || (float)(k - 1u) * min_cell <= dist;
-    }
-    /* Outside the grid: distance to its box (the grid spans the whole mesh). */
-    float dx = rtcd_maxf(0.0f, rtcd_maxf(-fx, fx - n)) / inv_cell.x;
-    float dy = rtcd_maxf(0.0f, rtcd_maxf(-fy, fy - n)) / inv_cell.y;
-    float dz = rtcd_maxf(0.0f, rtcd_maxf(-fz, fz - n)) / inv_cell.z;
-    return dx * dx + dy * dy + dz * dz <= dist * dist;
+    /* The nearest cell (the point's own when inside the grid). */
+    float cx = rtcd_minf(rtcd_maxf(fx, 0.0f), n - 0.5f), cy = rtcd_minf(rtcd_maxf(fy, 0.0f), n - 0.5f),
+          cz = rtcd_minf(rtcd_maxf(fz, 0.0f), n - 0.5f);
+    rtcd_u32 ix = (rtcd_u32)cx, iy = (rtcd_u32)cy, iz = (rtcd_u32)cz;
+    /* Outside the grid, the distance to its box bounds it too (the surface
+     * is inside); both tests squared, no square root. */
+    float bx = (fx - rtcd_minf(rtcd_maxf(fx, 0.0f), n)) / inv_cell.x;
+    float by = (fy - rtcd_minf(rtcd_maxf(fy, 0.0f), n)) / inv_cell.y;
+    float bz = (fz - rtcd_minf(rtcd_maxf(fz, 0.0f), n)) / inv_cell.z;
+    if (bx * bx + by * by + bz * bz > dist * dist) return 0;
+    float centre = (float)near[(iz * RTCD_NEAR_GRID_N + iy) * RTCD_NEAR_GRID_N + ix] * (min_cell / RTCD_NEAR_STEPS);
+    float gap = centre - dist; /* p is near unless |p - centre| < gap */
+    if (gap <= 0.0f) return 1;
+    float dx = (fx - ((float)ix + 0.5f)) / inv_cell.x, dy = (fy - ((float)iy + 0.5f)) / inv_cell.y,
+          dz = (fz - ((float)iz + 0.5f)) / inv_cell.z;
+    return dx * dx + dy * dy + dz * dz >= gap * gap;
 }
 
 #endif

@@ -30,7 +30,9 @@ public:
      * rtcd declines) for the shape types above. Construct before any pair exists. */
     /* backend AUTO (the default) runs the batch on OpenCL devices when there
      * are any (see rtcd_opencl_def, RTCD_DEVICES), else on the CPU reference
-     * after a one-line notice; CPU never touches OpenCL. */
+     * after a one-line notice; CPU never touches OpenCL. `opencl`, when
+     * given, also sets the algorithm (iterative), traversal and contact
+     * normal of the CPU reference, so both backends compute the same. */
     explicit rtcdCollisionDispatcher(btCollisionConfiguration* configuration, rtcd_backend backend = RTCD_BACKEND_AUTO,
                                      const rtcd_opencl_def* opencl = nullptr);
     ~rtcdCollisionDispatcher() override;

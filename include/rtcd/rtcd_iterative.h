@@ -49,8 +49,8 @@ typedef struct rtcd_iterative_def {
 RTCD_API rtcd_iterative_def rtcd_default_iterative_def(void);
 
 /* The adaptive rule. step_displacement: how far the pair moved relative to
- * each other in the last step (largest displacement of a box corner of one
- * body in the other's frame); edge_length: mean edge length of the two
+ * each other in the last step (a bound on the displacement of any point of
+ * one body in the other's frame); edge_length: mean edge length of the two
  * meshes. The threshold covers a few steps of the current motion, bounded
  * by a fraction of an edge below and half an edge above (walks stay local);
  * the extension adds the motion of two steps beyond it; one walk may cross

@@ -41,7 +41,7 @@ typedef struct rtcd_world_def {
      * RTCD_DEVICES variable); if none can be had, or the kernels do not
      * build, the world uses the CPU reference and logs a one-line notice. */
     rtcd_backend backend;
-    rtcd_opencl_def opencl;
+    rtcd_opencl_def opencl;        /* also the traversal and contact normal of both backends */
     float linear_damping, angular_damping; /* default 0, 0 */
     float friction, restitution;           /* default 0.6, 0 */
     /* Bullet's rolling and spinning friction (a torque arm in metres). Rounded
