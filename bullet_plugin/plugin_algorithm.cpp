@@ -160,7 +160,9 @@ void rtcdPluginState::runBatch()
         // One clock read per pair: each pair's time, its bookkeeping included,
         // goes to the kind of pass it ran.
         auto last = std::chrono::steady_clock::now();
-        for (const rtcdBatchEntry& e : batch) {
+        for (size_t i = 0; i < batch.size(); ++i) {
+            const rtcdBatchEntry& e = batch[i];
+            if (i + 2 < batch.size()) rtcd_pair_state_prefetch(slots[batch[i + 2].slot].state);
             int pass = computePair(e);
             auto now = std::chrono::steady_clock::now();
             double ms = std::chrono::duration<double, std::milli>(now - last).count();

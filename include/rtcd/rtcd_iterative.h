@@ -65,6 +65,8 @@ typedef struct rtcd_pair_state rtcd_pair_state;
 RTCD_API rtcd_error rtcd_pair_state_create(rtcd_pair_state** out);
 RTCD_API void rtcd_pair_state_destroy(rtcd_pair_state* state); /* NULL is fine */
 RTCD_API void rtcd_pair_state_reset(rtcd_pair_state* state);   /* next call runs a standard pass */
+/* A hint for batch loops: the state will be used soon (cache prefetch). */
+RTCD_API void rtcd_pair_state_prefetch(const rtcd_pair_state* state);
 /* Parameters chosen at the last standard pass. */
 RTCD_API rtcd_iterative_params rtcd_pair_state_params(const rtcd_pair_state* state);
 
