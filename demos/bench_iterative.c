@@ -125,7 +125,7 @@ static void print_run(const bench_run* r)
            "\"standard_ms_total\":%.3f,\"iterative_ms_total\":%.3f,\"standard_pair_steps\":%llu,"
            "\"iterative_pair_steps\":%llu,\"predictive_rays\":%llu,\"walk_steps\":%llu,\"kept_rays\":%llu,"
            "\"rays_cast_mean\":%.1f,\"colliding_rays_mean\":%.1f,\"own_ray_length_total\":%.6f,\"nan_detected\":%d,",
-           demo_algorithm_name(r->algorithm), r->adaptive ? "adaptive" : "fixed", backend_option(r->backend), t->backend,
+           rtcd_algorithm_name(r->algorithm), r->adaptive ? "adaptive" : "fixed", backend_option(r->backend), t->backend,
            t->devices, t->device, t->objects, t->steps, t->pairs_max, t->np_mean, t->np_median, t->np_resting,
            t->resting_steps, t->mean, t->first_ms, t->standard_ms_total, t->iterative_ms_total,
            (unsigned long long)t->standard_pair_steps, (unsigned long long)t->iterative_pair_steps,
@@ -240,7 +240,7 @@ static void print_comparisons(const bench_run* runs, uint32_t n, demo_scene_kind
         printf("{\"algorithm\":\"%s\",\"backend\":\"cpu\",\"adaptive_ms_mean\":%.4f,\"fixed_ms_mean\":%.4f,"
                "\"adaptive_ms_resting\":%.4f,\"fixed_ms_resting\":%.4f,\"adaptive_iterative_pair_share\":%.4f,"
                "\"fixed_iterative_pair_share\":%.4f,\"adaptive_incorrect_rays_pct\":",
-               demo_algorithm_name(alg), ad->timed.np_mean, fx->timed.np_mean, ad->timed.np_resting,
+               rtcd_algorithm_name(alg), ad->timed.np_mean, fx->timed.np_mean, ad->timed.np_resting,
                fx->timed.np_resting,
                iterative_share(&ad->timed), iterative_share(&fx->timed));
         print_num(checked ? incorrect_pct(&ad->checked) : 0.0, checked && ad->checked.check_rays > 0, "%.4f");
@@ -380,7 +380,7 @@ int main(int argc, char** argv)
             if (pass) r->has_check = s->steps > 0;
             fprintf(stderr,
                     "bench_iterative: %s %s %s %s%s: %u steps, narrow phase %.3f ms mean, %.3f ms resting (%.1f s)%s\n",
-                    s->scene, s->backend, demo_algorithm_name(r->algorithm), r->adaptive ? "adaptive" : "fixed",
+                    s->scene, s->backend, rtcd_algorithm_name(r->algorithm), r->adaptive ? "adaptive" : "fixed",
                     pass ? " (check)" : "", s->steps, s->np_mean, s->np_resting, now_s() - t0,
                     run_rc ? " FAILED" : "");
         }

@@ -17,13 +17,19 @@ static void usage(const char* prog, demo_scene_kind scene)
     fprintf(stderr,
             "usage: %s %s[--steps N] [--seed N] [--narrowphase rtcd|gimpact|hull|all] [--backend auto|cpu|opencl]\n"
             "       [--algorithm standard|iterative|predictive] [--params adaptive|fixed] [--check]\n"
+            "       [--traversal bvh|brute-force] [--contact-normal reprojected|ray|weighted]\n"
             "       [--devices N] [--csv FILE] [--json] [--penetration-every K]\n",
             prog, scene == DEMO_AVALANCHE ? "[--objects N] " : "");
 }
 
-const char* demo_algorithm_name(rtcd_algorithm a)
+const char* demo_traversal_name(rtcd_traversal t)
 {
-    return a == RTCD_ALGORITHM_STANDARD ? "standard" : (a == RTCD_ALGORITHM_ITERATIVE ? "iterative" : "predictive");
+    return t == RTCD_TRAVERSAL_BRUTE_FORCE ? "brute-force" : (t == RTCD_TRAVERSAL_BVH_STACKLESS ? "bvh-stackless" : "bvh");
+}
+
+const char* demo_contact_normal_name(rtcd_contact_normal n)
+{
+    return n == RTCD_CONTACT_RAY ? "ray" : (n == RTCD_CONTACT_RAY_WEIGHTED ? "weighted" : "reprojected");
 }
 
 void demo_default_options(demo_scene_kind scene, demo_options* o)
@@ -105,6 +111,17 @@ int demo_parse_options(demo_scene_kind scene, int argc, char** argv, demo_option
             else if (!strcmp(v, "iterative")) o->algorithm = RTCD_ALGORITHM_ITERATIVE;
             else if (!strcmp(v, "predictive")) o->algorithm = RTCD_ALGORITHM_PREDICTIVE;
             else end = NULL;
+        } else if (!strcmp(a, "--traversal")) {
+            end = (char*)v + strlen(v);
+            if (!strcmp(v, "bvh")) o->traversal = RTCD_TRAVERSAL_BVH;
+            else if (!strcmp(v, "brute-force")) o->traversal = RTCD_TRAVERSAL_BRUTE_FORCE;
+            else end = NULL;
+        } else if (!strcmp(a, "--contact-normal")) {
+            end = (char*)v + strlen(v);
+            if (!strcmp(v, "reprojected")) o->contact_normal = RTCD_CONTACT_REPROJECTED;
+            else if (!strcmp(v, "ray")) o->contact_normal = RTCD_CONTACT_RAY;
+            else if (!strcmp(v, "weighted")) o->contact_normal = RTCD_CONTACT_RAY_WEIGHTED;
+            else end = NULL;
         } else if (!strcmp(a, "--params")) {
             end = (char*)v + strlen(v);
             if (!strcmp(v, "adaptive")) o->adaptive = 1;
@@ -156,6 +173,8 @@ rtcd_error demo_scene_create(const demo_options* o, demo_scene* s)
     def.backend = o->backend;
     def.opencl.max_devices = o->devices;
     def.iterative.algorithm = o->algorithm;
+    def.opencl.traversal = o->traversal;
+    def.opencl.contact_normal = o->contact_normal;
     def.iterative.adaptive = o->adaptive;
     def.check = o->check;
     rtcd_error err = rtcd_world_create(&def, &s->world);
@@ -264,9 +283,10 @@ void demo_print_summary_json(FILE* f, const demo_summary* r)
             r->scene, r->narrowphase, r->backend, r->devices, r->device, r->objects, r->steps);
     /* the algorithm and its parameters only mean something for rtcd's narrow phase */
     if (rtcd)
-        fprintf(f, "\"algorithm\":\"%s\",\"params\":\"%s\",", demo_algorithm_name(r->algorithm),
-                r->adaptive ? "adaptive" : "fixed");
-    else fprintf(f, "\"algorithm\":null,\"params\":null,");
+        fprintf(f, "\"algorithm\":\"%s\",\"params\":\"%s\",\"traversal\":\"%s\",\"contact_normal\":\"%s\",",
+                rtcd_algorithm_name(r->algorithm), r->adaptive ? "adaptive" : "fixed", demo_traversal_name(r->traversal),
+                demo_contact_normal_name(r->contact_normal));
+    else fprintf(f, "\"algorithm\":null,\"params\":null,\"traversal\":null,\"contact_normal\":null,");
     fprintf(f, "\"check\":%s,", r->check ? "true" : "false");
     fprintf(f,
             "\"ms_per_step_mean\":%.3f,\"ms_per_step_p95\":%.3f,\"first_step_ms\":%.3f,\"narrowphase_ms_mean\":%.3f,"
@@ -302,6 +322,8 @@ int demo_run_scene(const demo_options* o, demo_summary* r)
     r->narrowphase = narrowphase_name(o->narrowphase);
     r->backend = "none";
     r->algorithm = o->algorithm;
+    r->traversal = o->traversal;
+    r->contact_normal = o->contact_normal;
     r->adaptive = o->adaptive;
     r->check = o->check;
     demo_scene s;
@@ -449,7 +471,7 @@ int demo_run(const demo_options* o)
             printf("%s through %s (%s backend, %u device(s) %s): %u objects, %llu triangles, %u steps\n", r.scene,
                    r.narrowphase, r.backend, r.devices, r.device, r.objects, (unsigned long long)r.triangles_total, r.steps);
             if (o->narrowphase == RTCD_NARROWPHASE_RTCD)
-                printf("  algorithm %s, %s parameters%s\n", demo_algorithm_name(r.algorithm),
+                printf("  algorithm %s, %s parameters%s\n", rtcd_algorithm_name(r.algorithm),
                        r.adaptive ? "adaptive" : "fixed", r.check ? ", checked against the standard algorithm" : "");
             printf("  step %.2f ms mean, %.2f ms p95; narrow phase %.2f ms mean, %.2f ms median, %.2f ms over the last %u steps;"
                    " up to %u pairs; %.0f contacts\n",

@@ -27,6 +27,8 @@ typedef struct demo_options {
     int adaptive;                 /* --params adaptive (1, default) | fixed (0) -> rtcd_world_def.iterative.adaptive */
     int check;                    /* --check: rtcd_world_def.check = 1 (the standard algorithm on the same poses) */
     int quiet;                    /* no progress bar (benchmarks) */
+    rtcd_traversal traversal;     /* --traversal bvh (default) | brute-force -> rtcd_world_def.opencl.traversal */
+    rtcd_contact_normal contact_normal; /* --contact-normal reprojected (default) | ray | weighted */
 } demo_options;
 
 /* Sets *o to the defaults of the scene's program (what demo_parse_options
@@ -34,7 +36,8 @@ typedef struct demo_options {
 void demo_default_options(demo_scene_kind scene, demo_options* o);
 
 /* "standard", "iterative", "predictive" (the demos' option values). */
-const char* demo_algorithm_name(rtcd_algorithm algorithm);
+const char* demo_traversal_name(rtcd_traversal traversal);
+const char* demo_contact_normal_name(rtcd_contact_normal normal);
 
 /* Parses argv; prints usage and returns 2 on a bad option, 0 otherwise. */
 int demo_parse_options(demo_scene_kind scene, int argc, char** argv, demo_options* out);
@@ -77,6 +80,8 @@ typedef struct demo_summary {
     char device[160];             /* first device's name ("" on the CPU reference) */
     uint32_t devices;
     rtcd_algorithm algorithm;
+    rtcd_traversal traversal;
+    rtcd_contact_normal contact_normal;
     int adaptive, check;
     uint32_t objects, steps, pairs_max, penetration_every;
     double mean, p95, first_ms, np_mean, contacts_mean, pen_sum_mean, rays_mean, colliding_mean;
