@@ -54,11 +54,17 @@ rtcd_iterative_params rtcd_adaptive_params(const rtcd_iterative_def* def, float 
      * pair at rest then runs no standard pass until it creeps that far) and
      * at most half an edge, so a walk stays among a few triangles. */
     p.displacement_threshold = clampf(RTCD_ADAPTIVE_STEPS * d, RTCD_ADAPTIVE_MIN_EDGES * h, 0.5f * h);
-    p.culling_distance = confidence * p.displacement_threshold;
-    /* Beyond the threshold by two steps of motion, and never short of the
-     * culling distance: a vertex that can reach the other mesh before the
-     * next standard pass gets its predictive ray. */
-    p.distance_extension = fmaxf(p.culling_distance, p.displacement_threshold + 2.0f * d);
+    /* Until the next standard pass the pair moves less than the threshold,
+     * so only vertices that close can come into contact: the extension and
+     * the culling distance are confidence x threshold. A pair that moves a
+     * threshold per step runs a standard pass every step, which discards
+     * any prediction unused: it casts none (extension and culling 0). */
+    if (d < p.displacement_threshold) {
+        p.culling_distance = confidence * p.displacement_threshold;
+        p.distance_extension = fmaxf(p.culling_distance, 1.05f * p.displacement_threshold);
+    } else {
+        p.culling_distance = p.distance_extension = 0.0f;
+    }
     /* A contact point moves about d per step across edges of length h; going
      * round a vertex (six triangles on these meshes) takes up to five steps. */
     float crossings = ceilf(2.0f * d / h);
@@ -117,6 +123,9 @@ int rtcd_track_plan(rtcd_pair_track* track, const rtcd_iterative_def* def, const
     track->prev = now;
     track->has_prev = 1;
     int standard = !track->valid;
+    /* A predictive pass that cast no predictions (a pair moving a threshold
+     * per step) leaves nothing to find new contacts with: standard again. */
+    if (def->algorithm == RTCD_ALGORITHM_PREDICTIVE && !(track->params.distance_extension > 0.0f)) standard = 1;
     if (!standard) {
         float moved = rtcd_relative_displacement(a, b, &track->ref, &now);
         standard = !(moved < track->params.displacement_threshold);
@@ -289,7 +298,7 @@ rtcd_error rtcd_collide_iterative(const rtcd_narrowphase_def* def, const rtcd_it
         memset(&keep, 0, sizeof keep);
         keep.entries = state->entries;
         keep.capacity = state->capacity;
-        keep.predictive = idef->algorithm == RTCD_ALGORITHM_PREDICTIVE;
+        keep.predictive = idef->algorithm == RTCD_ALGORITHM_PREDICTIVE && state->track.params.distance_extension > 0.0f;
         keep.extension = state->track.params.distance_extension;
         keep.culling = state->track.params.culling_distance;
         keep.before = state->track.has_motion ? &state->track.before : NULL;

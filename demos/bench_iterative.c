@@ -19,7 +19,8 @@
  * Prints one JSON object on stdout; one progress line per run on stderr.
  * Usage: bench_iterative [--quick] [--check] [--backend cpu|opencl|all]
  *                        [--scenes avalanche|spawner|all] [--objects N]
- *                        [--avalanche-steps N] [--spawner-steps N] [--seed N] [--devices N] */
+ *                        [--avalanche-steps N] [--spawner-steps N] [--seed N] [--devices N]
+ *                        [--traversal bvh|brute-force] */
 #include "demo_common.h"
 
 #include <ctype.h>
@@ -54,7 +55,7 @@ static double now_s(void)
 static void usage(const char* prog)
 {
     fprintf(stderr,
-            "usage: %s [--quick] [--check] [--backend cpu|opencl|all] [--scenes avalanche|spawner|all]\n"
+            "usage: %s [--quick] [--check] [--backend cpu|opencl|all] [--scenes avalanche|spawner|all] [--traversal bvh|brute-force]\n"
             "       [--objects N] [--avalanche-steps N] [--spawner-steps N] [--seed N] [--devices N]\n",
             prog);
 }
@@ -260,6 +261,7 @@ int main(int argc, char** argv)
     uint32_t objects = 0, av_steps = 0, sp_steps = 0, devices = 0;
     int objects_set = 0, av_set = 0, sp_set = 0;
     uint64_t seed = 1;
+    rtcd_traversal traversal = RTCD_TRAVERSAL_BVH;
     for (int i = 1; i < argc; ++i) {
         const char* a = argv[i];
         const char* v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -277,6 +279,11 @@ int main(int argc, char** argv)
             if (!strcmp(v, "avalanche")) want_av = 1, want_sp = 0;
             else if (!strcmp(v, "spawner")) want_av = 0, want_sp = 1;
             else if (!strcmp(v, "all")) want_av = 1, want_sp = 1;
+            else ok = 0;
+        } else if (!strcmp(a, "--traversal") && v) {
+            ++i;
+            if (!strcmp(v, "bvh")) traversal = RTCD_TRAVERSAL_BVH;
+            else if (!strcmp(v, "brute-force")) traversal = RTCD_TRAVERSAL_BRUTE_FORCE;
             else ok = 0;
         } else if (!strcmp(a, "--objects") && v) ++i, ok = parse_u32(v, 1, 1u << 20, &objects), objects_set = 1;
         else if (!strcmp(a, "--avalanche-steps") && v) ++i, ok = parse_u32(v, 1, 100000000u, &av_steps), av_set = 1;
@@ -369,6 +376,7 @@ int main(int argc, char** argv)
         o.devices = devices;
         o.algorithm = r->algorithm;
         o.adaptive = r->adaptive;
+        o.traversal = traversal;
         o.penetration_every = 0; /* the exact penetration measure is not part of these timings */
         o.quiet = 1;
         for (int pass = 0; pass < 1 + check; ++pass) {
@@ -387,8 +395,8 @@ int main(int argc, char** argv)
         rc |= r->rc || r->timed.nan || (r->has_check && r->checked.nan);
     }
 
-    printf("{\"benchmark\":\"bench_iterative\",\"quick\":%s,\"check\":%s,\"seed\":%llu,", quick ? "true" : "false",
-           check ? "true" : "false", (unsigned long long)seed);
+    printf("{\"benchmark\":\"bench_iterative\",\"quick\":%s,\"check\":%s,\"seed\":%llu,\"traversal\":\"%s\",",
+           quick ? "true" : "false", check ? "true" : "false", (unsigned long long)seed, demo_traversal_name(traversal));
     printf("\"avalanche\":{\"objects\":%u,\"steps\":%u},\"spawner\":{\"steps\":%u},", objects, av_steps, sp_steps);
     printf("\"opencl\":{\"requested\":%s,\"present\":%s,\"devices\":%u,\"device\":\"%s\"},",
            want_opencl ? "true" : "false", opencl ? "true" : "false", cl_devices, cl_device);

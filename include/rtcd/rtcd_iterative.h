@@ -51,10 +51,13 @@ RTCD_API rtcd_iterative_def rtcd_default_iterative_def(void);
 /* The adaptive rule. step_displacement: how far the pair moved relative to
  * each other in the last step (a bound on the displacement of any point of
  * one body in the other's frame); edge_length: mean edge length of the two
- * meshes. The threshold covers a few steps of the current motion, bounded
- * by a fraction of an edge below and half an edge above (walks stay local);
- * the extension adds the motion of two steps beyond it; one walk may cross
- * as many edges as the contact point moves in a step, plus slack. */
+ * meshes. The threshold covers 16 steps of the current motion, between a
+ * quarter and half an edge (walks stay local); extension and culling
+ * distance are confidence x threshold, and 0 (no predictive rays) for a pair
+ * that moves a threshold per step, whose next call is a standard pass
+ * anyway; one walk may cross as many edges as the contact point moves in a
+ * step, plus the six steps of going round a vertex. The predictive pass
+ * also skips pairs whose extension is 0 (fixed parameters never are). */
 RTCD_API rtcd_iterative_params rtcd_adaptive_params(const rtcd_iterative_def* def, float step_displacement,
                                                     float edge_length);
 

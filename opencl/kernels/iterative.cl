@@ -21,7 +21,7 @@ inline int sweep_vertex(const pair_ctx* c, uint k, uint* rays, uint* predictive_
     rtcd_v3 local_v = v3_load(c->vertices + 3 * vi);
     rtcd_v3 o = xf_point(to_target, local_v);
     int inside = may_contain(target, c->grids, o);
-    if (!inside && !(c->predictive && grid_may_be_near(c->nears + target->near_offset, v3_load(target->grid_lo),
+    if (!inside && !(c->predict_pass && grid_may_be_near(c->nears + target->near_offset, v3_load(target->grid_lo),
                                                        v3_load(target->grid_inv), target->min_cell, o, c->extension)))
         return RTCD_WALK_LOST;
     rtcd_v3 dir_local = v3_neg(n);
@@ -33,7 +33,7 @@ inline int sweep_vertex(const pair_ctx* c, uint k, uint* rays, uint* predictive_
         rec->t = hit.t;
         return RTCD_WALK_HIT;
     }
-    if (!c->predictive) return RTCD_WALK_LOST;
+    if (!c->predict_pass) return RTCD_WALK_LOST;
     /* The opposite ray, up to the culling distance: the triangle it enters
      * is where this vertex would go in. */
     *predictive_rays += 1;

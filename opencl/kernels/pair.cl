@@ -75,6 +75,7 @@ typedef struct pair_ctx {
     /* the iterative algorithms (rtcd_cl_pair) */
     uint keep;       /* ITERATIVE or PREDICTIVE: the standard pass keeps its rays */
     uint predictive;
+    uint predict_pass;  /* a standard pass that casts predictive rays (extension > 0), as core/iterative.c */
     float extension, culling;
     uint max_iterations;
     /* Predictive standard pass: each caster's frame in its target's one
@@ -111,6 +112,7 @@ inline pair_ctx make_ctx(__global const rtcd_cl_mesh* meshes, __global const flo
     c.keep = algorithm != 0u;
     c.predictive = algorithm == 2u;
     c.extension = pair->extension;
+    c.predict_pass = c.predictive && c.extension > 0.0f;
     c.culling = pair->culling;
     c.max_iterations = pair->max_iterations;
     c.has_motion = c.predictive && (pair->flags & RTCD_CL_HAS_MOTION) != 0u;
@@ -127,7 +129,7 @@ inline int pair_boxes_overlap(const pair_ctx* c)
 {
     rtcd_v3 ca = v3_scale(v3_add(v3_load(c->ma->lo), v3_load(c->ma->hi)), 0.5f), ha = v3_sub(v3_load(c->ma->hi), ca);
     rtcd_v3 cb = v3_scale(v3_add(v3_load(c->mb->lo), v3_load(c->mb->hi)), 0.5f), hb = v3_sub(v3_load(c->mb->hi), cb);
-    float pad = 1e-5f * (v3_length(ha) + v3_length(hb)) + (c->predictive ? c->extension : 0.0f);
+    float pad = 1e-5f * (v3_length(ha) + v3_length(hb)) + (c->predict_pass ? c->extension : 0.0f);
     return obb_overlap(ca, ha, cb, hb, &c->b_in_a, pad);
 }
 
