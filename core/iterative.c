@@ -94,14 +94,9 @@ RTCD_API float rtcd_relative_displacement(const rtcd_mesh* a, const rtcd_mesh* b
     float trace = 0.0f;
     for (int i = 0; i < 9; ++i) trace += r1[i] * r0[i];
     float turn = sqrtf(fmaxf(0.0f, 3.0f - trace));
-    rtcd_v3 t0 = v3_load(b_in_a0->t), t1 = v3_load(b_in_a1->t);
-    float move_b = v3_length(v3_sub(t1, t0));
-    /* translation of the inverse: -R^T t */
-    rtcd_v3 u0 = v3(r0[0] * t0.x + r0[3] * t0.y + r0[6] * t0.z, r0[1] * t0.x + r0[4] * t0.y + r0[7] * t0.z,
-                    r0[2] * t0.x + r0[5] * t0.y + r0[8] * t0.z);
-    rtcd_v3 u1 = v3(r1[0] * t1.x + r1[3] * t1.y + r1[6] * t1.z, r1[1] * t1.x + r1[4] * t1.y + r1[7] * t1.z,
-                    r1[2] * t1.x + r1[5] * t1.y + r1[8] * t1.z);
-    float move_a = v3_length(v3_sub(u1, u0));
+    float move_b = v3_length(v3_sub(v3_load(b_in_a1->t), v3_load(b_in_a0->t)));
+    rtcd_xform a_in_b0 = xf_inverse(b_in_a0), a_in_b1 = xf_inverse(b_in_a1);
+    float move_a = v3_length(v3_sub(v3_load(a_in_b1.t), v3_load(a_in_b0.t)));
     return fmaxf(turn * reach(b) + move_b, turn * reach(a) + move_a);
 }
 

@@ -171,7 +171,8 @@ static void cast_direction(const rtcd_narrowphase_def* def, uint32_t direction, 
         if (n.x == 0.0f && n.y == 0.0f && n.z == 0.0f) continue; /* unreferenced vertex */
         rtcd_v3 p = xf_point(&to_target, mesh_vertex(caster, i));
         int inside = rtcd_mesh_may_contain(target, p);
-        if (!inside && !is_candidate(target, p, keep)) continue;
+        /* A marked vertex passed is_candidate on this same point already. */
+        if (!bits && !inside && !is_candidate(target, p, keep)) continue;
         sink->stats.candidate_vertices++;
         rtcd_v3 dir_local = v3_neg(n);
         rtcd_v3 dir = xf_rotate(&to_target, dir_local);
