@@ -8,6 +8,8 @@
 
 #include <rtcd/rtcd.h>
 
+#include "scene_util.h"
+
 #include <embree3/rtcore.h>
 
 #include <math.h>
@@ -22,18 +24,8 @@ typedef struct ray_set {
     uint32_t count;
 } ray_set;
 
-static uint64_t rng_next(uint64_t* s) /* splitmix64 */
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static double rng_uniform(uint64_t* s, double lo, double hi)
-{
-    return lo + (hi - lo) * ((double)(rng_next(s) >> 11) * 0x1p-53);
-}
+/* The scenes' generator (same draws), scaled to [lo, hi). */
+static double rng_uniform(uint64_t* s, double lo, double hi) { return lo + (hi - lo) * scene_rng_uniform(s); }
 
 /* Uniform random rotation (Shoemake's quaternion), row-major. */
 static void random_rotation(uint64_t* s, double r[9])

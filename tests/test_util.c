@@ -5,15 +5,10 @@
 #include <math.h>
 #include <stdio.h>
 
-uint64_t test_rng_next(test_rng* rng)
-{
-    uint64_t z = (rng->state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
+/* The scenes' generator, so tests draw the same sequences as the scenes. */
+uint64_t test_rng_next(test_rng* rng) { return scene_rng_next(&rng->state); }
 
-double test_rng_uniform(test_rng* rng) { return (double)(test_rng_next(rng) >> 11) * (1.0 / 9007199254740992.0); }
+double test_rng_uniform(test_rng* rng) { return scene_rng_uniform(&rng->state); }
 
 double test_rng_range(test_rng* rng, double lo, double hi) { return lo + (hi - lo) * test_rng_uniform(rng); }
 
@@ -36,17 +31,10 @@ rtcd_transform test_random_pose(test_rng* rng, float max_translation)
 
 rtcd_mesh* test_mesh_from_generated(rtcd_generated_mesh* g, const char* name)
 {
-    rtcd_mesh_def def = rtcd_default_mesh_def();
-    def.vertices = g->vertices;
-    def.vertex_count = g->vertex_count;
-    def.indices = g->indices;
-    def.triangle_count = g->triangle_count;
-    def.name = name;
     rtcd_mesh* mesh = NULL;
-    rtcd_error err = rtcd_mesh_create(&def, &mesh);
+    rtcd_error err = scene_mesh_from_generated(g, name, &mesh);
     if (err != RTCD_OK) fprintf(stderr, "%s: %s: %s\n", name, rtcd_error_name(err), rtcd_last_error_message());
     assert_int_equal(err, RTCD_OK);
-    rtcd_generated_free(g);
     return mesh;
 }
 
