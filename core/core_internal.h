@@ -7,6 +7,7 @@
 
 #include "shared/bvh.h"
 #include "shared/iterate.h"
+#include "shared/pair.h"
 
 #if defined(__GNUC__)
 #define RTCD_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
@@ -52,16 +53,15 @@ typedef struct rtcd_bvh {
     uint32_t depth;
 } rtcd_bvh;
 
-/* Occupancy of the mesh's box (core/solid_grid.c): bit set = the cell may
- * hold surface or inside. */
-#define RTCD_GRID_N 16
+/* Occupancy of the mesh's box (core/solid_grid.c, RTCD_GRID_N cells per
+ * axis): bit set = the cell may hold surface or inside. */
 typedef struct rtcd_solid_grid {
     float lo[3], inv_cell[3];
-    uint8_t solid[RTCD_GRID_N * RTCD_GRID_N * RTCD_GRID_N / 8];
+    uint8_t solid[RTCD_GRID_BYTES];
     /* Distance from each cell's centre to the surface in steps of
      * min_cell / RTCD_NEAR_STEPS, rounded down: the predictive candidates
      * (grid_may_be_near, shared/iterate.h). */
-    uint8_t near[RTCD_GRID_N * RTCD_GRID_N * RTCD_GRID_N];
+    uint8_t near[RTCD_NEAR_BYTES];
     float min_cell; /* smallest cell edge */
 } rtcd_solid_grid;
 
@@ -114,12 +114,7 @@ static inline int rtcd_ball_near_grid(const rtcd_mesh* m, rtcd_v3 c, float r, fl
 /* 0 when p (mesh frame) is certainly outside the mesh. */
 static inline int rtcd_mesh_may_contain(const rtcd_mesh* m, rtcd_v3 p)
 {
-    const rtcd_solid_grid* g = &m->grid;
-    float fx = (p.x - g->lo[0]) * g->inv_cell[0], fy = (p.y - g->lo[1]) * g->inv_cell[1],
-          fz = (p.z - g->lo[2]) * g->inv_cell[2];
-    if (!(fx >= 0.0f && fy >= 0.0f && fz >= 0.0f && fx < RTCD_GRID_N && fy < RTCD_GRID_N && fz < RTCD_GRID_N)) return 0;
-    uint32_t i = ((uint32_t)fz * RTCD_GRID_N + (uint32_t)fy) * RTCD_GRID_N + (uint32_t)fx;
-    return (g->solid[i >> 3] >> (i & 7)) & 1;
+    return grid_may_contain(m->grid.solid, v3_load(m->grid.lo), v3_load(m->grid.inv_cell), p);
 }
 
 /* May p (mesh frame) be within dist of the mesh? (grid_may_be_near) */
@@ -160,33 +155,40 @@ int rtcd_track_plan(rtcd_pair_track* track, const rtcd_iterative_def* def, const
 
 /* What a standard pass of the iterative algorithms keeps: one entry (2
  * words, shared/iterate.h) per colliding ray, and for the predictive one per
- * predictive ray. */
+ * predictive ray, in vertex order. */
 typedef struct rtcd_keep {
     uint32_t* entries;
     uint32_t count, capacity;
     int overflow;          /* more entries than capacity: the rest were dropped */
-    int predictive;
-    float extension, culling;
-    /* b in a's frame one call earlier (NULL: unknown). A predictive
-     * candidate whose opposite ray keeps nothing casts along its own motion
-     * instead: a vertex that B's rim slides over is never in front of its
-     * normal. */
-    const rtcd_xform* before;
 } rtcd_keep;
 
-/* core/narrowphase.c: the standard algorithm on checked arguments; keep NULL
- * for the plain standard algorithm. */
-void rtcd_standard_pass(const rtcd_narrowphase_def* def, const rtcd_mesh* a, const rtcd_xform* pa, const rtcd_mesh* b,
-                        const rtcd_xform* pb, rtcd_ray_hit* rays, uint32_t ray_capacity, uint32_t* ray_count,
-                        rtcd_narrowphase_stats* stats, rtcd_keep* keep);
+/* The shared pipeline's context of one pair on the CPU (shared/pair.h):
+ * params NULL for the standard algorithm, before (b in a's frame one call
+ * earlier) NULL when unknown. */
+void rtcd_pair_ctx_init(rtcd_pair_ctx* c, const rtcd_narrowphase_def* def, const rtcd_mesh* a, const rtcd_xform* pa,
+                        const rtcd_mesh* b, const rtcd_xform* pb, rtcd_algorithm algorithm,
+                        const rtcd_iterative_params* params, const rtcd_xform* before);
+
+/* core/narrowphase.c: the standard pass of c's pair; its colliding rays go
+ * to recs (room for both meshes' vertex counts), in (direction, vertex)
+ * order; keep NULL for the plain standard algorithm. */
+void rtcd_standard_pass(const rtcd_narrowphase_def* def, const rtcd_pair_ctx* c, const rtcd_mesh* a,
+                        const rtcd_mesh* b, rtcd_ray_rec* recs, uint32_t* count, rtcd_narrowphase_stats* stats,
+                        rtcd_keep* keep);
+/* core/iterative.c: one call of a pair (rtcd_collide_iterative without the
+ * argument checks): plans the pass (state NULL, or the STANDARD algorithm:
+ * a standard pass), runs it, leaves its colliding rays in recs (room for
+ * both meshes' vertex counts) and the pair's context in *ctx (to turn them
+ * into world rays or contacts). */
+rtcd_error rtcd_pair_step(const rtcd_narrowphase_def* def, const rtcd_iterative_def* idef, rtcd_pair_state* state,
+                          const rtcd_mesh* a, const rtcd_xform* pa, const rtcd_mesh* b, const rtcd_xform* pb,
+                          rtcd_pair_ctx* ctx, rtcd_ray_rec* recs, uint32_t* count, rtcd_narrowphase_stats* st);
+/* The world-space rays of colliding records. */
+void rtcd_recs_to_rays(const rtcd_pair_ctx* c, const rtcd_ray_rec* recs, uint32_t count, rtcd_ray_hit* rays);
 /* NULL pointers, buffer size (sum of vertex counts) and finite poses. */
 rtcd_error rtcd_check_pair_args(const char* fn, const rtcd_mesh* a, const rtcd_transform* pose_a, const rtcd_mesh* b,
                                 const rtcd_transform* pose_b, const rtcd_ray_hit* rays, uint32_t ray_capacity,
                                 const uint32_t* ray_count);
-/* Fills a colliding ray in world space from its hit (p, dir in the target's frame). */
-void rtcd_emit_ray(rtcd_ray_hit* r, uint32_t direction, uint32_t vertex, const rtcd_mesh* caster,
-                   const rtcd_xform* caster_pose, const rtcd_mesh* target, const rtcd_xform* target_pose, rtcd_v3 p,
-                   rtcd_v3 dir, uint32_t tri, float t);
 
 /* Builds with binned SAH over the mesh's triangles. */
 rtcd_error rtcd_bvh_build(const float* vertices, const uint32_t* indices, uint32_t triangle_count,
@@ -205,6 +207,30 @@ static inline rtcd_bvh_view rtcd_mesh_bvh_view(const rtcd_mesh* m)
     v.tri_ids = m->bvh.tri_ids;
     v.indices = m->indices;
     v.node_count = m->bvh.node_count;
+    return v;
+}
+
+/* The mesh as the shared pipeline reads it (shared/mesh_view.h); the BVH
+ * traversal picks the 4-wide walk or the binary one (same answers). */
+static inline rtcd_mesh_view rtcd_mesh_view_of(const rtcd_mesh* m, rtcd_traversal traversal)
+{
+    rtcd_mesh_view v;
+    v.bvh = rtcd_mesh_bvh_view(m);
+    v.vertices = m->vertices;
+    v.vnormals = m->vertex_normals;
+    v.tnormals = m->triangle_normals;
+    v.indices = m->indices;
+    v.neighbors = m->neighbors;
+    v.solid = m->grid.solid;
+    v.near = m->grid.near;
+    v.vertex_count = m->vertex_count;
+    v.tri_count = m->triangle_count;
+    v.lo = v3_load(m->lo);
+    v.hi = v3_load(m->hi);
+    v.grid_lo = v3_load(m->grid.lo);
+    v.grid_inv = v3_load(m->grid.inv_cell);
+    v.min_cell = m->grid.min_cell;
+    v.accel = traversal == RTCD_TRAVERSAL_BVH && m->bvh.nodes4 ? &m->bvh : NULL;
     return v;
 }
 

@@ -221,54 +221,80 @@ static rtcd_error reserve(rtcd_pair_state* s, uint32_t need)
 }
 
 /* The iterative pass: every kept ray walks from its triangle (Algorithm 1). */
-static void iterative_pass(const rtcd_iterative_def* idef, rtcd_pair_state* s, const rtcd_mesh* a,
-                           const rtcd_xform* pa, const rtcd_mesh* b, const rtcd_xform* pb, rtcd_ray_hit* rays,
-                           uint32_t* ray_count, rtcd_narrowphase_stats* st)
+static void iterative_pass(const rtcd_pair_ctx* c, rtcd_pair_state* s, rtcd_ray_rec* recs, uint32_t* count,
+                           rtcd_narrowphase_stats* st)
 {
-    const rtcd_iterative_params* prm = &s->track.params;
-    int predictive = idef->algorithm == RTCD_ALGORITHM_PREDICTIVE;
-    rtcd_xform a_in_b = xf_relative(pb, pa), b_in_a = xf_relative(pa, pb);
-    uint32_t n = 0, kept = 0;
+    rtcd_pass_counts n = {0, 0, 0, 0};
+    uint32_t hits = 0, kept = 0;
     for (uint32_t k = 0; k < s->count; ++k) {
-        uint32_t feature = s->entries[2 * k], tri = s->entries[2 * k + 1] & RTCD_ENTRY_TRIANGLE;
-        uint32_t direction = feature >> 31, i = feature & 0x7fffffffu;
-        const rtcd_mesh* caster = direction ? b : a;
-        const rtcd_mesh* target = direction ? a : b;
-        const rtcd_xform* to_target = direction ? &b_in_a : &a_in_b;
-        rtcd_v3 p = xf_point(to_target, mesh_vertex(caster, i));
-        rtcd_v3 dir = xf_rotate(to_target, v3_neg(v3_load(caster->vertex_normals + 3 * i)));
-        float t = 0.0f;
-        st->walked_rays++;
-        int r = walk_ray(target->vertices, target->indices, target->neighbors, target->triangle_normals, p, dir,
-                         prm->max_iterations, predictive, prm->culling_distance, &tri, &t, &st->walk_steps);
-        /* A vertex in an empty cell of the other mesh's grid is certainly
-         * outside it, whatever triangle the walk reached. */
-        if (r == RTCD_WALK_HIT && !rtcd_mesh_may_contain(target, p)) r = RTCD_WALK_LOST;
-        if (r == RTCD_WALK_LOST) {
-            /* With predictions, a ray the walk lost stays as one, on the
-             * triangle it had, until the next standard pass: a prediction
-             * not reached yet, or a vertex leaving that may come back. */
-            if (!predictive) continue;
-            tri = s->entries[2 * k + 1] & RTCD_ENTRY_TRIANGLE;
-            r = RTCD_WALK_PREDICT;
-        }
-        s->scratch[2 * kept] = feature;
-        s->scratch[2 * kept + 1] = r == RTCD_WALK_PREDICT ? tri | RTCD_ENTRY_PREDICTION : tri;
+        rtcd_ray_rec rec;
+        int what = pair_walk_entry(c, s->entries[2 * k], s->entries[2 * k + 1], &n, &rec);
+        if (what == RTCD_WALK_LOST) continue;
+        s->scratch[2 * kept] = rec.feature;
+        s->scratch[2 * kept + 1] = rec.tri;
         kept++;
-        if (r == RTCD_WALK_PREDICT) {
+        if (what == RTCD_WALK_PREDICT) {
             st->kept_predictions++;
             continue;
         }
         st->kept_rays++;
-        st->colliding_rays++;
-        rtcd_emit_ray(&rays[n++], direction, i, caster, direction ? pb : pa, target, direction ? pa : pb, p, dir, tri,
-                      t);
+        recs[hits++] = rec;
     }
+    st->walked_rays = s->count;
+    st->walk_steps = n.steps;
+    st->colliding_rays = hits;
     uint32_t* swap = s->entries;
     s->entries = s->scratch;
     s->scratch = swap;
     s->count = kept;
-    *ray_count = n;
+    *count = hits;
+}
+
+rtcd_error rtcd_pair_step(const rtcd_narrowphase_def* def, const rtcd_iterative_def* idef, rtcd_pair_state* state,
+                          const rtcd_mesh* a, const rtcd_xform* pa, const rtcd_mesh* b, const rtcd_xform* pb,
+                          rtcd_pair_ctx* ctx, rtcd_ray_rec* recs, uint32_t* count, rtcd_narrowphase_stats* st)
+{
+    memset(st, 0, sizeof *st);
+    *count = 0;
+    if (!state || idef->algorithm == RTCD_ALGORITHM_STANDARD) {
+        if (state) rtcd_pair_state_reset(state);
+        rtcd_pair_ctx_init(ctx, def, a, pa, b, pb, RTCD_ALGORITHM_STANDARD, NULL, NULL);
+        rtcd_standard_pass(def, ctx, a, b, recs, count, st, NULL);
+        return RTCD_OK;
+    }
+    int standard = rtcd_track_plan(&state->track, idef, a, b, pa, pb);
+    rtcd_pair_ctx_init(ctx, def, a, pa, b, pb, idef->algorithm, &state->track.params,
+                       state->track.has_motion ? &state->track.before : NULL);
+    if (!standard) {
+        iterative_pass(ctx, state, recs, count, st);
+        return RTCD_OK;
+    }
+    rtcd_keep keep;
+    memset(&keep, 0, sizeof keep);
+    keep.entries = state->entries;
+    keep.capacity = state->capacity;
+    rtcd_standard_pass(def, ctx, a, b, recs, count, st, &keep);
+    if (keep.overflow) {
+        /* Room for one entry per vertex, which always suffices, and again. */
+        rtcd_error err = reserve(state, a->vertex_count + b->vertex_count);
+        if (err != RTCD_OK) {
+            rtcd_pair_state_reset(state);
+            return err;
+        }
+        keep.entries = state->entries;
+        keep.capacity = state->capacity;
+        keep.count = 0;
+        keep.overflow = 0;
+        rtcd_standard_pass(def, ctx, a, b, recs, count, st, &keep);
+    }
+    state->count = keep.count;
+    for (uint32_t k = 0; k < keep.count; ++k) {
+        if (keep.entries[2 * k + 1] & RTCD_ENTRY_PREDICTION)
+            st->kept_predictions++;
+        else
+            st->kept_rays++;
+    }
+    return RTCD_OK;
 }
 
 rtcd_error rtcd_collide_iterative(const rtcd_narrowphase_def* def, const rtcd_iterative_def* idef,
@@ -285,44 +311,16 @@ rtcd_error rtcd_collide_iterative(const rtcd_narrowphase_def* def, const rtcd_it
     rtcd_error err = rtcd_check_pair_args("rtcd_collide_iterative", a, pose_a, b, pose_b, rays, ray_capacity,
                                           ray_count);
     if (err != RTCD_OK) return err;
+    rtcd_ray_rec* recs = rtcd_alloc(((size_t)a->vertex_count + b->vertex_count) * sizeof *recs);
+    if (!recs) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_collide_iterative: out of memory");
     rtcd_xform pa = rtcd_to_xform(pose_a), pb = rtcd_to_xform(pose_b);
+    rtcd_pair_ctx ctx;
     rtcd_narrowphase_stats st;
-    memset(&st, 0, sizeof st);
-    if (rtcd_track_plan(&state->track, idef, a, b, &pa, &pb)) {
-        rtcd_keep keep;
-        memset(&keep, 0, sizeof keep);
-        keep.entries = state->entries;
-        keep.capacity = state->capacity;
-        keep.predictive = idef->algorithm == RTCD_ALGORITHM_PREDICTIVE && state->track.params.distance_extension > 0.0f;
-        keep.extension = state->track.params.distance_extension;
-        keep.culling = state->track.params.culling_distance;
-        keep.before = state->track.has_motion ? &state->track.before : NULL;
-        rtcd_keep* k = idef->algorithm == RTCD_ALGORITHM_STANDARD ? NULL : &keep;
-        rtcd_standard_pass(def, a, &pa, b, &pb, rays, ray_capacity, ray_count, &st, k);
-        if (keep.overflow) {
-            /* Room for one entry per vertex, which always suffices, and again. */
-            if ((err = reserve(state, a->vertex_count + b->vertex_count)) != RTCD_OK) {
-                rtcd_pair_state_reset(state);
-                return err;
-            }
-            keep.entries = state->entries;
-            keep.capacity = state->capacity;
-            keep.count = 0;
-            keep.overflow = 0;
-            rtcd_standard_pass(def, a, &pa, b, &pb, rays, ray_capacity, ray_count, &st, k);
-        }
-        state->count = keep.count;
-        for (uint32_t k = 0; k < keep.count; ++k) {
-            if (keep.entries[2 * k + 1] & RTCD_ENTRY_PREDICTION)
-                st.kept_predictions++;
-            else
-                st.kept_rays++;
-        }
-    } else {
-        iterative_pass(idef, state, a, &pa, b, &pb, rays, ray_count, &st);
-    }
+    err = rtcd_pair_step(def, idef, state, a, &pa, b, &pb, &ctx, recs, ray_count, &st);
+    if (err == RTCD_OK) rtcd_recs_to_rays(&ctx, recs, *ray_count, rays);
+    rtcd_free(recs);
     if (stats) *stats = st;
-    return RTCD_OK;
+    return err;
 }
 
 /* ---- agreement with the standard algorithm ---- */

@@ -65,4 +65,41 @@ RTCD_INLINE float reduce_score(int k, rtcd_v3 q, float depth, rtcd_v3 p0, rtcd_v
 /* Lowest score still tied with `best`. */
 RTCD_INLINE float reduce_band(float best) { return best - RTCD_REDUCE_TIE_BAND * fabs(best) - 1e-12f; }
 
+/* Is contact i among the first k picks? */
+RTCD_INLINE int reduce_taken(const rtcd_u32* chosen, rtcd_u32 k, rtcd_u32 i)
+{
+    int taken = 0;
+    for (rtcd_u32 j = 0; j < k; ++j) taken |= chosen[j] == i;
+    return taken;
+}
+
+/* Keeps at most RTCD_MANIFOLD_POINTS of the contacts: per pick the best
+ * score (reduce_score), then the lowest feature id within the tie band, so
+ * the result does not depend on the input order. chosen[k] gets the index of
+ * the k-th pick; returns how many. (The work-group kernel runs the same two
+ * passes per pick across its work items.) */
+RTCD_INLINE rtcd_u32 reduce_contacts(const rtcd_contact_v* c, rtcd_u32 count, rtcd_u32* chosen)
+{
+    rtcd_u32 n_out = count < RTCD_MANIFOLD_POINTS ? count : RTCD_MANIFOLD_POINTS;
+    rtcd_v3 p[RTCD_MANIFOLD_POINTS];
+    p[0] = p[1] = p[2] = p[3] = v3(0.0f, 0.0f, 0.0f);
+    for (rtcd_u32 k = 0; k < n_out; ++k) {
+        float best = -RTCD_FLT_MAX;
+        for (rtcd_u32 i = 0; i < count; ++i)
+            if (!reduce_taken(chosen, k, i))
+                best = rtcd_maxf(best, reduce_score((int)k, c[i].point_on_b, c[i].depth, p[0], p[1], p[2]));
+        float band = reduce_band(best);
+        rtcd_u32 pick = RTCD_INVALID;
+        for (rtcd_u32 i = 0; i < count; ++i) {
+            if (reduce_taken(chosen, k, i)) continue;
+            if (reduce_score((int)k, c[i].point_on_b, c[i].depth, p[0], p[1], p[2]) >= band &&
+                (pick == RTCD_INVALID || c[i].feature < c[pick].feature))
+                pick = i;
+        }
+        chosen[k] = pick;
+        p[k] = c[pick].point_on_b;
+    }
+    return n_out;
+}
+
 #endif

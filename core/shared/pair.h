@@ -1,0 +1,232 @@
+/* The per-vertex pipeline of one pair, written once for the CPU reference
+ * and the kernels (C11 and OpenCL C 1.2): the candidate test, the standard
+ * ray with Hermann's two tests, the predictive and motion rays, the walk of a
+ * kept ray (JVRC 2013 Algorithm 1), and what a colliding ray becomes (a world
+ * ray, a contact). Callers only distribute the items: the CPU loops over its
+ * candidates and kept rays, the kernels give them to work items. */
+#ifndef RTCD_SHARED_PAIR_H
+#define RTCD_SHARED_PAIR_H
+
+#include "contact.h"
+#include "mesh_view.h"
+
+/* A result of one item: the casting vertex (direction << 31 | vertex), the
+ * triangle of the other mesh (| RTCD_ENTRY_PREDICTION for a prediction), and
+ * the ray's parameter there. */
+typedef struct rtcd_ray_rec {
+    rtcd_u32 feature;
+    rtcd_u32 tri;
+    float t;
+} rtcd_ray_rec;
+
+/* What the items of one pass counted. */
+typedef struct rtcd_pass_counts {
+    rtcd_u32 candidates;      /* vertices that may be inside (or near) the other mesh */
+    rtcd_u32 rays;            /* first-hit queries, self tests included */
+    rtcd_u32 predictive_rays; /* opposite and motion rays */
+    rtcd_u32 steps;           /* triangle tests of the walks */
+} rtcd_pass_counts;
+
+/* One pair's pass: both meshes, poses and the algorithm's parameters. */
+typedef struct rtcd_pair_ctx {
+    rtcd_mesh_view a, b;
+    rtcd_xform xa, xb;          /* world poses */
+    rtcd_xform a_in_b, b_in_a;  /* each caster in its target's frame */
+    rtcd_u32 brute_force;
+    rtcd_u32 predictive;        /* the predictive algorithm: lost rays stay as predictions */
+    rtcd_u32 predict_pass;      /* a standard pass that casts predictive rays (extension > 0) */
+    float extension, culling;
+    rtcd_u32 max_iterations;
+    rtcd_u32 has_motion;        /* the poses one call earlier are known: motion rays */
+    rtcd_xform a_in_b_before, b_in_a_before;
+} rtcd_pair_ctx;
+
+/* before: b in a's frame one call earlier, or NULL. algorithm: 0 standard,
+ * 1 iterative, 2 predictive (rtcd_algorithm). */
+RTCD_INLINE void pair_ctx_init(rtcd_pair_ctx* c, const rtcd_xform* xa, const rtcd_xform* xb, rtcd_u32 algorithm,
+                               rtcd_u32 brute_force, float extension, float culling, rtcd_u32 max_iterations,
+                               const rtcd_xform* before)
+{
+    c->xa = *xa;
+    c->xb = *xb;
+    c->a_in_b = xf_relative(xb, xa);
+    c->b_in_a = xf_relative(xa, xb);
+    c->brute_force = brute_force;
+    c->predictive = algorithm == 2u;
+    c->extension = extension;
+    c->predict_pass = c->predictive && extension > 0.0f;
+    c->culling = culling;
+    c->max_iterations = max_iterations;
+    c->has_motion = c->predict_pass && before != 0;
+    if (c->has_motion) {
+        c->b_in_a_before = *before;
+        c->a_in_b_before = xf_inverse(before);
+    }
+}
+
+/* The meshes' boxes as oriented boxes (padded by the predictive extension):
+ * disjoint ones cannot touch, nor come near. */
+RTCD_INLINE int pair_boxes_overlap(const rtcd_pair_ctx* c)
+{
+    rtcd_v3 ca = v3_scale(v3_add(c->a.lo, c->a.hi), 0.5f), ha = v3_sub(c->a.hi, ca);
+    rtcd_v3 cb = v3_scale(v3_add(c->b.lo, c->b.hi), 0.5f), hb = v3_sub(c->b.hi, cb);
+    float pad = 1e-5f * (v3_length(ha) + v3_length(hb)) + (c->predict_pass ? c->extension : 0.0f);
+    return obb_overlap(ca, ha, cb, hb, &c->b_in_a, pad);
+}
+
+/* May p (target frame) collide, or (predictive pass) come near? */
+RTCD_INLINE int pair_is_candidate(const rtcd_pair_ctx* c, const rtcd_mesh_view* target, rtcd_v3 p)
+{
+    return view_may_contain(target, p) || (c->predict_pass && view_may_be_near(target, p, c->extension));
+}
+
+/* The standard ray of caster vertex i (local_v, dir_local in its own frame;
+ * o, dir in the target's): it collides when its first hit exits the target
+ * and the caster's own surface is not hit before. */
+RTCD_INLINE int pair_cast_normal(const rtcd_pair_ctx* c, const rtcd_mesh_view* caster, const rtcd_mesh_view* target,
+                                 rtcd_u32 i, rtcd_v3 local_v, rtcd_v3 dir_local, rtcd_v3 o, rtcd_v3 dir,
+                                 rtcd_pass_counts* n, rtcd_tri_hit* out)
+{
+    n->rays += 1u;
+    rtcd_tri_hit hit = view_first_hit(target, c->brute_force, o, dir, RTCD_FLT_MAX);
+    if (hit.tri == RTCD_INVALID || !(v3_dot(dir, v3_load(target->tnormals + 3 * hit.tri)) > 0.0f))
+        return 0; /* enters the target: the vertex is outside */
+    n->rays += 1u;
+    if (view_hit_before(caster, c->brute_force, local_v, dir_local, hit.t, i)) return 0;
+    *out = hit;
+    return 1;
+}
+
+/* Vertex i of the caster (direction 0: A's vertex into B; 1: B's into A) in
+ * a standard pass: RTCD_WALK_HIT (a colliding ray, *rec), RTCD_WALK_PREDICT
+ * (a predictive ray to keep) or RTCD_WALK_LOST (nothing). */
+RTCD_INLINE int pair_sweep_vertex(const rtcd_pair_ctx* c, rtcd_u32 direction, rtcd_u32 i, rtcd_pass_counts* n,
+                                  rtcd_ray_rec* rec)
+{
+    const rtcd_mesh_view* caster = direction ? &c->b : &c->a;
+    const rtcd_mesh_view* target = direction ? &c->a : &c->b;
+    const rtcd_xform* to_target = direction ? &c->b_in_a : &c->a_in_b;
+    rtcd_v3 nrm = v3_load(caster->vnormals + 3 * i);
+    if (nrm.x == 0.0f && nrm.y == 0.0f && nrm.z == 0.0f) return RTCD_WALK_LOST; /* unreferenced vertex */
+    rtcd_v3 local_v = v3_load(caster->vertices + 3 * i);
+    rtcd_v3 o = xf_point(to_target, local_v);
+    int inside = view_may_contain(target, o);
+    if (!inside && !(c->predict_pass && view_may_be_near(target, o, c->extension))) return RTCD_WALK_LOST;
+    n->candidates += 1u;
+    rtcd_v3 dir_local = v3_neg(nrm);
+    rtcd_v3 dir = xf_rotate(to_target, dir_local);
+    rec->feature = (direction << 31) | i;
+    rtcd_tri_hit hit;
+    if (inside && pair_cast_normal(c, caster, target, i, local_v, dir_local, o, dir, n, &hit)) {
+        rec->tri = hit.tri;
+        rec->t = hit.t;
+        return RTCD_WALK_HIT;
+    }
+    if (!c->predict_pass) return RTCD_WALK_LOST;
+    /* The opposite ray: the triangle it enters is where this vertex would
+     * go in, kept when the vertex is within the culling distance of its plane. */
+    n->predictive_rays += 1u;
+    rtcd_v3 back = v3_neg(dir);
+    rtcd_tri_hit ph = view_first_hit(target, c->brute_force, o, back, RTCD_PREDICT_REACH * c->culling);
+    if (ph.tri != RTCD_INVALID) {
+        float cosn = v3_dot(back, v3_load(target->tnormals + 3 * ph.tri));
+        if (cosn < 0.0f && prediction_within(ph.t, -cosn, c->culling)) {
+            rec->tri = ph.tri | RTCD_ENTRY_PREDICTION;
+            rec->t = ph.t;
+            return RTCD_WALK_PREDICT;
+        }
+    }
+    /* Else along the vertex's own motion in the last step: a vertex that the
+     * other mesh's rim slides over is never in front of its normal. */
+    if (!c->has_motion) return RTCD_WALK_LOST;
+    const rtcd_xform* before = direction ? &c->b_in_a_before : &c->a_in_b_before;
+    rtcd_v3 motion = v3_sub(o, xf_point(before, local_v));
+    float travel = v3_length(motion);
+    if (!(travel > 0.0f)) return RTCD_WALK_LOST;
+    n->predictive_rays += 1u;
+    rtcd_v3 md = v3_scale(motion, 1.0f / travel);
+    rtcd_tri_hit mh = view_first_hit(target, c->brute_force, o, md, c->culling);
+    if (mh.tri == RTCD_INVALID || !(v3_dot(md, v3_load(target->tnormals + 3 * mh.tri)) < 0.0f))
+        return RTCD_WALK_LOST;
+    rec->tri = mh.tri | RTCD_ENTRY_PREDICTION;
+    rec->t = mh.t;
+    return RTCD_WALK_PREDICT;
+}
+
+/* A kept ray (feature, triangle word) relaunched on its triangle in an
+ * iterative pass: HIT, PREDICT (kept, not colliding) or LOST (dropped). */
+RTCD_INLINE int pair_walk_entry(const rtcd_pair_ctx* c, rtcd_u32 feature, rtcd_u32 tri_word, rtcd_pass_counts* n,
+                                rtcd_ray_rec* rec)
+{
+    rtcd_u32 direction = feature >> 31, i = feature & 0x7fffffffu;
+    const rtcd_mesh_view* caster = direction ? &c->b : &c->a;
+    const rtcd_mesh_view* target = direction ? &c->a : &c->b;
+    const rtcd_xform* to_target = direction ? &c->b_in_a : &c->a_in_b;
+    rtcd_v3 p = xf_point(to_target, v3_load(caster->vertices + 3 * i));
+    rtcd_v3 dir = xf_rotate(to_target, v3_neg(v3_load(caster->vnormals + 3 * i)));
+    rtcd_u32 tri = tri_word & RTCD_ENTRY_TRIANGLE;
+    float t = 0.0f;
+    int r = walk_ray(target->vertices, target->indices, target->neighbors, target->tnormals, p, dir,
+                     c->max_iterations, (int)c->predictive, c->culling, &tri, &t, &n->steps);
+    /* A vertex in an empty cell of the other mesh's grid is certainly
+     * outside it, whatever triangle the walk reached. */
+    if (r == RTCD_WALK_HIT && !view_may_contain(target, p)) r = RTCD_WALK_LOST;
+    if (r == RTCD_WALK_LOST && c->predictive) {
+        /* With predictions, a ray the walk lost stays as one, on the
+         * triangle it had, until the next standard pass: a prediction not
+         * reached yet, or a vertex leaving that may come back. */
+        tri = tri_word & RTCD_ENTRY_TRIANGLE;
+        r = RTCD_WALK_PREDICT;
+    }
+    rec->feature = feature;
+    rec->tri = r == RTCD_WALK_PREDICT ? tri | RTCD_ENTRY_PREDICTION : tri;
+    rec->t = t;
+    return r;
+}
+
+/* A colliding ray in world space (the layout of rtcd_ray_hit). */
+typedef struct rtcd_world_ray {
+    rtcd_u32 direction, vertex, triangle;
+    float origin[3], ray_dir[3], point[3], normal[3], length;
+} rtcd_world_ray;
+
+/* The world-space origin, direction and hit normal of a colliding ray: what
+ * both the world ray and the contact are made of. */
+RTCD_INLINE void pair_ray_frame(const rtcd_pair_ctx* c, rtcd_ray_rec r, rtcd_v3* origin, rtcd_v3* dir, rtcd_v3* normal)
+{
+    rtcd_u32 direction = r.feature >> 31, i = r.feature & 0x7fffffffu;
+    const rtcd_mesh_view* caster = direction ? &c->b : &c->a;
+    const rtcd_mesh_view* target = direction ? &c->a : &c->b;
+    const rtcd_xform* xc = direction ? &c->xb : &c->xa;
+    const rtcd_xform* xt = direction ? &c->xa : &c->xb;
+    *origin = xf_point(xc, v3_load(caster->vertices + 3 * i));
+    *dir = xf_rotate(xc, v3_neg(v3_load(caster->vnormals + 3 * i)));
+    *normal = xf_rotate(xt, v3_load(target->tnormals + 3 * (r.tri & RTCD_ENTRY_TRIANGLE)));
+}
+
+RTCD_INLINE rtcd_world_ray pair_world_ray(const rtcd_pair_ctx* c, rtcd_ray_rec r)
+{
+    rtcd_v3 o, d, nrm;
+    pair_ray_frame(c, r, &o, &d, &nrm);
+    rtcd_v3 p = v3_add(o, v3_scale(d, r.t));
+    rtcd_world_ray w;
+    w.direction = r.feature >> 31;
+    w.vertex = r.feature & 0x7fffffffu;
+    w.triangle = r.tri & RTCD_ENTRY_TRIANGLE;
+    w.origin[0] = o.x, w.origin[1] = o.y, w.origin[2] = o.z;
+    w.ray_dir[0] = d.x, w.ray_dir[1] = d.y, w.ray_dir[2] = d.z;
+    w.point[0] = p.x, w.point[1] = p.y, w.point[2] = p.z;
+    w.normal[0] = nrm.x, w.normal[1] = nrm.y, w.normal[2] = nrm.z;
+    w.length = r.t;
+    return w;
+}
+
+/* The contact a colliding ray stands for (contact.h, Bullet's convention). */
+RTCD_INLINE rtcd_contact_v pair_contact(const rtcd_pair_ctx* c, rtcd_ray_rec r, int mode)
+{
+    rtcd_v3 o, d, nrm;
+    pair_ray_frame(c, r, &o, &d, &nrm);
+    return contact_from_hit(r.feature >> 31, r.feature & 0x7fffffffu, o, d, nrm, r.t, mode);
+}
+
+#endif
