@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-_Static_assert(sizeof(rtcd_cl_ray) == sizeof(rtcd_ray_hit), "device rays are copied into rtcd_ray_hit");
+_Static_assert(sizeof(rtcd_world_ray) == sizeof(rtcd_ray_hit), "device rays are copied into rtcd_ray_hit");
 
 rtcd_opencl_def rtcd_default_opencl_def(void)
 {
@@ -106,7 +106,7 @@ static rtcd_error launch(rtcd_opencl* cl, cl_device_state* d, int want_rays, siz
     if ((err = ensure_buffer(d, &d->pairs, &d->pairs_cap, n * sizeof(rtcd_cl_pair), CL_MEM_READ_ONLY)) != RTCD_OK ||
         (err = ensure_buffer(d, &d->results, &d->results_cap, n * sizeof(rtcd_cl_result), CL_MEM_WRITE_ONLY)) !=
             RTCD_OK ||
-        (err = ensure_buffer(d, &d->rays, &d->rays_cap, (want_rays ? rays_total : 1) * sizeof(rtcd_cl_ray),
+        (err = ensure_buffer(d, &d->rays, &d->rays_cap, (want_rays ? rays_total : 1) * sizeof(rtcd_world_ray),
                              CL_MEM_WRITE_ONLY)) != RTCD_OK)
         return err;
     RTCD_CL_CHECK(clEnqueueWriteBuffer(d->queue, d->pairs, CL_FALSE, 0, n * sizeof(rtcd_cl_pair), d->host_pairs, 0,
@@ -115,18 +115,18 @@ static rtcd_error launch(rtcd_opencl* cl, cl_device_state* d, int want_rays, siz
     cl_uint count = n, brute = cl->def.traversal == RTCD_TRAVERSAL_BRUTE_FORCE, mode = (cl_uint)cl->def.contact_normal,
             rays_flag = (cl_uint)want_rays;
     cl_kernel k = d->kernel;
-    cl_uint a = 0;
-    for (; a < RTCD_CL_MESH_BUFFERS; ++a)
-        RTCD_CL_CHECK(clSetKernelArg(k, a, sizeof(cl_mem), &d->mesh_buffers[a]), "clSetKernelArg(meshes)");
-    RTCD_CL_CHECK(clSetKernelArg(k, a++, sizeof(cl_mem), &d->pairs), "clSetKernelArg(pairs)");
-    RTCD_CL_CHECK(clSetKernelArg(k, a++, sizeof count, &count), "clSetKernelArg(count)");
-    RTCD_CL_CHECK(clSetKernelArg(k, a++, sizeof brute, &brute), "clSetKernelArg(brute_force)");
-    RTCD_CL_CHECK(clSetKernelArg(k, a++, sizeof mode, &mode), "clSetKernelArg(mode)");
-    RTCD_CL_CHECK(clSetKernelArg(k, a++, sizeof(cl_mem), &d->results), "clSetKernelArg(results)");
-    RTCD_CL_CHECK(clSetKernelArg(k, a++, sizeof(cl_mem), &d->rays), "clSetKernelArg(rays)");
-    RTCD_CL_CHECK(clSetKernelArg(k, a++, sizeof rays_flag, &rays_flag), "clSetKernelArg(want_rays)");
+    for (cl_uint a = 0; a < RTCD_CL_MESH_BUFFERS; ++a)
+        RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_MESHES + a, sizeof(cl_mem), &d->mesh_buffers[a]),
+                      "clSetKernelArg(meshes)");
+    RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_PAIRS, sizeof(cl_mem), &d->pairs), "clSetKernelArg(pairs)");
+    RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_PAIR_COUNT, sizeof count, &count), "clSetKernelArg(count)");
+    RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_BRUTE_FORCE, sizeof brute, &brute), "clSetKernelArg(brute_force)");
+    RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_MODE, sizeof mode, &mode), "clSetKernelArg(mode)");
+    RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_RESULTS, sizeof(cl_mem), &d->results), "clSetKernelArg(results)");
+    RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_RAYS, sizeof(cl_mem), &d->rays), "clSetKernelArg(rays)");
+    RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_WANT_RAYS, sizeof rays_flag, &rays_flag), "clSetKernelArg(want_rays)");
     /* No slot yet (only the standard algorithm so far): a NULL buffer, never read. */
-    RTCD_CL_CHECK(clSetKernelArg(k, a++, sizeof(cl_mem), &d->state), "clSetKernelArg(state)");
+    RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_STATE, sizeof(cl_mem), &d->state), "clSetKernelArg(state)");
     size_t local = RTCD_CL_GROUP_SIZE, global = (size_t)n * RTCD_CL_GROUP_SIZE;
     if (d->serial) {
         /* One work item per pair, alone in its group: its private ray store
@@ -140,7 +140,7 @@ static rtcd_error launch(rtcd_opencl* cl, cl_device_state* d, int want_rays, siz
                                       0, NULL, NULL),
                   "clEnqueueReadBuffer(results)");
     if (want_rays)
-        RTCD_CL_CHECK(clEnqueueReadBuffer(d->queue, d->rays, CL_FALSE, 0, rays_total * sizeof(rtcd_cl_ray),
+        RTCD_CL_CHECK(clEnqueueReadBuffer(d->queue, d->rays, CL_FALSE, 0, rays_total * sizeof(rtcd_world_ray),
                                           d->host_rays, 0, NULL, NULL),
                       "clEnqueueReadBuffer(rays)");
     RTCD_CL_CHECK(clFlush(d->queue), "clFlush");
@@ -230,7 +230,7 @@ static rtcd_error plan_pair(rtcd_opencl* cl, cl_device_state* d, const rtcd_pair
 /* Pair i's result from its device record; its kept rays become the current half. */
 static rtcd_error finish_pair(rtcd_opencl* cl, uint32_t dv, const rtcd_cl_pair* cp, const rtcd_cl_result* cr,
                               const rtcd_pair_desc* p, cl_pair_info* info, rtcd_pair_result* r, rtcd_ray_hit* rays,
-                              const rtcd_cl_ray* device_rays)
+                              const rtcd_world_ray* device_rays)
 {
     int keeps = (cp->flags & RTCD_CL_ALGORITHM_MASK) != 0u;
     memset(r, 0, sizeof *r);
@@ -321,7 +321,7 @@ rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uin
     }
     for (uint32_t dv = 0; dv < cl->device_count && err == RTCD_OK; ++dv) {
         cl_device_state* d = &cl->devices[dv];
-        if (rays && !rtcd_cl_grow((void**)&d->host_rays, &d->host_rays_cap, rays_total[dv] + 1, sizeof(rtcd_cl_ray)))
+        if (rays && !rtcd_cl_grow((void**)&d->host_rays, &d->host_rays_cap, rays_total[dv] + 1, sizeof(rtcd_world_ray)))
             err = rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_collide: out of memory for rays");
         else
             err = launch(cl, d, rays != NULL, rays_total[dv]);

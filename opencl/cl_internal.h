@@ -11,7 +11,6 @@
 #include "kernels/cl_types.h"
 
 #define RTCD_CL_MAX_DEVICES 16
-#define RTCD_CL_MESH_BUFFERS 11 /* table, vertices, vnormals, tnormals, indices, nodes, tris, tri_ids, grids, nears, neighbors */
 #define RTCD_CL_NO_SLOT 0xffffffffu
 
 extern const char rtcd_kernel_source[];
@@ -41,7 +40,7 @@ typedef struct cl_device_state {
     size_t pairs_cap, results_cap, rays_cap;
     rtcd_cl_pair* host_pairs;
     rtcd_cl_result* host_results;
-    rtcd_cl_ray* host_rays;
+    rtcd_world_ray* host_rays;
     uint32_t* batch_index;  /* device batch slot -> caller's pair index */
     uint32_t batch_count, batch_cap;
     size_t host_rays_cap;

@@ -6,8 +6,6 @@
 
 #include <string.h>
 
-#define RTCD_GRID_BYTES (RTCD_GRID_N * RTCD_GRID_N * RTCD_GRID_N / 8)
-#define RTCD_NEAR_BYTES (RTCD_GRID_N * RTCD_GRID_N * RTCD_GRID_N)
 _Static_assert(RTCD_GRID_N == RTCD_NEAR_GRID_N, "the kernels' near grid is the mesh's occupancy grid");
 _Static_assert(sizeof(((rtcd_solid_grid*)0)->near) == RTCD_NEAR_BYTES, "near grid layout");
 

@@ -3,7 +3,7 @@
 #ifndef RTCD_CL_TYPES_H
 #define RTCD_CL_TYPES_H
 
-#include "../../core/shared/geom.h"
+#include "../../core/shared/pair.h"
 
 #define RTCD_CL_GROUP_SIZE 64   /* work items per pair */
 #define RTCD_CL_LOCAL_RAYS 2048 /* colliding rays a pair keeps on chip; past it the host redoes the pair */
@@ -48,10 +48,41 @@ typedef struct rtcd_cl_result {
     float ray_length;
 } rtcd_cl_result;
 
-/* Same layout as rtcd_ray_hit. */
-typedef struct rtcd_cl_ray {
-    rtcd_u32 direction, vertex, triangle;
-    float origin[3], ray_dir[3], point[3], normal[3], length;
-} rtcd_cl_ray;
+/* The kernels' arguments, in order: one list for the host's clSetKernelArg
+ * and the kernels' parameters (RTCD_PAIR_KERNEL_ARGS). The first
+ * RTCD_CL_MESH_BUFFERS are the concatenated meshes (cl_buffers). */
+enum rtcd_cl_kernel_arg {
+    RTCD_KARG_MESHES = 0,
+    RTCD_KARG_VERTICES,
+    RTCD_KARG_VNORMALS,
+    RTCD_KARG_TNORMALS,
+    RTCD_KARG_INDICES,
+    RTCD_KARG_NODES,
+    RTCD_KARG_TRIS,
+    RTCD_KARG_TRI_IDS,
+    RTCD_KARG_GRIDS,
+    RTCD_KARG_NEARS,
+    RTCD_KARG_NEIGHBORS,
+    RTCD_KARG_PAIRS,       /* rtcd_cl_pair[pair_count] */
+    RTCD_KARG_PAIR_COUNT,  /* uint */
+    RTCD_KARG_BRUTE_FORCE, /* uint: 1 = brute-force traversal */
+    RTCD_KARG_MODE,        /* uint: rtcd_contact_normal */
+    RTCD_KARG_RESULTS,     /* rtcd_cl_result[pair_count] */
+    RTCD_KARG_RAYS,        /* rtcd_world_ray at each pair's ray_offset */
+    RTCD_KARG_WANT_RAYS,   /* uint */
+    RTCD_KARG_STATE,       /* uint: the kept rays' slots */
+    RTCD_KARG_COUNT
+};
+#define RTCD_CL_MESH_BUFFERS 11
+
+#ifdef __OPENCL_VERSION__
+#define RTCD_PAIR_KERNEL_ARGS                                                                                      \
+    __global const rtcd_cl_mesh *meshes, __global const float *vertices, __global const float *vnormals,           \
+        __global const float *tnormals, __global const uint *indices, __global const rtcd_bvh_node *nodes,         \
+        __global const float *tris, __global const uint *tri_ids, __global const uchar *grids,                     \
+        __global const uchar *nears, __global const uint *neighbors, __global const rtcd_cl_pair *pairs,          \
+        uint pair_count, uint brute_force, uint mode, __global rtcd_cl_result *results,                           \
+        __global rtcd_world_ray *rays_out, uint want_rays, __global uint *state
+#endif
 
 #endif

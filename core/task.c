@@ -1,0 +1,230 @@
+/* The default thread pool and rtcd_parallel_for. */
+#include "task.h"
+
+#include "core_internal.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <unistd.h>
+
+#define RTCD_MAX_THREADS 1024u
+/* Chunks per thread: pair costs vary 100x, so hand out small pieces and let
+ * fast threads take more; a chunk still costs only one atomic add. */
+#define RTCD_CHUNKS_PER_THREAD 8u
+
+typedef struct rtcd_worker_arg {
+    rtcd_thread_pool* pool;
+    uint32_t index;
+} rtcd_worker_arg;
+
+struct rtcd_thread_pool {
+    pthread_mutex_t mutex;
+    pthread_cond_t wake;  /* a new task or quit */
+    pthread_cond_t idle;  /* the last active worker left the task */
+    pthread_t* threads;
+    rtcd_worker_arg* args;
+    uint32_t started;     /* worker threads running; worker_count = started + 1 */
+
+    /* The task, written under the mutex by enqueue while no worker holds it. */
+    uint64_t generation;
+    rtcd_task_fn* fn;
+    void* ctx;
+    uint32_t count, chunk;
+    uint32_t active;      /* workers inside the task (mutex) */
+    int quit;
+
+    /* 64 bits: each thread may overshoot count by one chunk. */
+    _Atomic uint64_t next;
+    atomic_int busy;      /* between enqueue and finish */
+};
+
+uint32_t rtcd_cpu_count(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < 1) return 1;
+    return n > (long)RTCD_MAX_THREADS ? RTCD_MAX_THREADS : (uint32_t)n;
+}
+
+/* Takes chunks until none are left. */
+static void run_chunks(rtcd_thread_pool* pool, rtcd_task_fn* fn, void* ctx, uint32_t count, uint32_t chunk,
+                       uint32_t worker)
+{
+    for (;;) {
+        uint64_t begin = atomic_fetch_add_explicit(&pool->next, chunk, memory_order_relaxed);
+        if (begin >= count) return;
+        uint64_t end = begin + chunk < count ? begin + chunk : count;
+        fn((uint32_t)begin, (uint32_t)end, worker, ctx);
+    }
+}
+
+static void* worker_main(void* arg)
+{
+    rtcd_worker_arg* a = (rtcd_worker_arg*)arg;
+    rtcd_thread_pool* pool = a->pool;
+    uint64_t seen = 0;
+    pthread_mutex_lock(&pool->mutex);
+    while (!pool->quit) {
+        /* A worker that wakes after the others drained the task does not join
+         * it: finish only waits for workers that hold the task, so a slow
+         * wake-up never delays the step and never sees a later task's range
+         * with this one's fields. */
+        if (pool->generation != seen) {
+            seen = pool->generation;
+            if (atomic_load_explicit(&pool->next, memory_order_relaxed) < pool->count) {
+                rtcd_task_fn* fn = pool->fn;
+                void* ctx = pool->ctx;
+                uint32_t count = pool->count, chunk = pool->chunk;
+                pool->active++;
+                pthread_mutex_unlock(&pool->mutex);
+                run_chunks(pool, fn, ctx, count, chunk, a->index);
+                pthread_mutex_lock(&pool->mutex);
+                if (--pool->active == 0) pthread_cond_signal(&pool->idle);
+            }
+            continue;
+        }
+        pthread_cond_wait(&pool->wake, &pool->mutex);
+    }
+    pthread_mutex_unlock(&pool->mutex);
+    return NULL;
+}
+
+static void* pool_enqueue(rtcd_task_fn* task, uint32_t item_count, uint32_t min_range, void* task_context,
+                          void* user_context)
+{
+    rtcd_thread_pool* pool = (rtcd_thread_pool*)user_context;
+    uint32_t workers = pool->started + 1;
+    uint32_t chunk = item_count / (workers * RTCD_CHUNKS_PER_THREAD);
+    if (chunk < min_range) chunk = min_range;
+    if (chunk < 1) chunk = 1;
+    /* One chunk or no helpers: waking threads would only cost time. */
+    if (pool->started == 0 || item_count <= chunk) {
+        if (item_count > 0) task(0, item_count, 0, task_context);
+        return NULL;
+    }
+    if (atomic_exchange(&pool->busy, 1)) {
+        /* Nested or concurrent use; worker 0 may now be shared, a caller's bug. */
+        RTCD_ASSERT(!"rtcd_thread_pool: one task at a time");
+        task(0, item_count, 0, task_context);
+        return NULL;
+    }
+    pthread_mutex_lock(&pool->mutex);
+    pool->fn = task;
+    pool->ctx = task_context;
+    pool->count = item_count;
+    pool->chunk = chunk;
+    atomic_store_explicit(&pool->next, 0, memory_order_relaxed);
+    pool->generation++;
+    pthread_cond_broadcast(&pool->wake);
+    pthread_mutex_unlock(&pool->mutex);
+    return pool;
+}
+
+static void pool_finish(void* user_task, void* user_context)
+{
+    (void)user_context;
+    rtcd_thread_pool* pool = (rtcd_thread_pool*)user_task;
+    /* The caller works as worker 0 instead of waiting idle. Reading the task
+     * without the mutex is fine: only this thread writes it. */
+    run_chunks(pool, pool->fn, pool->ctx, pool->count, pool->chunk, 0);
+    pthread_mutex_lock(&pool->mutex);
+    while (pool->active > 0) pthread_cond_wait(&pool->idle, &pool->mutex);
+    pthread_mutex_unlock(&pool->mutex);
+    atomic_store(&pool->busy, 0);
+}
+
+rtcd_error rtcd_thread_pool_create(uint32_t threads, rtcd_thread_pool** out)
+{
+    if (!out) return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_thread_pool_create: out is NULL");
+    *out = NULL;
+    if (threads < 1 || threads > RTCD_MAX_THREADS)
+        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_thread_pool_create: %u threads (1 to %u)", threads,
+                         RTCD_MAX_THREADS);
+    rtcd_thread_pool* pool = (rtcd_thread_pool*)rtcd_calloc(1, sizeof *pool);
+    if (!pool) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_thread_pool_create: pool");
+    uint32_t helpers = threads - 1;
+    if (helpers > 0) {
+        pool->threads = (pthread_t*)rtcd_calloc(helpers, sizeof *pool->threads);
+        pool->args = (rtcd_worker_arg*)rtcd_calloc(helpers, sizeof *pool->args);
+        if (!pool->threads || !pool->args) {
+            rtcd_free(pool->threads);
+            rtcd_free(pool->args);
+            rtcd_free(pool);
+            return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_thread_pool_create: %u threads", threads);
+        }
+    }
+    if (pthread_mutex_init(&pool->mutex, NULL) != 0) goto sync_failed;
+    if (pthread_cond_init(&pool->wake, NULL) != 0) {
+        pthread_mutex_destroy(&pool->mutex);
+        goto sync_failed;
+    }
+    if (pthread_cond_init(&pool->idle, NULL) != 0) {
+        pthread_cond_destroy(&pool->wake);
+        pthread_mutex_destroy(&pool->mutex);
+        goto sync_failed;
+    }
+    atomic_init(&pool->next, 0);
+    atomic_init(&pool->busy, 0);
+    for (uint32_t i = 0; i < helpers; ++i) {
+        pool->args[i].pool = pool;
+        pool->args[i].index = i + 1;
+        int rc = pthread_create(&pool->threads[i], NULL, worker_main, &pool->args[i]);
+        if (rc != 0) {
+            /* Fewer threads is slower, not wrong. */
+            rtcd_log(RTCD_LOG_WARNING, "rtcd thread pool: thread %u of %u not created (%s); using %u", i + 1,
+                     threads, strerror(rc), i + 1);
+            break;
+        }
+        pool->started++;
+    }
+    *out = pool;
+    return RTCD_OK;
+
+sync_failed:
+    rtcd_free(pool->threads);
+    rtcd_free(pool->args);
+    rtcd_free(pool);
+    return rtcd_fail(RTCD_ERROR_INTERNAL, "rtcd_thread_pool_create: mutex or condition variable not created");
+}
+
+void rtcd_thread_pool_destroy(rtcd_thread_pool* pool)
+{
+    if (!pool) return;
+    if (atomic_load(&pool->busy)) pool_finish(pool, pool);
+    pthread_mutex_lock(&pool->mutex);
+    pool->quit = 1;
+    pthread_cond_broadcast(&pool->wake);
+    pthread_mutex_unlock(&pool->mutex);
+    for (uint32_t i = 0; i < pool->started; ++i) pthread_join(pool->threads[i], NULL);
+    pthread_cond_destroy(&pool->idle);
+    pthread_cond_destroy(&pool->wake);
+    pthread_mutex_destroy(&pool->mutex);
+    rtcd_free(pool->threads);
+    rtcd_free(pool->args);
+    rtcd_free(pool);
+}
+
+rtcd_task_system rtcd_thread_pool_system(rtcd_thread_pool* pool)
+{
+    rtcd_task_system ts;
+    memset(&ts, 0, sizeof ts);
+    ts.worker_count = 1;
+    if (!pool) return ts; /* no enqueue: rtcd_parallel_for runs inline */
+    ts.enqueue = pool_enqueue;
+    ts.finish = pool_finish;
+    ts.user_context = pool;
+    ts.worker_count = pool->started + 1;
+    return ts;
+}
+
+void rtcd_parallel_for(const rtcd_task_system* ts, uint32_t count, uint32_t min_range, rtcd_task_fn* fn, void* ctx)
+{
+    if (count == 0 || !fn) return;
+    if (min_range < 1) min_range = 1;
+    if (!ts || !ts->enqueue) {
+        fn(0, count, 0, ctx);
+        return;
+    }
+    void* task = ts->enqueue(fn, count, min_range, ctx, ts->user_context);
+    if (task && ts->finish) ts->finish(task, ts->user_context);
+}

@@ -1,0 +1,101 @@
+/* The kernels' binding of the shared per-vertex pipeline (core/shared/pair.h):
+ * a pair's context built from the devices' concatenated buffers, and the
+ * items of its pass. The per-vertex work itself is shared/pair.h's. */
+#ifndef RTCD_CL_PAIR_BINDING_H
+#define RTCD_CL_PAIR_BINDING_H
+
+#include "cl_types.h"
+
+/* Every buffer a pair reads (the kernels' first RTCD_CL_MESH_BUFFERS arguments). */
+typedef struct cl_buffers {
+    __global const rtcd_cl_mesh* meshes;
+    __global const float* vertices;
+    __global const float* vnormals;
+    __global const float* tnormals;
+    __global const uint* indices;
+    __global const rtcd_bvh_node* nodes;
+    __global const float* tris;
+    __global const uint* tri_ids;
+    __global const uchar* grids;
+    __global const uchar* nears;
+    __global const uint* neighbors;
+} cl_buffers;
+
+inline rtcd_xform load_xform(__global const float* p)
+{
+    rtcd_xform x;
+    for (int i = 0; i < 9; ++i) x.r[i] = p[i];
+    for (int i = 0; i < 3; ++i) x.t[i] = p[9 + i];
+    return x;
+}
+
+/* Mesh m of the registry as the shared pipeline reads it. */
+inline rtcd_mesh_view cl_mesh_view(const cl_buffers* b, uint m)
+{
+    __global const rtcd_cl_mesh* e = b->meshes + m;
+    rtcd_mesh_view v;
+    v.bvh.nodes = b->nodes + e->node_offset;
+    v.bvh.tris = b->tris + 9 * e->tri_offset;
+    v.bvh.tri_ids = b->tri_ids + e->tri_offset;
+    v.bvh.indices = b->indices + 3 * e->tri_offset;
+    v.bvh.node_count = e->node_count;
+    v.vertices = b->vertices + 3 * e->vertex_offset;
+    v.vnormals = b->vnormals + 3 * e->vertex_offset;
+    v.tnormals = b->tnormals + 3 * e->tri_offset;
+    v.indices = b->indices + 3 * e->tri_offset;
+    v.neighbors = b->neighbors + 3 * e->tri_offset;
+    v.solid = b->grids + e->grid_offset;
+    v.near = b->nears + e->near_offset;
+    v.vertex_count = e->vertex_count;
+    v.tri_count = e->tri_count;
+    v.lo = v3_load(e->lo);
+    v.hi = v3_load(e->hi);
+    v.grid_lo = v3_load(e->grid_lo);
+    v.grid_inv = v3_load(e->grid_inv);
+    v.min_cell = e->min_cell;
+    return v;
+}
+
+inline void cl_pair_ctx(rtcd_pair_ctx* c, const cl_buffers* b, __global const rtcd_cl_pair* pair, uint brute_force)
+{
+    c->a = cl_mesh_view(b, pair->mesh_a);
+    c->b = cl_mesh_view(b, pair->mesh_b);
+    rtcd_xform xa = load_xform(pair->pose_a), xb = load_xform(pair->pose_b), before;
+    int motion = (pair->flags & RTCD_CL_HAS_MOTION) != 0u;
+    if (motion) before = load_xform(pair->before);
+    pair_ctx_init(c, &xa, &xb, pair->flags & RTCD_CL_ALGORITHM_MASK, brute_force, pair->extension, pair->culling,
+                  pair->max_iterations, motion ? &before : 0);
+}
+
+/* How many items the pair's pass has: both meshes' vertices (A's, then
+ * B's) for a standard pass whose boxes overlap, its kept rays otherwise. */
+inline uint pass_items(const rtcd_pair_ctx* c, int standard, uint entry_count)
+{
+    if (!standard) return entry_count;
+    return pair_boxes_overlap(c) ? c->a.vertex_count + c->b.vertex_count : 0u;
+}
+
+/* Item k of the pass: a vertex (standard pass) or kept ray k (iterative
+ * pass, read from the pair's state slot). */
+inline int pass_item(const rtcd_pair_ctx* c, int standard, __global const uint* state, uint entries_in, uint k,
+                     rtcd_pass_counts* n, rtcd_ray_rec* rec)
+{
+    if (standard) {
+        uint direction = k >= c->a.vertex_count;
+        return pair_sweep_vertex(c, direction, direction ? k - c->a.vertex_count : k, n, rec);
+    }
+    uint e = entries_in + k;
+    return pair_walk_entry(c, state[2 * e], state[2 * e + 1], n, rec);
+}
+
+/* Keeps entry `slot` of the pass's output (dropped past the slot's capacity:
+ * the host sees the count and resets the pair). */
+inline void keep_entry(__global uint* state, uint entries_out, uint slot, rtcd_ray_rec r)
+{
+    if (slot >= RTCD_CL_STATE_ENTRIES) return;
+    uint e = entries_out + slot;
+    state[2 * e] = r.feature;
+    state[2 * e + 1] = r.tri;
+}
+
+#endif
