@@ -152,7 +152,7 @@ rtcd_error rtcd_cl_open_devices(rtcd_opencl* cl)
     for (uint32_t i = 0; i < n && cl->device_count < limit; ++i) {
         if (!selected(spec, &all[i], any_gpu)) continue;
         cl_device_state* d = &cl->devices[cl->device_count++];
-        rtcd_error e = open_device(d, &all[i], cl->def.kernel_source_suffix);
+        rtcd_error e = open_device(d, &all[i], cl->kernel_suffix);
         if (e != RTCD_OK) return e;
     }
     if (cl->device_count == 0)
