@@ -5,7 +5,13 @@
  * On a machine without GPUs, PoCL provides the devices: unless already set,
  * POCL_DEVICES="pthread pthread" and POCL_MAX_PTHREAD_COUNT=1 are set here
  * (one thread per device), before the first OpenCL call.
- * Usage: bench_backends [--objects N] [--steps N] [--repetitions R] [--devices "spec"] */
+ * Every backend runs the same algorithm (--algorithm, default predictive):
+ * the CPU reference as rtcd_collide_standard, or rtcd_collide_iterative with
+ * one rtcd_pair_state per pair key kept while the key keeps appearing, as the
+ * OpenCL backend keeps its per-pair state; then rtcd_reduce_contacts.
+ * Usage: bench_backends [--objects N] [--steps N] [--repetitions R] [--devices "spec"]
+ *                       [--algorithm standard|iterative|predictive] [--threads N] */
+#include "demo_common.h"
 #include "scene_util.h"
 
 #include <rtcd/rtcd_opencl.h>
@@ -15,14 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
-}
 
 static int cmp_double(const void* a, const void* b)
 {
@@ -36,46 +34,96 @@ static double median(double* v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-static double run_cpu(const rtcd_pair_desc* pairs, uint32_t n, rtcd_ray_hit* rays, rtcd_contact* contacts, uint64_t* out_contacts)
+/* The CPU reference's per-pair state, by pair key (i << 32 | j, i < j < objects):
+ * a pair keeps its state while its key appears in consecutive calls, as on
+ * the OpenCL backend; a pair that skipped a call starts over. */
+typedef struct cpu_states {
+    rtcd_pair_state** state; /* objects * objects, index i * objects + j */
+    uint32_t* last_call;     /* the call that last saw the pair (0: never) */
+    uint32_t objects, call;
+} cpu_states;
+
+static double run_cpu(const rtcd_narrowphase_def* nd, const rtcd_iterative_def* idef, cpu_states* cs,
+                      const rtcd_pair_desc* pairs, uint32_t n, rtcd_ray_hit* rays, rtcd_contact* contacts,
+                      uint64_t* out_contacts, int* failed)
 {
-    rtcd_narrowphase_def nd = rtcd_default_narrowphase_def();
-    double t0 = now_ms();
+    double t0 = demo_now_ms();
     uint64_t total = 0;
+    cs->call++;
     for (uint32_t i = 0; i < n; ++i) {
         uint32_t cap = rtcd_mesh_vertex_count(pairs[i].a) + rtcd_mesh_vertex_count(pairs[i].b), m = 0;
-        rtcd_collide_standard(&nd, pairs[i].a, &pairs[i].pose_a, pairs[i].b, &pairs[i].pose_b, rays, cap, &m, NULL);
-        for (uint32_t k = 0; k < m; ++k) contacts[k] = rtcd_contact_from_ray(&rays[k], nd.contact_normal);
-        rtcd_contact reduced[4];
+        rtcd_error err;
+        if (idef->algorithm == RTCD_ALGORITHM_STANDARD) {
+            err = rtcd_collide_standard(nd, pairs[i].a, &pairs[i].pose_a, pairs[i].b, &pairs[i].pose_b, rays, cap, &m,
+                                        NULL);
+        } else {
+            size_t k = (size_t)(pairs[i].key >> 32) * cs->objects + (uint32_t)pairs[i].key;
+            if (!cs->state[k]) err = rtcd_pair_state_create(&cs->state[k]);
+            else {
+                if (cs->last_call[k] + 1 != cs->call) rtcd_pair_state_reset(cs->state[k]);
+                err = RTCD_OK;
+            }
+            cs->last_call[k] = cs->call;
+            if (err == RTCD_OK)
+                err = rtcd_collide_iterative(nd, idef, cs->state[k], pairs[i].a, &pairs[i].pose_a, pairs[i].b,
+                                             &pairs[i].pose_b, rays, cap, &m, NULL);
+        }
+        if (err != RTCD_OK) *failed = 1;
+        for (uint32_t k = 0; k < m; ++k) contacts[k] = rtcd_contact_from_ray(&rays[k], nd->contact_normal);
+        rtcd_contact reduced[RTCD_MAX_MANIFOLD_POINTS];
         total += rtcd_reduce_contacts(contacts, m, reduced);
     }
     *out_contacts = total;
-    return now_ms() - t0;
+    return demo_now_ms() - t0;
+}
+
+/* JSON-safe device name ("" when there is none). */
+static void json_name(const char* in, char* out, size_t cap)
+{
+    size_t j = 0;
+    for (; in && in[j] && j + 1 < cap; ++j)
+        out[j] = (in[j] == '"' || in[j] == '\\' || (unsigned char)in[j] < 0x20) ? '_' : in[j];
+    out[j] = '\0';
 }
 
 int main(int argc, char** argv)
 {
-    uint32_t objects = 512, steps = 400, reps = 5;
+    uint32_t objects = 512, steps = 400, reps = 5, threads = 0;
     const char* spec = "all";
-    for (int i = 1; i < argc; ++i) {
-        if (!strcmp(argv[i], "--objects") && i + 1 < argc) objects = (uint32_t)atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = (uint32_t)atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--repetitions") && i + 1 < argc) reps = (uint32_t)atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--devices") && i + 1 < argc) spec = argv[++i];
-        else {
-            fprintf(stderr, "usage: %s [--objects N] [--steps N] [--repetitions R] [--devices spec]\n", argv[0]);
-            return 2;
-        }
-    }
-    if (reps < 1 || reps > 64 || objects < 2 || steps < 100) {
-        fprintf(stderr, "bench_backends: need objects >= 2, steps >= 100, 1 <= repetitions <= 64\n");
-        return 2;
-    }
+    int algorithm_opt = RTCD_ALGORITHM_PREDICTIVE;
+    static const demo_cli_choice algorithms[] = {{"standard", RTCD_ALGORITHM_STANDARD},
+                                                 {"iterative", RTCD_ALGORITHM_ITERATIVE},
+                                                 {"predictive", RTCD_ALGORITHM_PREDICTIVE},
+                                                 {NULL, 0}};
+    const demo_cli_option opts[] = {
+        {.name = "--objects", .type = DEMO_CLI_U32, .target = &objects, .meta = "N", .min = 2, .max = 2048,
+         .help = "avalanche blobs (default 512)"},
+        {.name = "--steps", .type = DEMO_CLI_U32, .target = &steps, .meta = "N", .min = 100, .max = 100000000u,
+         .help = "avalanche steps; poses every 50 from step 100 (default 400)"},
+        {.name = "--repetitions", .type = DEMO_CLI_U32, .target = &reps, .meta = "R", .min = 1, .max = 64,
+         .help = "timed runs per snapshot, median (default 5)"},
+        {.name = "--devices", .type = DEMO_CLI_STRING, .target = &spec, .meta = "SPEC",
+         .help = "OpenCL devices: gpu|all|0:0,0:1... (default all)"},
+        {.name = "--algorithm", .type = DEMO_CLI_ENUM, .target = &algorithm_opt, .choices = algorithms,
+         .help = "the algorithm every backend runs (default predictive)"},
+        {.name = "--threads", .type = DEMO_CLI_U32, .target = &threads, .meta = "N", .max = 1024,
+         .help = "worker threads of the avalanche that makes the poses (default 0: all cores)"},
+    };
+    demo_cli cli = {argv[0], "The avalanche's narrow phase on the CPU reference, one OpenCL device and two; JSON.",
+                    opts, sizeof opts / sizeof *opts};
+    int prc = demo_cli_parse(&cli, argc, argv);
+    if (prc) return demo_cli_exit_code(prc);
+    rtcd_algorithm algorithm = (rtcd_algorithm)algorithm_opt;
     setenv("POCL_DEVICES", "pthread pthread", 0);
     setenv("POCL_MAX_PTHREAD_COUNT", "1", 0);
 
     /* The avalanche on the CPU reference provides the poses. */
-    rtcd_world_def wd = rtcd_default_world_def();
-    wd.backend = RTCD_BACKEND_CPU;
+    demo_options wo;
+    demo_default_options(DEMO_AVALANCHE, &wo);
+    wo.backend = RTCD_BACKEND_CPU;
+    wo.threads = threads;
+    rtcd_world_def wd;
+    demo_world_def(&wo, &wd);
     rtcd_world* world = NULL;
     rtcd_generated_mesh g;
     rtcd_mesh* mesh = NULL;
@@ -99,6 +147,12 @@ int main(int argc, char** argv)
     d1.devices = d2.devices = spec;
     d1.max_devices = 1;
     d2.max_devices = 2;
+    d1.iterative.algorithm = d2.iterative.algorithm = algorithm;
+    rtcd_narrowphase_def nd = rtcd_default_narrowphase_def();
+    nd.traversal = d1.traversal;
+    nd.contact_normal = d1.contact_normal;
+    cpu_states cs = {calloc((size_t)objects * objects, sizeof(rtcd_pair_state*)),
+                     calloc((size_t)objects * objects, sizeof(uint32_t)), objects, 0};
     rtcd_opencl *one = NULL, *two = NULL;
     if (rtcd_opencl_create(&d1, &one) != RTCD_OK || rtcd_opencl_create(&d2, &two) != RTCD_OK) {
         fprintf(stderr, "bench_backends: OpenCL: %s\n", rtcd_last_error_message());
@@ -109,9 +163,13 @@ int main(int argc, char** argv)
     rtcd_pair_result* res = malloc((size_t)objects * objects / 2 * sizeof *res);
     rtcd_ray_hit* rays = malloc(2 * RTCD_AVALANCHE_BLOB_VERTICES * sizeof *rays);
     rtcd_contact* contacts = malloc(2 * RTCD_AVALANCHE_BLOB_VERTICES * sizeof *contacts);
+    if (!poses || !pairs || !res || !rays || !contacts || !cs.state || !cs.last_call) {
+        fprintf(stderr, "bench_backends: out of memory\n");
+        return 1;
+    }
     double cpu_sum = 0, one_sum = 0, two_sum = 0;
     uint32_t snapshots = 0, pair_total = 0;
-    int mismatch = 0;
+    int mismatch = 0, failed = 0;
     for (uint32_t step = 1; step <= steps; ++step) {
         rtcd_world_step(world);
         if (step < 100 || step % 50 != 0) continue;
@@ -121,13 +179,13 @@ int main(int argc, char** argv)
         uint64_t cpu_contacts = 0;
         for (uint32_t r = 0; r < reps; ++r) {
             /* interleaved, so the three share the machine's noise */
-            tc[r] = run_cpu(pairs, n, rays, contacts, &cpu_contacts);
-            double t = now_ms();
-            rtcd_opencl_collide(one, pairs, n, res, NULL);
-            t1[r] = now_ms() - t;
-            t = now_ms();
-            rtcd_opencl_collide(two, pairs, n, res, NULL);
-            t2[r] = now_ms() - t;
+            tc[r] = run_cpu(&nd, &d1.iterative, &cs, pairs, n, rays, contacts, &cpu_contacts, &failed);
+            double t = demo_now_ms();
+            failed |= rtcd_opencl_collide(one, pairs, n, res, NULL) != RTCD_OK;
+            t1[r] = demo_now_ms() - t;
+            t = demo_now_ms();
+            failed |= rtcd_opencl_collide(two, pairs, n, res, NULL) != RTCD_OK;
+            t2[r] = demo_now_ms() - t;
         }
         uint64_t dev_contacts = 0;
         for (uint32_t i = 0; i < n; ++i) dev_contacts += res[i].contact_count;
@@ -138,13 +196,26 @@ int main(int argc, char** argv)
         pair_total += n;
         snapshots++;
     }
-    printf("{\"benchmark\":\"avalanche_narrowphase_backends\",\"objects\":%u,\"snapshots\":%u,\"pairs_mean\":%.0f,"
-           "\"repetitions\":%u,\"cpu_reference_ms\":%.3f,\"opencl_1_device_ms\":%.3f,\"opencl_2_devices_ms\":%.3f,"
-           "\"devices\":[\"%s\",\"%s\"],\"two_over_one_speedup\":%.3f,\"opencl_1_over_cpu_speedup\":%.3f,"
-           "\"contacts_equal\":%s}\n",
-           objects, snapshots, (double)pair_total / snapshots, reps, cpu_sum / snapshots, one_sum / snapshots,
-           two_sum / snapshots, rtcd_opencl_device_name(two, 0), rtcd_opencl_device_name(two, 1), one_sum / two_sum,
-           cpu_sum / one_sum, mismatch ? "false" : "true");
+    if (failed) fprintf(stderr, "bench_backends: a narrow-phase call failed: %s\n", rtcd_last_error_message());
+    /* "devices": what the two-device run actually used (PoCL or a machine
+     * with one device may give fewer than two); their names follow. */
+    uint32_t used1 = rtcd_opencl_device_count(one), used2 = rtcd_opencl_device_count(two);
+    printf("{\"benchmark\":\"avalanche_narrowphase_backends\",\"algorithm\":\"%s\",\"objects\":%u,\"threads\":%u,"
+           "\"snapshots\":%u,\"pairs_mean\":%.0f,\"repetitions\":%u,\"cpu_reference_ms\":%.3f,\"opencl_1_device_ms\":%.3f,"
+           "\"opencl_2_devices_ms\":%.3f,\"devices\":%u,\"opencl_1_devices\":%u,\"device_names\":[",
+           rtcd_algorithm_name(algorithm), objects, threads, snapshots, snapshots ? (double)pair_total / snapshots : 0.0,
+           reps, snapshots ? cpu_sum / snapshots : 0.0, snapshots ? one_sum / snapshots : 0.0,
+           snapshots ? two_sum / snapshots : 0.0, used2, used1);
+    for (uint32_t d = 0; d < used2; ++d) {
+        char name[160];
+        json_name(rtcd_opencl_device_name(two, d), name, sizeof name);
+        printf("%s\"%s\"", d ? "," : "", name);
+    }
+    printf("],\"two_over_one_speedup\":%.3f,\"opencl_1_over_cpu_speedup\":%.3f,\"contacts_equal\":%s}\n",
+           two_sum > 0 ? one_sum / two_sum : 0.0, one_sum > 0 ? cpu_sum / one_sum : 0.0, mismatch ? "false" : "true");
+    for (size_t k = 0; k < (size_t)objects * objects; ++k) rtcd_pair_state_destroy(cs.state[k]);
+    free(cs.state);
+    free(cs.last_call);
     free(poses);
     free(pairs);
     free(res);
@@ -155,5 +226,5 @@ int main(int argc, char** argv)
     rtcd_shape_release(shape);
     rtcd_mesh_release(mesh);
     rtcd_world_destroy(world);
-    return mismatch;
+    return mismatch || failed;
 }

@@ -20,15 +20,12 @@
  * Usage: bench_iterative [--quick] [--check] [--backend cpu|opencl|all]
  *                        [--scenes avalanche|spawner|all] [--objects N]
  *                        [--avalanche-steps N] [--spawner-steps N] [--seed N] [--devices N]
- *                        [--traversal bvh|brute-force] */
+ *                        [--threads N] [--traversal bvh|brute-force] */
 #include "demo_common.h"
 
-#include <ctype.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define TARGET_RESTING_SPEEDUP 10.0   /* standard / predictive narrow phase, avalanche resting phase */
 #define TARGET_INCORRECT_REDUCTION 80.0 /* percent fewer incorrect rays, predictive vs iterative */
@@ -44,44 +41,6 @@ typedef struct bench_run {
     int has_check;
     demo_summary checked;         /* with checking mode (--check) */
 } bench_run;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static void usage(const char* prog)
-{
-    fprintf(stderr,
-            "usage: %s [--quick] [--check] [--backend cpu|opencl|all] [--scenes avalanche|spawner|all] [--traversal bvh|brute-force]\n"
-            "       [--objects N] [--avalanche-steps N] [--spawner-steps N] [--seed N] [--devices N]\n",
-            prog);
-}
-
-/* A decimal number in [min, max], the whole string. */
-static int parse_u32(const char* v, uint32_t min, uint32_t max, uint32_t* out)
-{
-    char* end = NULL;
-    if (!v || !isdigit((unsigned char)v[0])) return 0;
-    errno = 0;
-    unsigned long long x = strtoull(v, &end, 10);
-    if (errno || *end != '\0' || x < min || x > max) return 0;
-    *out = (uint32_t)x;
-    return 1;
-}
-
-static int parse_u64(const char* v, uint64_t* out)
-{
-    char* end = NULL;
-    if (!v || !isdigit((unsigned char)v[0])) return 0;
-    errno = 0;
-    unsigned long long x = strtoull(v, &end, 10);
-    if (errno || *end != '\0') return 0;
-    *out = x;
-    return 1;
-}
 
 static void print_num(double v, int valid, const char* fmt)
 {
@@ -120,22 +79,24 @@ static void print_run(const bench_run* r)
 {
     const demo_summary* t = &r->timed;
     printf("{\"algorithm\":\"%s\",\"params\":\"%s\",\"backend_requested\":\"%s\",\"backend\":\"%s\",\"devices\":%u,"
-           "\"device\":\"%s\",\"objects\":%u,\"steps\":%u,\"pairs_max\":%u,"
+           "\"device\":\"%s\",\"threads\":%u,\"objects\":%u,\"steps\":%u,\"pose_checksum\":\"%016llx\",\"pairs_max\":%u,"
            "\"narrowphase_ms_mean\":%.4f,\"narrowphase_ms_median\":%.4f,\"narrowphase_ms_resting\":%.4f,"
            "\"resting_steps\":%u,\"ms_per_step_mean\":%.4f,\"first_step_ms\":%.3f,"
            "\"standard_ms_total\":%.3f,\"iterative_ms_total\":%.3f,\"standard_pair_steps\":%llu,"
            "\"iterative_pair_steps\":%llu,\"predictive_rays\":%llu,\"walk_steps\":%llu,\"kept_rays\":%llu,"
            "\"rays_cast_mean\":%.1f,\"colliding_rays_mean\":%.1f,\"own_ray_length_total\":%.6f,\"nan_detected\":%d,",
            rtcd_algorithm_name(r->algorithm), r->adaptive ? "adaptive" : "fixed", backend_option(r->backend), t->backend,
-           t->devices, t->device, t->objects, t->steps, t->pairs_max, t->np_mean, t->np_median, t->np_resting,
+           t->devices, t->device, t->threads, t->objects, t->steps, (unsigned long long)t->pose_checksum, t->pairs_max, t->np_mean, t->np_median, t->np_resting,
            t->resting_steps, t->mean, t->first_ms, t->standard_ms_total, t->iterative_ms_total,
            (unsigned long long)t->standard_pair_steps, (unsigned long long)t->iterative_pair_steps,
            (unsigned long long)t->predictive_rays, (unsigned long long)t->walk_steps,
            (unsigned long long)t->kept_rays, t->rays_mean, t->colliding_mean, t->ray_length_total, t->nan);
     if (r->has_check) {
         const demo_summary* c = &r->checked;
-        printf("\"checked\":{\"steps\":%u,\"check_rays\":%llu,\"check_incorrect\":%llu,\"incorrect_rays_pct\":",
-               c->steps, (unsigned long long)c->check_rays, (unsigned long long)c->check_incorrect);
+        printf("\"checked\":{\"steps\":%u,\"pose_checksum\":\"%016llx\",\"check_rays\":%llu,\"check_incorrect\":%llu,"
+               "\"incorrect_rays_pct\":",
+               c->steps, (unsigned long long)c->pose_checksum, (unsigned long long)c->check_rays,
+               (unsigned long long)c->check_incorrect);
         print_num(incorrect_pct(c), c->check_rays > 0, "%.4f");
         printf(",\"cumulative_ray_length\":%.6f,\"cumulative_ray_length_source\":\"standard\",\"nan_detected\":%d},",
                c->check_ray_length_total, c->nan);
@@ -255,48 +216,51 @@ static void print_comparisons(const bench_run* runs, uint32_t n, demo_scene_kind
     printf("]");
 }
 
+enum { BACKENDS_CPU = 1, BACKENDS_OPENCL = 2, BACKENDS_ALL = 3 };
+enum { SCENES_AVALANCHE = 1, SCENES_SPAWNER = 2, SCENES_ALL = 3 };
+
 int main(int argc, char** argv)
 {
-    int quick = 0, check = 0, want_cpu = 1, want_opencl = 1, want_av = 1, want_sp = 1;
-    uint32_t objects = 0, av_steps = 0, sp_steps = 0, devices = 0;
+    int quick = 0, check = 0, backends = BACKENDS_ALL, scene_set = SCENES_ALL, traversal_opt = RTCD_TRAVERSAL_BVH;
+    uint32_t objects = 0, av_steps = 0, sp_steps = 0, devices = 0, threads = 0;
     int objects_set = 0, av_set = 0, sp_set = 0;
     uint64_t seed = 1;
-    rtcd_traversal traversal = RTCD_TRAVERSAL_BVH;
-    for (int i = 1; i < argc; ++i) {
-        const char* a = argv[i];
-        const char* v = i + 1 < argc ? argv[i + 1] : NULL;
-        int ok = 1;
-        if (!strcmp(a, "--quick")) quick = 1;
-        else if (!strcmp(a, "--check")) check = 1;
-        else if (!strcmp(a, "--backend") && v) {
-            ++i;
-            if (!strcmp(v, "cpu")) want_cpu = 1, want_opencl = 0;
-            else if (!strcmp(v, "opencl")) want_cpu = 0, want_opencl = 1;
-            else if (!strcmp(v, "all")) want_cpu = 1, want_opencl = 1;
-            else ok = 0;
-        } else if (!strcmp(a, "--scenes") && v) {
-            ++i;
-            if (!strcmp(v, "avalanche")) want_av = 1, want_sp = 0;
-            else if (!strcmp(v, "spawner")) want_av = 0, want_sp = 1;
-            else if (!strcmp(v, "all")) want_av = 1, want_sp = 1;
-            else ok = 0;
-        } else if (!strcmp(a, "--traversal") && v) {
-            ++i;
-            if (!strcmp(v, "bvh")) traversal = RTCD_TRAVERSAL_BVH;
-            else if (!strcmp(v, "brute-force")) traversal = RTCD_TRAVERSAL_BRUTE_FORCE;
-            else ok = 0;
-        } else if (!strcmp(a, "--objects") && v) ++i, ok = parse_u32(v, 1, 1u << 20, &objects), objects_set = 1;
-        else if (!strcmp(a, "--avalanche-steps") && v) ++i, ok = parse_u32(v, 1, 100000000u, &av_steps), av_set = 1;
-        else if (!strcmp(a, "--spawner-steps") && v) ++i, ok = parse_u32(v, 1, 100000000u, &sp_steps), sp_set = 1;
-        else if (!strcmp(a, "--seed") && v) ++i, ok = parse_u64(v, &seed);
-        else if (!strcmp(a, "--devices") && v) ++i, ok = parse_u32(v, 0, 1024, &devices);
-        else ok = 0;
-        if (!ok) {
-            fprintf(stderr, "%s: bad option or value: %s%s%s\n", argv[0], a, v ? " " : "", v ? v : "");
-            usage(argv[0]);
-            return 2;
-        }
-    }
+    static const demo_cli_choice backend_choices[] = {
+        {"cpu", BACKENDS_CPU}, {"opencl", BACKENDS_OPENCL}, {"all", BACKENDS_ALL}, {NULL, 0}};
+    static const demo_cli_choice scene_choices[] = {
+        {"avalanche", SCENES_AVALANCHE}, {"spawner", SCENES_SPAWNER}, {"all", SCENES_ALL}, {NULL, 0}};
+    static const demo_cli_choice traversal_choices[] = {
+        {"bvh", RTCD_TRAVERSAL_BVH}, {"brute-force", RTCD_TRAVERSAL_BRUTE_FORCE}, {NULL, 0}};
+    const demo_cli_option opts[] = {
+        {.name = "--quick", .type = DEMO_CLI_FLAG, .target = &quick,
+         .help = "64 blobs, 120 avalanche and 120 spawner steps"},
+        {.name = "--check", .type = DEMO_CLI_FLAG, .target = &check,
+         .help = "every configuration again in checking mode"},
+        {.name = "--backend", .type = DEMO_CLI_ENUM, .target = &backends, .choices = backend_choices,
+         .help = "backends to run (default all)"},
+        {.name = "--scenes", .type = DEMO_CLI_ENUM, .target = &scene_set, .choices = scene_choices,
+         .help = "scenes to run (default all)"},
+        {.name = "--traversal", .type = DEMO_CLI_ENUM, .target = &traversal_opt, .choices = traversal_choices,
+         .help = "ray traversal (default bvh)"},
+        {.name = "--objects", .type = DEMO_CLI_U32, .target = &objects, .meta = "N", .min = 1, .max = 1u << 20,
+         .seen = &objects_set, .help = "avalanche bodies (default 512; 64 with --quick)"},
+        {.name = "--avalanche-steps", .type = DEMO_CLI_U32, .target = &av_steps, .meta = "N", .min = 1,
+         .max = 100000000u, .seen = &av_set, .help = "default 600 (120 with --quick)"},
+        {.name = "--spawner-steps", .type = DEMO_CLI_U32, .target = &sp_steps, .meta = "N", .min = 1,
+         .max = 100000000u, .seen = &sp_set, .help = "default 3000 (120 with --quick)"},
+        {.name = "--seed", .type = DEMO_CLI_U64, .target = &seed, .meta = "N", .help = "default 1"},
+        {.name = "--devices", .type = DEMO_CLI_U32, .target = &devices, .meta = "N", .max = 1024,
+         .help = "OpenCL devices at most (default 0: all selected)"},
+        {.name = "--threads", .type = DEMO_CLI_U32, .target = &threads, .meta = "N", .max = 1024,
+         .help = "CPU worker threads (default 0: all cores)"},
+    };
+    demo_cli cli = {argv[0], "Standard vs iterative vs predictive on the avalanche and the spawner; JSON on stdout.",
+                    opts, sizeof opts / sizeof *opts};
+    int prc = demo_cli_parse(&cli, argc, argv);
+    if (prc) return demo_cli_exit_code(prc);
+    int want_cpu = (backends & BACKENDS_CPU) != 0, want_opencl = (backends & BACKENDS_OPENCL) != 0;
+    int want_av = (scene_set & SCENES_AVALANCHE) != 0, want_sp = (scene_set & SCENES_SPAWNER) != 0;
+    rtcd_traversal traversal = (rtcd_traversal)traversal_opt;
     if (!objects_set) objects = quick ? 64 : 512;
     if (!av_set) av_steps = quick ? 120 : 600;
     if (!sp_set) sp_steps = quick ? 120 : 3000;
@@ -314,6 +278,7 @@ int main(int argc, char** argv)
         probe.objects = 8;
         probe.backend = RTCD_BACKEND_OPENCL;
         probe.devices = devices;
+        probe.threads = threads;
         demo_scene s;
         if (demo_scene_create(&probe, &s) == RTCD_OK && rtcd_world_backend(s.world) == RTCD_BACKEND_OPENCL) {
             for (uint32_t step = 0; step < 40; ++step)
@@ -364,7 +329,7 @@ int main(int argc, char** argv)
     }
 
     int rc = 0;
-    double t_start = now_s();
+    double t_start = demo_now_ms();
     for (uint32_t i = 0; i < n; ++i) {
         bench_run* r = &runs[i];
         demo_options o;
@@ -374,6 +339,7 @@ int main(int argc, char** argv)
         o.steps = r->scene == DEMO_AVALANCHE ? av_steps : sp_steps;
         o.backend = r->backend;
         o.devices = devices;
+        o.threads = threads;
         o.algorithm = r->algorithm;
         o.adaptive = r->adaptive;
         o.traversal = traversal;
@@ -382,21 +348,22 @@ int main(int argc, char** argv)
         for (int pass = 0; pass < 1 + check; ++pass) {
             o.check = pass;
             demo_summary* s = pass ? &r->checked : &r->timed;
-            double t0 = now_s();
+            double t0 = demo_now_ms();
             int run_rc = demo_run_scene(&o, s);
             r->rc |= run_rc;
             if (pass) r->has_check = s->steps > 0;
             fprintf(stderr,
                     "bench_iterative: %s %s %s %s%s: %u steps, narrow phase %.3f ms mean, %.3f ms resting (%.1f s)%s\n",
                     s->scene, s->backend, rtcd_algorithm_name(r->algorithm), r->adaptive ? "adaptive" : "fixed",
-                    pass ? " (check)" : "", s->steps, s->np_mean, s->np_resting, now_s() - t0,
+                    pass ? " (check)" : "", s->steps, s->np_mean, s->np_resting, (demo_now_ms() - t0) / 1e3,
                     run_rc ? " FAILED" : "");
         }
         rc |= r->rc || r->timed.nan || (r->has_check && r->checked.nan);
     }
 
-    printf("{\"benchmark\":\"bench_iterative\",\"quick\":%s,\"check\":%s,\"seed\":%llu,\"traversal\":\"%s\",",
-           quick ? "true" : "false", check ? "true" : "false", (unsigned long long)seed, demo_traversal_name(traversal));
+    printf("{\"benchmark\":\"bench_iterative\",\"quick\":%s,\"check\":%s,\"seed\":%llu,\"traversal\":\"%s\",\"threads\":%u,",
+           quick ? "true" : "false", check ? "true" : "false", (unsigned long long)seed, demo_traversal_name(traversal),
+           threads);
     printf("\"avalanche\":{\"objects\":%u,\"steps\":%u},\"spawner\":{\"steps\":%u},", objects, av_steps, sp_steps);
     printf("\"opencl\":{\"requested\":%s,\"present\":%s,\"devices\":%u,\"device\":\"%s\"},",
            want_opencl ? "true" : "false", opencl ? "true" : "false", cl_devices, cl_device);
@@ -421,6 +388,6 @@ int main(int argc, char** argv)
         print_comparisons(runs, n, scenes[sc], check, opencl);
         printf("}");
     }
-    printf("],\"wall_s\":%.1f,\"exit_code\":%d}\n", now_s() - t_start, rc ? 1 : 0);
+    printf("],\"wall_s\":%.1f,\"exit_code\":%d}\n", (demo_now_ms() - t_start) / 1e3, rc ? 1 : 0);
     return rc ? 1 : 0;
 }

@@ -1,6 +1,7 @@
 /* Prints the deviation table (JVRC 2013 Table 1) for rtcd's three contact
  * normal modes on the sphere, the avalanche blob and the largest spawner mesh.
  * Usage: deviation [--orientations N] [--depths N] [--json] */
+#include "demo_cli.h"
 #include "deviation.h"
 
 #include <stdio.h>
@@ -11,15 +12,17 @@ int main(int argc, char** argv)
 {
     scene_deviation_def def = scene_default_deviation_def();
     int json = 0;
-    for (int i = 1; i < argc; ++i) {
-        if (!strcmp(argv[i], "--orientations") && i + 1 < argc) def.orientations = (uint32_t)atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--depths") && i + 1 < argc) def.depths = (uint32_t)atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--json")) json = 1;
-        else {
-            fprintf(stderr, "usage: %s [--orientations N] [--depths N] [--json]\n", argv[0]);
-            return 2;
-        }
-    }
+    const demo_cli_option opts[] = {
+        {.name = "--orientations", .type = DEMO_CLI_U32, .target = &def.orientations, .meta = "N", .min = 1,
+         .max = 100000000u, .help = "random orientations per mesh"},
+        {.name = "--depths", .type = DEMO_CLI_U32, .target = &def.depths, .meta = "N", .min = 1, .max = 100000000u,
+         .help = "penetration depths per orientation"},
+        {.name = "--json", .type = DEMO_CLI_FLAG, .target = &json, .help = "one JSON object instead of the table"},
+    };
+    demo_cli cli = {argv[0], "JVRC 2013 Table 1: deviation of the net penalty force per contact normal mode.", opts,
+                    sizeof opts / sizeof *opts};
+    int prc = demo_cli_parse(&cli, argc, argv);
+    if (prc) return demo_cli_exit_code(prc);
     scene_deviation_result res[SCENE_DEVIATION_MESHES];
     const char* names[SCENE_DEVIATION_MESHES];
     uint32_t verts[SCENE_DEVIATION_MESHES];

@@ -2,19 +2,12 @@
  * pair of a generated pile of avalanche blobs and prints a one-line JSON
  * summary. This is the README's first command until the Bullet demos land.
  * Usage: rtcd_scene [--objects N] [--spacing S] [--seed N] [--brute-force] [--no-cull] */
+#include "demo_cli.h"
 #include "pile.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
-}
 
 int main(int argc, char** argv)
 {
@@ -22,17 +15,22 @@ int main(int argc, char** argv)
     float spacing = 0.85f;
     uint64_t seed = 1;
     rtcd_narrowphase_def nd = rtcd_default_narrowphase_def();
-    for (int i = 1; i < argc; ++i) {
-        if (!strcmp(argv[i], "--objects") && i + 1 < argc) objects = (uint32_t)strtoul(argv[++i], NULL, 10);
-        else if (!strcmp(argv[i], "--spacing") && i + 1 < argc) spacing = strtof(argv[++i], NULL);
-        else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 10);
-        else if (!strcmp(argv[i], "--brute-force")) nd.traversal = RTCD_TRAVERSAL_BRUTE_FORCE;
-        else if (!strcmp(argv[i], "--no-cull")) nd.cull_separated = 0;
-        else {
-            fprintf(stderr, "usage: %s [--objects N] [--spacing S] [--seed N] [--brute-force] [--no-cull]\n", argv[0]);
-            return 2;
-        }
-    }
+    int brute_force = 0, no_cull = 0;
+    const demo_cli_option opts[] = {
+        {.name = "--objects", .type = DEMO_CLI_U32, .target = &objects, .meta = "N", .min = 1, .max = 1u << 20,
+         .help = "blobs in the pile (default 512)"},
+        {.name = "--spacing", .type = DEMO_CLI_FLOAT, .target = &spacing, .meta = "S", .fmin = 1e-3, .fmax = 1e3,
+         .help = "grid step in blob diameters (default 0.85)"},
+        {.name = "--seed", .type = DEMO_CLI_U64, .target = &seed, .meta = "N", .help = "default 1"},
+        {.name = "--brute-force", .type = DEMO_CLI_FLAG, .target = &brute_force, .help = "every triangle per ray"},
+        {.name = "--no-cull", .type = DEMO_CLI_FLAG, .target = &no_cull, .help = "no separation test per pair"},
+    };
+    demo_cli cli = {argv[0], "rtcd's standard narrow phase over a static pile of blobs; JSON on stdout.", opts,
+                    sizeof opts / sizeof *opts};
+    int prc = demo_cli_parse(&cli, argc, argv);
+    if (prc) return demo_cli_exit_code(prc);
+    if (brute_force) nd.traversal = RTCD_TRAVERSAL_BRUTE_FORCE;
+    if (no_cull) nd.cull_separated = 0;
     scene_pile pile;
     rtcd_error err = scene_pile_create(objects, spacing, seed, &pile);
     if (err != RTCD_OK) {
@@ -48,7 +46,7 @@ int main(int argc, char** argv)
     }
     uint64_t candidates = 0, cast = 0, colliding = 0, manifold_points = 0;
     uint32_t culled = 0, touching = 0;
-    double start = now_ms();
+    double start = demo_now_ms();
     for (uint32_t p = 0; p < pile.pair_count; ++p) {
         uint32_t a = pile.pairs[p][0], b = pile.pairs[p][1], n = 0;
         rtcd_narrowphase_stats st;
@@ -66,7 +64,7 @@ int main(int argc, char** argv)
         culled += st.culled;
         touching += n > 0;
     }
-    double ms = now_ms() - start;
+    double ms = demo_now_ms() - start;
     printf("{\"scene\":\"pile\",\"backend\":\"cpu\",\"objects\":%u,\"triangles_per_object\":%u,\"pairs\":%u,"
            "\"pairs_culled\":%u,\"pairs_with_contacts\":%u,\"candidate_vertices\":%llu,\"rays_cast\":%llu,"
            "\"colliding_rays\":%llu,\"manifold_points\":%llu,\"narrowphase_ms\":%.3f}\n",

@@ -7,5 +7,5 @@ int main(int argc, char** argv)
 {
     demo_options opt;
     int rc = demo_parse_options(DEMO_SPAWNER, argc, argv, &opt);
-    return rc ? rc : demo_run(&opt);
+    return rc ? demo_cli_exit_code(rc) : demo_run(&opt);
 }

@@ -2,8 +2,6 @@
 
 #include "scene_util.h"
 
-#include <ctype.h>
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,16 +9,6 @@
 
 #define BLOB_RADIUS 0.5f
 #define DEMO_HZ 60.0f
-
-static void usage(const char* prog, demo_scene_kind scene)
-{
-    fprintf(stderr,
-            "usage: %s %s[--steps N] [--seed N] [--narrowphase rtcd|gimpact|hull|all] [--backend auto|cpu|opencl]\n"
-            "       [--algorithm standard|iterative|predictive] [--params adaptive|fixed] [--check]\n"
-            "       [--traversal bvh|brute-force] [--contact-normal reprojected|ray|weighted]\n"
-            "       [--devices N] [--csv FILE] [--json] [--penetration-every K]\n",
-            prog, scene == DEMO_AVALANCHE ? "[--objects N] " : "");
-}
 
 const char* demo_traversal_name(rtcd_traversal t)
 {
@@ -44,97 +32,106 @@ void demo_default_options(demo_scene_kind scene, demo_options* o)
     o->adaptive = 1;
 }
 
-/* A decimal number in [0, max]: no sign, no overflow. Returns the end of the
- * digits (the caller checks it is the end of the string), NULL when invalid. */
-static char* parse_u64(const char* v, uint64_t* out)
-{
-    char* end = NULL;
-    if (!isdigit((unsigned char)v[0])) return NULL;
-    errno = 0;
-    unsigned long long x = strtoull(v, &end, 10);
-    if (errno) return NULL;
-    *out = x;
-    return end;
-}
-
-static char* parse_u32(const char* v, uint32_t max, uint32_t* out)
-{
-    uint64_t x = 0;
-    char* end = parse_u64(v, &x);
-    if (!end || x > max) return NULL;
-    *out = (uint32_t)x;
-    return end;
-}
+static const demo_cli_choice narrowphase_choices[] = {
+    {"rtcd", RTCD_NARROWPHASE_RTCD}, {"gimpact", RTCD_NARROWPHASE_GIMPACT}, {"hull", RTCD_NARROWPHASE_HULL},
+    {"all", -1}, {NULL, 0}};
+static const demo_cli_choice backend_choices[] = {
+    {"auto", RTCD_BACKEND_AUTO}, {"cpu", RTCD_BACKEND_CPU}, {"opencl", RTCD_BACKEND_OPENCL}, {NULL, 0}};
+static const demo_cli_choice algorithm_choices[] = {{"standard", RTCD_ALGORITHM_STANDARD},
+                                                    {"iterative", RTCD_ALGORITHM_ITERATIVE},
+                                                    {"predictive", RTCD_ALGORITHM_PREDICTIVE},
+                                                    {NULL, 0}};
+static const demo_cli_choice params_choices[] = {{"adaptive", 1}, {"fixed", 0}, {NULL, 0}};
+static const demo_cli_choice traversal_choices[] = {
+    {"bvh", RTCD_TRAVERSAL_BVH}, {"brute-force", RTCD_TRAVERSAL_BRUTE_FORCE}, {NULL, 0}};
+static const demo_cli_choice contact_normal_choices[] = {{"reprojected", RTCD_CONTACT_REPROJECTED},
+                                                         {"ray", RTCD_CONTACT_RAY},
+                                                         {"weighted", RTCD_CONTACT_RAY_WEIGHTED},
+                                                         {NULL, 0}};
 
 int demo_parse_options(demo_scene_kind scene, int argc, char** argv, demo_options* o)
 {
     demo_default_options(scene, o);
-    for (int i = 1; i < argc; ++i) {
-        const char* a = argv[i];
-        const char* v = i + 1 < argc ? argv[i + 1] : NULL;
-        char* end = NULL;
-        if (!strcmp(a, "--json")) {
-            o->json = 1;
-            continue;
-        }
-        if (!strcmp(a, "--check")) {
-            o->check = 1;
-            continue;
-        }
-        if (!v) {
-            usage(argv[0], scene);
-            return 2;
-        }
-        ++i;
-        if (!strcmp(a, "--objects") && scene == DEMO_AVALANCHE) end = parse_u32(v, 1u << 20, &o->objects);
-        else if (!strcmp(a, "--steps")) end = parse_u32(v, 100000000u, &o->steps);
-        else if (!strcmp(a, "--seed")) end = parse_u64(v, &o->seed);
-        else if (!strcmp(a, "--penetration-every")) end = parse_u32(v, UINT32_MAX, &o->penetration_every);
-        else if (!strcmp(a, "--devices")) end = parse_u32(v, 1024, &o->devices);
-        else if (!strcmp(a, "--csv")) o->csv_path = v, end = (char*)v + strlen(v);
-        else if (!strcmp(a, "--narrowphase")) {
-            end = (char*)v + strlen(v);
-            if (!strcmp(v, "all")) o->compare = 1;
-            else if (!strcmp(v, "rtcd")) o->narrowphase = RTCD_NARROWPHASE_RTCD;
-            else if (!strcmp(v, "gimpact")) o->narrowphase = RTCD_NARROWPHASE_GIMPACT;
-            else if (!strcmp(v, "hull")) o->narrowphase = RTCD_NARROWPHASE_HULL;
-            else end = NULL;
-        } else if (!strcmp(a, "--backend")) {
-            end = (char*)v + strlen(v);
-            if (!strcmp(v, "auto")) o->backend = RTCD_BACKEND_AUTO;
-            else if (!strcmp(v, "cpu")) o->backend = RTCD_BACKEND_CPU;
-            else if (!strcmp(v, "opencl")) o->backend = RTCD_BACKEND_OPENCL;
-            else end = NULL;
-        } else if (!strcmp(a, "--algorithm")) {
-            end = (char*)v + strlen(v);
-            if (!strcmp(v, "standard")) o->algorithm = RTCD_ALGORITHM_STANDARD;
-            else if (!strcmp(v, "iterative")) o->algorithm = RTCD_ALGORITHM_ITERATIVE;
-            else if (!strcmp(v, "predictive")) o->algorithm = RTCD_ALGORITHM_PREDICTIVE;
-            else end = NULL;
-        } else if (!strcmp(a, "--traversal")) {
-            end = (char*)v + strlen(v);
-            if (!strcmp(v, "bvh")) o->traversal = RTCD_TRAVERSAL_BVH;
-            else if (!strcmp(v, "brute-force")) o->traversal = RTCD_TRAVERSAL_BRUTE_FORCE;
-            else end = NULL;
-        } else if (!strcmp(a, "--contact-normal")) {
-            end = (char*)v + strlen(v);
-            if (!strcmp(v, "reprojected")) o->contact_normal = RTCD_CONTACT_REPROJECTED;
-            else if (!strcmp(v, "ray")) o->contact_normal = RTCD_CONTACT_RAY;
-            else if (!strcmp(v, "weighted")) o->contact_normal = RTCD_CONTACT_RAY_WEIGHTED;
-            else end = NULL;
-        } else if (!strcmp(a, "--params")) {
-            end = (char*)v + strlen(v);
-            if (!strcmp(v, "adaptive")) o->adaptive = 1;
-            else if (!strcmp(v, "fixed")) o->adaptive = 0;
-            else end = NULL;
-        } else end = NULL;
-        if (!end || *end != '\0' || (o->scene == DEMO_AVALANCHE && o->objects == 0)) {
-            fprintf(stderr, "%s: bad option or value: %s %s\n", argv[0], a, v);
-            usage(argv[0], scene);
-            return 2;
+    /* enum options go through ints (the parser's enum target) */
+    int narrowphase = (int)o->narrowphase, backend = (int)o->backend, algorithm = (int)o->algorithm;
+    int traversal = (int)o->traversal, contact_normal = (int)o->contact_normal;
+    const demo_cli_option all[] = {
+        {.name = "--objects", .type = DEMO_CLI_U32, .target = &o->objects, .meta = "N", .min = 1, .max = 1u << 20,
+         .help = "bodies (default 512)"},
+        {.name = "--steps", .type = DEMO_CLI_U32, .target = &o->steps, .meta = "N", .max = 100000000u,
+         .help = scene == DEMO_AVALANCHE ? "60 Hz steps (default 600)" : "60 Hz steps (default 3000)"},
+        {.name = "--seed", .type = DEMO_CLI_U64, .target = &o->seed, .meta = "N", .help = "meshes and poses (default 1)"},
+        {.name = "--narrowphase", .type = DEMO_CLI_ENUM, .target = &narrowphase, .choices = narrowphase_choices,
+         .help = "all: the three one after the other, one JSON"},
+        {.name = "--backend", .type = DEMO_CLI_ENUM, .target = &backend, .choices = backend_choices,
+         .help = "rtcd's backend (default auto)"},
+        {.name = "--devices", .type = DEMO_CLI_U32, .target = &o->devices, .meta = "N", .max = 1024,
+         .help = "OpenCL devices at most (default 0: all selected)"},
+        {.name = "--threads", .type = DEMO_CLI_U32, .target = &o->threads, .meta = "N", .max = 1024,
+         .help = "CPU worker threads (default 0: all cores)"},
+        {.name = "--algorithm", .type = DEMO_CLI_ENUM, .target = &algorithm, .choices = algorithm_choices,
+         .help = "rtcd's algorithm (default predictive)"},
+        {.name = "--params", .type = DEMO_CLI_ENUM, .target = &o->adaptive, .choices = params_choices,
+         .help = "per-pair parameters (default adaptive)"},
+        {.name = "--check", .type = DEMO_CLI_FLAG, .target = &o->check,
+         .help = "also run the standard algorithm every step (checking mode)"},
+        {.name = "--traversal", .type = DEMO_CLI_ENUM, .target = &traversal, .choices = traversal_choices,
+         .help = "ray traversal (default bvh)"},
+        {.name = "--contact-normal", .type = DEMO_CLI_ENUM, .target = &contact_normal,
+         .choices = contact_normal_choices, .help = "contact normals (default reprojected)"},
+        {.name = "--csv", .type = DEMO_CLI_STRING, .target = &o->csv_path, .meta = "FILE", .help = "one row per step"},
+        {.name = "--json", .type = DEMO_CLI_FLAG, .target = &o->json, .help = "one-line JSON summary on stdout"},
+        {.name = "--penetration-every", .type = DEMO_CLI_U32, .target = &o->penetration_every, .meta = "K",
+         .help = "measure penetration every K steps (default 10; 0: never)"},
+    };
+    /* the spawner has no --objects */
+    const demo_cli_option* table = scene == DEMO_AVALANCHE ? all : all + 1;
+    demo_cli cli = {argv[0],
+                    scene == DEMO_AVALANCHE ? "The JVRC 2013 avalanche: blobs falling on a plane."
+                                            : "The JVRC 2013 spawner: objects dropped from a circling source.",
+                    table, sizeof all / sizeof *all - (size_t)(table - all)};
+    int rc = demo_cli_parse(&cli, argc, argv);
+    if (rc) return rc;
+    o->compare = narrowphase < 0;
+    o->narrowphase = narrowphase < 0 ? RTCD_NARROWPHASE_RTCD : (rtcd_narrowphase_kind)narrowphase;
+    o->backend = (rtcd_backend)backend;
+    o->algorithm = (rtcd_algorithm)algorithm;
+    o->traversal = (rtcd_traversal)traversal;
+    o->contact_normal = (rtcd_contact_normal)contact_normal;
+    return DEMO_CLI_OK;
+}
+
+void demo_world_def(const demo_options* o, rtcd_world_def* def)
+{
+    *def = rtcd_default_world_def();
+    def->time_step = 1.0f / DEMO_HZ;
+    def->narrowphase = o->narrowphase;
+    def->backend = o->backend;
+    def->opencl.max_devices = o->devices;
+    def->opencl.traversal = o->traversal;
+    def->opencl.contact_normal = o->contact_normal;
+    def->iterative.algorithm = o->algorithm;
+    def->iterative.adaptive = o->adaptive;
+    def->check = o->check;
+    /* TODO(lead): def->...threads = o->threads; */
+}
+
+uint64_t demo_pose_checksum(const rtcd_world* w)
+{
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a 64 */
+    for (uint32_t b = 0; w && b < rtcd_world_body_count(w); ++b) {
+        rtcd_transform t;
+        memset(&t, 0, sizeof t);
+        rtcd_world_get_pose(w, b, &t);
+        unsigned char bytes[12 * sizeof(float)];
+        memcpy(bytes, t.rotation, sizeof t.rotation);
+        memcpy(bytes + sizeof t.rotation, t.translation, sizeof t.translation);
+        for (size_t k = 0; k < sizeof bytes; ++k) {
+            h ^= bytes[k];
+            h *= 0x100000001b3ull;
         }
     }
-    return 0;
+    return h;
 }
 
 float demo_shape_bounding_radius(const rtcd_shape* shape)
@@ -167,16 +164,8 @@ rtcd_error demo_scene_create(const demo_options* o, demo_scene* s)
     memset(s, 0, sizeof *s);
     s->kind = o->scene;
     s->rng = o->seed;
-    rtcd_world_def def = rtcd_default_world_def();
-    def.time_step = 1.0f / DEMO_HZ;
-    def.narrowphase = o->narrowphase;
-    def.backend = o->backend;
-    def.opencl.max_devices = o->devices;
-    def.iterative.algorithm = o->algorithm;
-    def.opencl.traversal = o->traversal;
-    def.opencl.contact_normal = o->contact_normal;
-    def.iterative.adaptive = o->adaptive;
-    def.check = o->check;
+    rtcd_world_def def;
+    demo_world_def(o, &def);
     rtcd_error err = rtcd_world_create(&def, &s->world);
     if (err != RTCD_OK) return err;
     float up[3] = {0, 0, 1};
@@ -279,8 +268,10 @@ void demo_print_summary_json(FILE* f, const demo_summary* r)
 {
     int rtcd = !strcmp(r->narrowphase, "rtcd");
     fprintf(f,
-            "{\"scene\":\"%s\",\"narrowphase\":\"%s\",\"backend\":\"%s\",\"devices\":%u,\"device\":\"%s\",\"objects\":%u,\"steps\":%u,",
-            r->scene, r->narrowphase, r->backend, r->devices, r->device, r->objects, r->steps);
+            "{\"scene\":\"%s\",\"narrowphase\":\"%s\",\"backend\":\"%s\",\"devices\":%u,\"device\":\"%s\",\"threads\":%u,"
+            "\"objects\":%u,\"steps\":%u,\"pose_checksum\":\"%016llx\",",
+            r->scene, r->narrowphase, r->backend, r->devices, r->device, r->threads, r->objects, r->steps,
+            (unsigned long long)r->pose_checksum);
     /* the algorithm and its parameters only mean something for rtcd's narrow phase */
     if (rtcd)
         fprintf(f, "\"algorithm\":\"%s\",\"params\":\"%s\",\"traversal\":\"%s\",\"contact_normal\":\"%s\",",
@@ -326,6 +317,7 @@ int demo_run_scene(const demo_options* o, demo_summary* r)
     r->contact_normal = o->contact_normal;
     r->adaptive = o->adaptive;
     r->check = o->check;
+    r->threads = o->threads; /* as requested, until the world reports the count it uses */
     demo_scene s;
     rtcd_error err = demo_scene_create(o, &s);
     if (err != RTCD_OK) {
@@ -452,6 +444,7 @@ int demo_run_scene(const demo_options* o, demo_summary* r)
     r->rays_mean = rays_sum / n;
     r->colliding_mean = colliding_sum / n;
     r->nan = nan;
+    r->pose_checksum = demo_pose_checksum(s.world);
     free(step_ms);
     free(np_ms);
     demo_scene_destroy(&s);
@@ -489,6 +482,8 @@ int demo_run(const demo_options* o)
             }
             printf("  penetration (every %u steps): max %.4f m, sum %.4f m mean\n", r.penetration_every, r.pen_max,
                    r.pen_sum_mean);
+            printf("  threads %u%s; final poses of %u bodies: pose_checksum %016llx\n", r.threads,
+                   r.threads ? "" : " (all cores)", r.objects, (unsigned long long)r.pose_checksum);
         }
         return rc;
     }

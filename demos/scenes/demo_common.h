@@ -4,6 +4,8 @@
 #ifndef RTCD_DEMO_COMMON_H
 #define RTCD_DEMO_COMMON_H
 
+#include "demo_cli.h"
+
 #include <rtcd/rtcd.h>
 #include <rtcd/rtcd_world.h>
 
@@ -29,6 +31,7 @@ typedef struct demo_options {
     int quiet;                    /* no progress bar (benchmarks) */
     rtcd_traversal traversal;     /* --traversal bvh (default) | brute-force -> rtcd_world_def.opencl.traversal */
     rtcd_contact_normal contact_normal; /* --contact-normal reprojected (default) | ray | weighted */
+    uint32_t threads;             /* --threads N: CPU worker threads (0, default: all cores) */
 } demo_options;
 
 /* Sets *o to the defaults of the scene's program (what demo_parse_options
@@ -39,8 +42,19 @@ void demo_default_options(demo_scene_kind scene, demo_options* o);
 const char* demo_traversal_name(rtcd_traversal traversal);
 const char* demo_contact_normal_name(rtcd_contact_normal normal);
 
-/* Parses argv; prints usage and returns 2 on a bad option, 0 otherwise. */
+/* Parses argv (demo_cli.h): returns DEMO_CLI_OK (0), DEMO_CLI_HELP (usage
+ * printed; exit 0) or DEMO_CLI_BAD (2: message and usage on stderr). */
 int demo_parse_options(demo_scene_kind scene, int argc, char** argv, demo_options* out);
+
+/* THE mapping from demo options to the world definition: every program that
+ * creates a world builds its definition here (starting from
+ * rtcd_default_world_def), so a change of rtcd_world_def is adapted here only. */
+void demo_world_def(const demo_options* o, rtcd_world_def* def);
+
+/* FNV-1a 64 over the bytes, as stored, of every body's pose in body order
+ * (rtcd_world_get_pose: rotation[9] then translation[3] floats): equal
+ * checksums mean bit-identical final poses. Printed as 16 hex digits. */
+uint64_t demo_pose_checksum(const rtcd_world* world);
 
 typedef struct demo_scene {
     demo_scene_kind kind;
@@ -78,7 +92,9 @@ typedef struct demo_summary {
     const char* narrowphase;
     const char* backend;          /* as resolved: "cpu" or "opencl" */
     char device[160];             /* first device's name ("" on the CPU reference) */
-    uint32_t devices;
+    uint32_t devices;             /* OpenCL devices the world uses (rtcd_world_device_count; 0 on the CPU reference) */
+    uint32_t threads;             /* CPU worker threads: as requested for now (0: all cores) */
+    uint64_t pose_checksum;       /* demo_pose_checksum of the final poses */
     rtcd_algorithm algorithm;
     rtcd_traversal traversal;
     rtcd_contact_normal contact_normal;
