@@ -6,6 +6,7 @@
 #include "cl_internal.h"
 #include "backend.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -28,6 +29,8 @@ rtcd_error rtcd_opencl_create(const rtcd_narrowphase_def* def, const char* kerne
     rtcd_opencl* cl = rtcd_calloc(1, sizeof *cl);
     if (!cl) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_create: out of memory");
     cl->def = *def;
+    /* Test hook for whole worlds: a suffix that breaks the kernels. */
+    if (!kernel_suffix) kernel_suffix = getenv("RTCD_CL_KERNEL_SUFFIX");
     if (kernel_suffix) {
         size_t n = strlen(kernel_suffix) + 1;
         cl->kernel_suffix = rtcd_alloc(n);

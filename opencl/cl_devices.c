@@ -33,6 +33,9 @@ const char* rtcd_cl_error_string(cl_int code)
     case CL_INVALID_GLOBAL_WORK_SIZE: return "CL_INVALID_GLOBAL_WORK_SIZE";
     case CL_INVALID_BUFFER_SIZE: return "CL_INVALID_BUFFER_SIZE";
     case CL_INVALID_OPERATION: return "CL_INVALID_OPERATION";
+    case CL_DEVICE_PARTITION_FAILED: return "CL_DEVICE_PARTITION_FAILED";
+    case CL_INVALID_DEVICE_PARTITION_COUNT: return "CL_INVALID_DEVICE_PARTITION_COUNT";
+    case CL_INVALID_PROPERTY: return "CL_INVALID_PROPERTY";
     case -1001: return "CL_PLATFORM_NOT_FOUND_KHR (no OpenCL driver installed)";
     default: return "unknown OpenCL error";
     }
@@ -45,23 +48,80 @@ typedef struct candidate {
     cl_device_type type;
 } candidate;
 
-/* "gpu", "all", or "p:d,p:d". */
-static int selected(const char* spec, const candidate* c, int any_gpu)
+/* One entry of a "p:d,p:d/n" list: device d of platform p, whole (split 0)
+ * or split into `split` equal sub-devices. */
+typedef struct spec_entry {
+    uint32_t platform, device, split;
+} spec_entry;
+
+#define RTCD_CL_MAX_SPEC_ENTRIES 64
+
+static int is_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* Decimal digits at *s (at least one, no sign or space), at most 999999. */
+static int parse_index(const char** s, uint32_t* out)
 {
-    if (!spec || !*spec) return any_gpu ? (c->type & CL_DEVICE_TYPE_GPU) != 0 : 1;
-    if (!strcmp(spec, "all")) return 1;
-    if (!strcmp(spec, "gpu")) return (c->type & CL_DEVICE_TYPE_GPU) != 0;
-    const char* s = spec;
-    while (*s) {
-        char* end;
-        unsigned long p = strtoul(s, &end, 10);
-        if (*end != ':') return 0;
-        unsigned long d = strtoul(end + 1, &end, 10);
-        if (p == c->platform_index && d == c->device_index) return 1;
-        s = *end == ',' ? end + 1 : end;
-        if (*end != ',' && *end != '\0') return 0;
+    const char* p = *s;
+    uint32_t v = 0;
+    if (!is_digit(*p)) return 0;
+    for (; is_digit(*p); ++p) {
+        if (v > 99999) return 0;
+        v = v * 10 + (uint32_t)(*p - '0');
     }
-    return 0;
+    *s = p;
+    *out = v;
+    return 1;
+}
+
+static rtcd_error bad_spec(const char* spec, const char* at, const char* reason)
+{
+    return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT,
+                     "OpenCL: device selection '%s' is malformed at character %u: %s (expected \"gpu\", \"all\", "
+                     "\"cpu\" or a comma list of platform:device or platform:device/N, e.g. \"0:0/2,0:1\")",
+                     spec, (unsigned)(at - spec) + 1u, reason);
+}
+
+/* Parses a "p:d[/n],..." list into entries. */
+static rtcd_error parse_spec(const char* spec, spec_entry* entries, uint32_t* count)
+{
+    const char* s = spec;
+    uint32_t n = 0;
+    for (;;) {
+        spec_entry e = {0, 0, 0};
+        if (!parse_index(&s, &e.platform)) return bad_spec(spec, s, "expected a platform index");
+        if (*s != ':') return bad_spec(spec, s, "expected ':' after the platform index");
+        ++s;
+        if (!parse_index(&s, &e.device)) return bad_spec(spec, s, "expected a device index after ':'");
+        if (*s == '/') {
+            ++s;
+            if (!parse_index(&s, &e.split)) return bad_spec(spec, s, "expected the number of sub-devices after '/'");
+            if (e.split == 0) return bad_spec(spec, s - 1, "the number of sub-devices must be at least 1");
+        }
+        for (uint32_t i = 0; i < n; ++i)
+            if (entries[i].platform == e.platform && entries[i].device == e.device && (e.split || entries[i].split))
+                return bad_spec(spec, s, "a split device is named twice");
+        if (n == RTCD_CL_MAX_SPEC_ENTRIES) return bad_spec(spec, s, "too many entries");
+        entries[n++] = e;
+        if (*s == '\0') break;
+        if (*s != ',') return bad_spec(spec, s, "expected ',' or the end of the list");
+        ++s;
+    }
+    *count = n;
+    return RTCD_OK;
+}
+
+/* "gpu", "all", the default (NULL or empty), or the parsed list: the entry
+ * naming c (NULL: not selected; a keyword selects with split 0). */
+static const spec_entry* selected(const char* spec, const spec_entry* entries, uint32_t count, const candidate* c,
+                                  int any_gpu)
+{
+    static const spec_entry whole = {0, 0, 0};
+    if (!spec || !*spec) return (!any_gpu || (c->type & CL_DEVICE_TYPE_GPU)) ? &whole : NULL;
+    if (!strcmp(spec, "all")) return &whole;
+    if (!strcmp(spec, "gpu")) return (c->type & CL_DEVICE_TYPE_GPU) ? &whole : NULL;
+    for (uint32_t i = 0; i < count; ++i)
+        if (entries[i].platform == c->platform_index && entries[i].device == c->device_index) return &entries[i];
+    return NULL;
 }
 
 static rtcd_error build_program(cl_device_state* d, const char* suffix)
@@ -96,14 +156,16 @@ static rtcd_error build_program(cl_device_state* d, const char* suffix)
     return RTCD_OK;
 }
 
-static rtcd_error open_device(cl_device_state* d, const candidate* c, const char* suffix)
+/* `tag` ("" for a whole device) follows the name: sub-devices say which they are. */
+static rtcd_error open_device(cl_device_state* d, const candidate* c, const char* suffix, const char* tag)
 {
     cl_int err;
     char dev_name[200] = "", plat_name[48] = "";
     RTCD_CL_CHECK(clGetDeviceInfo(c->device, CL_DEVICE_NAME, sizeof dev_name - 1, dev_name, NULL), "clGetDeviceInfo");
     RTCD_CL_CHECK(clGetPlatformInfo(c->platform, CL_PLATFORM_NAME, sizeof plat_name - 1, plat_name, NULL),
                   "clGetPlatformInfo");
-    snprintf(d->name, sizeof d->name, "%u:%u %s (%s)", c->platform_index, c->device_index, dev_name, plat_name);
+    snprintf(d->name, sizeof d->name, "%u:%u %s (%s)%s", c->platform_index, c->device_index, dev_name, plat_name,
+             tag);
     d->device = c->device;
     d->serial = (c->type & CL_DEVICE_TYPE_CPU) != 0 && !(c->type & CL_DEVICE_TYPE_GPU);
     /* Test hook: RTCD_CL_KERNEL=group|serial runs that kernel on any device,
@@ -119,11 +181,102 @@ static rtcd_error open_device(cl_device_state* d, const candidate* c, const char
     return build_program(d, suffix);
 }
 
+static void release_sub_devices(cl_device_id* ids, cl_uint from, cl_uint to)
+{
+    for (cl_uint i = from; i < to; ++i)
+        if (ids[i]) clReleaseDevice(ids[i]);
+}
+
+/* Splits c into e->split equal sub-devices (CL_DEVICE_PARTITION_EQUALLY) and
+ * opens the first ones, up to `limit` devices in all, each with its own
+ * context, queue and program. Every sub-device not handed to a device slot
+ * (which releases it on close) is released here, on success and on failure. */
+static rtcd_error open_split(rtcd_opencl* cl, const char* spec, const candidate* c, const spec_entry* e,
+                             uint32_t limit)
+{
+    char name[200] = "";
+    clGetDeviceInfo(c->device, CL_DEVICE_NAME, sizeof name - 1, name, NULL);
+    cl_device_partition_property kinds[16];
+    size_t kinds_size = 0;
+    int equally = 0;
+    if (clGetDeviceInfo(c->device, CL_DEVICE_PARTITION_PROPERTIES, sizeof kinds, kinds, &kinds_size) == CL_SUCCESS)
+        for (size_t i = 0; i < kinds_size / sizeof kinds[0] && i < 16; ++i)
+            equally |= kinds[i] == CL_DEVICE_PARTITION_EQUALLY;
+    if (!equally)
+        return rtcd_fail(RTCD_ERROR_NO_DEVICE,
+                         "OpenCL: device selection '%s': device %u:%u (%s) does not support partitioning into equal "
+                         "sub-devices (CL_DEVICE_PARTITION_EQUALLY)",
+                         spec, e->platform, e->device, name);
+    cl_uint max_sub = 0, units = 0;
+    RTCD_CL_CHECK(clGetDeviceInfo(c->device, CL_DEVICE_PARTITION_MAX_SUB_DEVICES, sizeof max_sub, &max_sub, NULL),
+                  "clGetDeviceInfo(CL_DEVICE_PARTITION_MAX_SUB_DEVICES)");
+    RTCD_CL_CHECK(clGetDeviceInfo(c->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL),
+                  "clGetDeviceInfo(CL_DEVICE_MAX_COMPUTE_UNITS)");
+    if (e->split > max_sub || e->split > units)
+        return rtcd_fail(RTCD_ERROR_NO_DEVICE,
+                         "OpenCL: device selection '%s': device %u:%u (%s) splits into at most %u sub-devices "
+                         "(%u compute units), not %u",
+                         spec, e->platform, e->device, name, max_sub < units ? max_sub : units, units, e->split);
+    if (units % e->split)
+        return rtcd_fail(RTCD_ERROR_NO_DEVICE,
+                         "OpenCL: device selection '%s': the %u compute units of device %u:%u (%s) do not split into "
+                         "%u equal sub-devices",
+                         spec, units, e->platform, e->device, name, e->split);
+    /* EQUALLY takes the compute units per sub-device. */
+    cl_device_partition_property props[] = {CL_DEVICE_PARTITION_EQUALLY,
+                                            (cl_device_partition_property)(units / e->split), 0};
+    cl_uint made = 0;
+    cl_int err = clCreateSubDevices(c->device, props, 0, NULL, &made);
+    if (err == CL_SUCCESS && made < e->split) err = CL_DEVICE_PARTITION_FAILED;
+    if (err != CL_SUCCESS)
+        return rtcd_fail(RTCD_ERROR_NO_DEVICE,
+                         "OpenCL: device selection '%s': clCreateSubDevices could not split device %u:%u (%s) into %u: "
+                         "%s (%d)",
+                         spec, e->platform, e->device, name, e->split, rtcd_cl_error_string(err), (int)err);
+    cl_device_id* ids = rtcd_calloc(made, sizeof *ids);
+    if (!ids) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "OpenCL: no memory for %u sub-devices", made);
+    cl_uint got = 0;
+    err = clCreateSubDevices(c->device, props, made, ids, &got);
+    if (err != CL_SUCCESS || got < e->split) {
+        if (err == CL_SUCCESS) release_sub_devices(ids, 0, got < made ? got : made);
+        rtcd_free(ids);
+        if (err == CL_SUCCESS) err = CL_DEVICE_PARTITION_FAILED;
+        return rtcd_fail(RTCD_ERROR_NO_DEVICE,
+                         "OpenCL: device selection '%s': clCreateSubDevices could not split device %u:%u (%s) into %u: "
+                         "%s (%d)",
+                         spec, e->platform, e->device, name, e->split, rtcd_cl_error_string(err), (int)err);
+    }
+    if (got > made) got = made;
+    rtcd_error result = RTCD_OK;
+    cl_uint used = 0;
+    for (; used < e->split && cl->device_count < limit && result == RTCD_OK; ++used) {
+        cl_device_state* d = &cl->devices[cl->device_count++];
+        d->device = ids[used]; /* the slot owns it from here: rtcd_cl_close_devices releases it */
+        cl_uint sub_units = 0;
+        clGetDeviceInfo(ids[used], CL_DEVICE_MAX_COMPUTE_UNITS, sizeof sub_units, &sub_units, NULL);
+        char tag[64];
+        snprintf(tag, sizeof tag, " [sub %u/%u, %u CU]", used + 1, e->split, sub_units);
+        candidate sub = *c;
+        sub.device = ids[used];
+        result = open_device(d, &sub, cl->kernel_suffix, tag);
+    }
+    release_sub_devices(ids, used, got);
+    rtcd_free(ids);
+    return result;
+}
+
 rtcd_error rtcd_cl_open_devices(rtcd_opencl* cl)
 {
     const char* spec = cl->def.devices ? cl->def.devices : getenv("RTCD_DEVICES");
     if (spec && !strcmp(spec, "cpu"))
         return rtcd_fail(RTCD_ERROR_UNSUPPORTED, "OpenCL: device selection 'cpu' asks for the CPU reference backend");
+    /* A list is checked before any OpenCL call: malformed text fails the same with or without a platform. */
+    spec_entry entries[RTCD_CL_MAX_SPEC_ENTRIES];
+    uint32_t entry_count = 0;
+    if (spec && *spec && strcmp(spec, "all") && strcmp(spec, "gpu")) {
+        rtcd_error e = parse_spec(spec, entries, &entry_count);
+        if (e != RTCD_OK) return e;
+    }
     cl_platform_id platforms[16];
     cl_uint np = 0;
     cl_int err = clGetPlatformIDs(16, platforms, &np);
@@ -137,7 +290,7 @@ rtcd_error rtcd_cl_open_devices(rtcd_opencl* cl)
         cl_device_id ids[16];
         cl_uint nd = 0;
         if (clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, 16, ids, &nd) != CL_SUCCESS) continue;
-        for (cl_uint i = 0; i < nd && n < 64; ++i) {
+        for (cl_uint i = 0; i < nd && i < 16 && n < 64; ++i) {
             candidate* c = &all[n++];
             c->platform = platforms[p];
             c->device = ids[i];
@@ -147,13 +300,30 @@ rtcd_error rtcd_cl_open_devices(rtcd_opencl* cl)
             any_gpu |= (c->type & CL_DEVICE_TYPE_GPU) != 0;
         }
     }
+    /* A device to split must exist (a plain entry naming none is skipped, as before). */
+    for (uint32_t k = 0; k < entry_count; ++k) {
+        if (!entries[k].split) continue;
+        int found = 0;
+        for (uint32_t i = 0; i < n && !found; ++i)
+            found = all[i].platform_index == entries[k].platform && all[i].device_index == entries[k].device;
+        if (!found)
+            return rtcd_fail(RTCD_ERROR_NO_DEVICE,
+                             "OpenCL: device selection '%s': no device %u:%u to split (%u device(s) found)", spec,
+                             entries[k].platform, entries[k].device, n);
+    }
     uint32_t limit = cl->def.max_devices ? cl->def.max_devices : RTCD_CL_MAX_DEVICES;
     if (limit > RTCD_CL_MAX_DEVICES) limit = RTCD_CL_MAX_DEVICES;
     for (uint32_t i = 0; i < n && cl->device_count < limit; ++i) {
-        if (!selected(spec, &all[i], any_gpu)) continue;
-        cl_device_state* d = &cl->devices[cl->device_count++];
-        rtcd_error e = open_device(d, &all[i], cl->kernel_suffix);
-        if (e != RTCD_OK) return e;
+        const spec_entry* e = selected(spec, entries, entry_count, &all[i], any_gpu);
+        if (!e) continue;
+        rtcd_error r;
+        if (e->split) {
+            r = open_split(cl, spec, &all[i], e, limit);
+        } else {
+            cl_device_state* d = &cl->devices[cl->device_count++];
+            r = open_device(d, &all[i], cl->kernel_suffix, "");
+        }
+        if (r != RTCD_OK) return r;
     }
     if (cl->device_count == 0)
         return rtcd_fail(RTCD_ERROR_NO_DEVICE, "OpenCL: %u device(s) found, none matches the selection '%s'", n,
@@ -176,6 +346,11 @@ void rtcd_cl_close_devices(rtcd_opencl* cl)
         if (d->program) clReleaseProgram(d->program);
         if (d->queue) clReleaseCommandQueue(d->queue);
         if (d->context) clReleaseContext(d->context);
+        /* A sub-device (one with a parent) is ours to release; root devices are not counted. */
+        cl_device_id parent = NULL;
+        if (d->device &&
+            clGetDeviceInfo(d->device, CL_DEVICE_PARENT_DEVICE, sizeof parent, &parent, NULL) == CL_SUCCESS && parent)
+            clReleaseDevice(d->device);
         rtcd_free(d->host_pairs);
         rtcd_free(d->host_results);
         rtcd_free(d->host_rays);

@@ -1,9 +1,11 @@
 /* Several OpenCL devices (ctest runs this with POCL_DEVICES="pthread pthread"):
  * the same results as one device, and no pair changes device while it
- * persists over a 300-step avalanche. Also the world's fallbacks. */
+ * persists over a 300-step avalanche. Also the world's fallbacks, and
+ * sub-devices ("0:0/2": device 0:0 split into two equal sub-devices), which
+ * run in a child process whose PoCL devices have two compute units each. */
 #include "test_util.h"
 
-#include <rtcd/rtcd_opencl.h>
+#include "cl_backend.h"
 #include <rtcd/rtcd_world.h>
 
 #include "scene_util.h"
@@ -12,14 +14,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static rtcd_opencl* open_n(uint32_t n)
 {
-    rtcd_opencl_def def = rtcd_default_opencl_def();
+    rtcd_narrowphase_def def = rtcd_default_narrowphase_def();
     def.devices = "all";
     def.max_devices = n;
     rtcd_opencl* cl = NULL;
-    rtcd_error err = rtcd_opencl_create(&def, &cl);
+    rtcd_error err = rtcd_opencl_create(&def, NULL, &cl);
     if (err != RTCD_OK) fprintf(stderr, "%s: %s\n", rtcd_error_name(err), rtcd_last_error_message());
     assert_int_equal(err, RTCD_OK);
     return cl;
@@ -36,7 +40,7 @@ static void test_two_devices_match_one_and_keep_pairs(void** state)
     }
     /* A 64-body avalanche on the CPU reference supplies 300 steps of real poses. */
     rtcd_world_def wd = rtcd_default_world_def();
-    wd.backend = RTCD_BACKEND_CPU;
+    wd.narrowphase.backend = RTCD_BACKEND_CPU;
     rtcd_world* world = NULL;
     assert_int_equal(rtcd_world_create(&wd, &world), RTCD_OK);
     rtcd_mesh* mesh = test_make_blob(RTCD_AVALANCHE_BLOB_VERTICES, 0.5f, 1);
@@ -124,10 +128,11 @@ static void test_world_falls_back_on_broken_kernel(void** state)
     rtcd_set_log(count_warnings, NULL);
     g_warnings = 0;
     rtcd_world_def def = rtcd_default_world_def();
-    def.backend = RTCD_BACKEND_OPENCL;
-    def.opencl.kernel_source_suffix = "this does not compile";
+    def.narrowphase.backend = RTCD_BACKEND_OPENCL;
+    setenv("RTCD_CL_KERNEL_SUFFIX", "this does not compile", 1); /* the backend's test hook */
     rtcd_world* w = NULL;
     assert_int_equal(rtcd_world_create(&def, &w), RTCD_OK);
+    unsetenv("RTCD_CL_KERNEL_SUFFIX");
     rtcd_set_log(NULL, NULL);
     print_message("notice: %s\n", g_last_warning);
     assert_int_equal(g_warnings, 1);
@@ -139,11 +144,214 @@ static void test_world_falls_back_on_broken_kernel(void** state)
     rtcd_world_destroy(w);
 }
 
+/* ---- sub-devices ---- */
+
+static rtcd_error open_spec(const char* spec, uint32_t max_devices, rtcd_opencl** cl)
+{
+    rtcd_narrowphase_def def = rtcd_default_narrowphase_def();
+    def.devices = spec;
+    def.max_devices = max_devices;
+    *cl = (rtcd_opencl*)0x1; /* must come back NULL on failure */
+    return rtcd_opencl_create(&def, NULL, cl);
+}
+
+/* Opens `spec` or skips the test when this machine cannot (no platform, or
+ * device 0:0 cannot be split in two: a GPU, or a one-unit CPU device). */
+static rtcd_opencl* open_or_skip(const char* spec, uint32_t max_devices)
+{
+    rtcd_opencl* cl = NULL;
+    rtcd_error err = open_spec(spec, max_devices, &cl);
+    if (err == RTCD_ERROR_NO_DEVICE) {
+        print_message("skipped: '%s': %s\n", spec, rtcd_last_error_message());
+        skip();
+    }
+    if (err != RTCD_OK) fprintf(stderr, "%s: %s\n", rtcd_error_name(err), rtcd_last_error_message());
+    assert_int_equal(err, RTCD_OK);
+    return cl;
+}
+
+static void assert_sub_name(const rtcd_opencl* cl, uint32_t device, const char* tag)
+{
+    const char* name = rtcd_opencl_device_name(cl, device);
+    print_message("device %u: %s\n", device, name);
+    assert_non_null(strstr(name, tag));
+    assert_non_null(strstr(name, " CU]"));
+}
+
+/* "0:0/2" opens two sub-devices, each with its own context and queue, and
+ * over an avalanche gives bit for bit what the whole device 0:0 gives, as
+ * does the mixed list "0:0/2,0:1" when there is a device 0:1. */
+static void test_subdevices_match_one_device(void** state)
+{
+    (void)state;
+    rtcd_opencl* sub = open_or_skip("0:0/2", 0);
+    rtcd_opencl* whole = open_or_skip("0:0", 1);
+    assert_int_equal(rtcd_opencl_device_count(sub), 2);
+    assert_sub_name(sub, 0, " [sub 1/2, ");
+    assert_sub_name(sub, 1, " [sub 2/2, ");
+    assert_null(strstr(rtcd_opencl_device_name(whole, 0), "[sub"));
+    rtcd_opencl* mixed = NULL;
+    rtcd_opencl* probe = NULL;
+    if (open_spec("0:1", 1, &probe) == RTCD_OK) {
+        rtcd_opencl_destroy(probe);
+        mixed = open_or_skip("0:0/2,0:1", 0);
+        assert_int_equal(rtcd_opencl_device_count(mixed), 3);
+        assert_sub_name(mixed, 0, " [sub 1/2, ");
+        assert_sub_name(mixed, 1, " [sub 2/2, ");
+        assert_null(strstr(rtcd_opencl_device_name(mixed, 2), "[sub"));
+    }
+    else {
+        assert_null(probe);
+        print_message("no device 0:1: the mixed list is not run\n");
+    }
+
+    rtcd_world_def wd = rtcd_default_world_def();
+    wd.narrowphase.backend = RTCD_BACKEND_CPU;
+    rtcd_world* world = NULL;
+    assert_int_equal(rtcd_world_create(&wd, &world), RTCD_OK);
+    rtcd_mesh* mesh = test_make_blob(RTCD_AVALANCHE_BLOB_VERTICES, 0.5f, 1);
+    rtcd_shape* shape = NULL;
+    assert_int_equal(rtcd_shape_create(world, mesh, &shape), RTCD_OK);
+    const rtcd_mesh* body_mesh = rtcd_shape_body_mesh(shape);
+    float up[3] = {0, 0, 1};
+    assert_int_equal(rtcd_world_add_plane(world, up, 0.0f), RTCD_OK);
+    test_rng rng = {11};
+    enum { N = 32 };
+    for (uint32_t b = 0; b < N; ++b) {
+        rtcd_transform p = test_random_pose(&rng, 0.0f);
+        p.translation[0] = (float)(b % 4) * 1.2f, p.translation[1] = (float)(b / 4 % 4) * 1.2f;
+        p.translation[2] = 1.0f + (float)(b / 16) * 1.2f;
+        assert_int_equal(rtcd_world_add_body(world, shape, 1.0f, &p, NULL), RTCD_OK);
+    }
+    rtcd_transform poses[N];
+    rtcd_pair_desc* pairs = calloc(N * N / 2, sizeof *pairs);
+    rtcd_pair_result* r_whole = calloc(N * N / 2, sizeof *r_whole);
+    rtcd_pair_result* r_sub = calloc(N * N / 2, sizeof *r_sub);
+    uint32_t pair_steps = 0, contacts = 0, used[3] = {0, 0, 0};
+    for (int step = 0; step < 150; ++step) {
+        assert_int_equal(rtcd_world_step(world), RTCD_OK);
+        if (step < 40) continue; /* still falling: few pairs */
+        for (uint32_t b = 0; b < N; ++b) assert_int_equal(rtcd_world_get_pose(world, b, &poses[b]), RTCD_OK);
+        uint32_t n = scene_overlapping_pairs(body_mesh, poses, N, pairs);
+        assert_int_equal(rtcd_opencl_collide(whole, pairs, n, r_whole, NULL), RTCD_OK);
+        for (int m = 0; m < 2; ++m) {
+            rtcd_opencl* cl = m ? mixed : sub;
+            if (!cl) continue;
+            assert_int_equal(rtcd_opencl_collide(cl, pairs, n, r_sub, NULL), RTCD_OK);
+            for (uint32_t i = 0; i < n; ++i) {
+                assert_int_equal(r_whole[i].contact_count, r_sub[i].contact_count);
+                assert_int_equal(r_whole[i].colliding_rays, r_sub[i].colliding_rays);
+                assert_int_equal(memcmp(r_whole[i].contacts, r_sub[i].contacts,
+                                        r_whole[i].contact_count * sizeof r_whole[i].contacts[0]),
+                                 0);
+                assert_true(r_sub[i].device < rtcd_opencl_device_count(cl));
+                if (!m) used[r_sub[i].device]++;
+                if (m) used[2] += r_sub[i].device == 2;
+            }
+        }
+        pair_steps += n;
+        for (uint32_t i = 0; i < n; ++i) contacts += r_whole[i].contact_count;
+    }
+    print_message("sub-devices: %u pair-steps, %u contacts, split %u/%u (mixed list: %u on 0:1)\n", pair_steps,
+                  contacts, used[0], used[1], used[2]);
+    assert_true(pair_steps > 100 && contacts > 0);
+    assert_true(used[0] > 0 && used[1] > 0); /* both sub-devices worked */
+    if (mixed) assert_true(used[2] > 0);
+    free(pairs);
+    free(r_whole);
+    free(r_sub);
+    rtcd_shape_release(shape);
+    rtcd_mesh_release(mesh);
+    rtcd_world_destroy(world);
+    rtcd_opencl_destroy(mixed);
+    rtcd_opencl_destroy(sub);
+    rtcd_opencl_destroy(whole);
+}
+
+/* max_devices takes the first sub-devices. */
+static void test_subdevices_max_devices(void** state)
+{
+    (void)state;
+    rtcd_opencl* cl = open_or_skip("0:0/2", 1);
+    assert_int_equal(rtcd_opencl_device_count(cl), 1);
+    assert_sub_name(cl, 0, " [sub 1/2, ");
+    rtcd_opencl_destroy(cl);
+    cl = open_or_skip("0:0/2,0:1", 2);
+    assert_int_equal(rtcd_opencl_device_count(cl), 2);
+    assert_sub_name(cl, 1, " [sub 2/2, ");
+    rtcd_opencl_destroy(cl);
+}
+
+static void expect_failure(const char* spec, rtcd_error code)
+{
+    rtcd_opencl* cl = NULL;
+    rtcd_error err = open_spec(spec, 0, &cl);
+    const char* message = rtcd_last_error_message();
+    print_message("'%s': %s: %s\n", spec, rtcd_error_name(err), message);
+    assert_null(cl);
+    if (err == RTCD_ERROR_NO_DEVICE && code == RTCD_ERROR_NO_DEVICE && strstr(message, "no platform")) return;
+    assert_int_equal(err, code);
+    char quoted[64];
+    snprintf(quoted, sizeof quoted, "'%s'", spec);
+    assert_non_null(strstr(message, quoted));
+}
+
+/* Bad specs fail with a message naming them, *out NULL, nothing leaked. */
+static void test_subdevice_bad_specs(void** state)
+{
+    (void)state;
+    expect_failure("0:0/0", RTCD_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(rtcd_last_error_message(), "at least 1"));
+    expect_failure("0:0/x", RTCD_ERROR_INVALID_ARGUMENT);
+    expect_failure("0:0/", RTCD_ERROR_INVALID_ARGUMENT);
+    expect_failure("0:0//2", RTCD_ERROR_INVALID_ARGUMENT);
+    expect_failure("0:0/-1", RTCD_ERROR_INVALID_ARGUMENT);
+    expect_failure("0:0/2,", RTCD_ERROR_INVALID_ARGUMENT);
+    expect_failure("0:0/2x", RTCD_ERROR_INVALID_ARGUMENT);
+    expect_failure("0:/2", RTCD_ERROR_INVALID_ARGUMENT);
+    expect_failure("0:0/2,0:0", RTCD_ERROR_INVALID_ARGUMENT);
+    expect_failure("0:0/99999999999", RTCD_ERROR_INVALID_ARGUMENT);
+    expect_failure("0:0/999", RTCD_ERROR_NO_DEVICE);
+    expect_failure("9:9/2", RTCD_ERROR_NO_DEVICE);
+    /* A kernel that does not build on the first sub-device: both are released (LeakSanitizer). */
+    rtcd_narrowphase_def def = rtcd_default_narrowphase_def();
+    def.devices = "0:0/2";
+    rtcd_opencl* cl = (rtcd_opencl*)0x1;
+    rtcd_error err = rtcd_opencl_create(&def, "this does not compile", &cl);
+    assert_null(cl);
+    assert_true(err == RTCD_ERROR_KERNEL_BUILD || err == RTCD_ERROR_NO_DEVICE);
+    if (err == RTCD_ERROR_KERNEL_BUILD) assert_non_null(strstr(rtcd_last_error_message(), "[sub 1/2, "));
+}
+
 int main(void)
 {
+    /* Sub-devices need a device with two compute units; ctest gives this
+     * process one-thread PoCL devices (POCL_MAX_PTHREAD_COUNT=1), read once
+     * per process at the first OpenCL call. So a child, forked before any
+     * OpenCL call, runs the sub-device tests with two threads per device. */
+    fflush(NULL);
+    pid_t child = fork();
+    if (child == 0) {
+        setenv("POCL_MAX_PTHREAD_COUNT", "2", 1);
+        const struct CMUnitTest sub_tests[] = {
+            cmocka_unit_test(test_subdevices_match_one_device),
+            cmocka_unit_test(test_subdevices_max_devices),
+            cmocka_unit_test(test_subdevice_bad_specs),
+        };
+        exit(cmocka_run_group_tests_name("subdevices", sub_tests, NULL, NULL));
+    }
+    int child_failed = 1;
+    if (child > 0) {
+        int status = 0;
+        if (waitpid(child, &status, 0) == child && WIFEXITED(status)) child_failed = WEXITSTATUS(status);
+    }
+    else {
+        perror("fork");
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_devices_match_one_and_keep_pairs),
         cmocka_unit_test(test_world_falls_back_on_broken_kernel),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    return failed || child_failed;
 }
