@@ -3,7 +3,6 @@
 #include "plugin_internal.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <string>
 
@@ -26,16 +25,37 @@ uint32_t rtcdPluginState::allocSlot()
 
 void rtcdPluginState::freeSlot(uint32_t s)
 {
-    rtcd_pair_state_destroy(slots[s].state);
-    slots[s].state = nullptr;
     slots[s].in_use = false;
     free_slots.push_back(s);
 }
 
-rtcdPluginState::~rtcdPluginState()
+rtcdPluginState::~rtcdPluginState() { rtcd_batch_release(narrowphase); }
+
+rtcd_error rtcdPluginState::open(const rtcd_narrowphase_def& wanted)
 {
-    for (rtcdPairSlot& s : slots) rtcd_pair_state_destroy(s.state);
-    rtcd_opencl_destroy(opencl);
+    rtcd_error err = rtcd_narrowphase_def_validate(&wanted);
+    if (err != RTCD_OK) return err;
+    rtcd_batch* batch = nullptr;
+    err = rtcd_batch_create(&wanted, &batch);
+    rtcd_narrowphase_def used = wanted;
+    if (err != RTCD_OK && err != RTCD_ERROR_OUT_OF_MEMORY) {
+        // The backend asked for cannot be had (no device, kernels that do not
+        // build, a build without OpenCL): the CPU reference, with a notice.
+        std::string line = std::string("rtcd: no usable ") + rtcd_backend_name(wanted.backend) +
+                           " backend, using the CPU reference (" + rtcd_error_name(err) + ": " +
+                           rtcd_last_error_message() + ")";
+        // A build log can be long: the notice keeps its first line, the full log stays in rtcd_last_error_message.
+        size_t cut = line.find('\n');
+        if (cut != std::string::npos) line = line.substr(0, cut) + " ...)";
+        rtcd_log_message(RTCD_LOG_WARNING, line.c_str());
+        used.backend = RTCD_BACKEND_CPU;
+        err = rtcd_batch_create(&used, &batch);
+    }
+    if (err != RTCD_OK) return err;
+    rtcd_batch_release(narrowphase);
+    narrowphase = batch;
+    def = rtcd_batch_def(batch);
+    return RTCD_OK;
 }
 
 
@@ -49,7 +69,7 @@ void rtcdPluginState::checkPair(const rtcd_mesh* a, const rtcd_transform& pa, co
     float lo[3], hi[3];
     rtcd_mesh_bounds(a, lo, hi);
     float tolerance = 1e-4f * std::max(hi[0] - lo[0], std::max(hi[1] - lo[1], hi[2] - lo[2]));
-    if (rtcd_collide_standard(&narrowphase, a, &pa, b, &pb, check_rays.data(), cap, &n, nullptr) != RTCD_OK ||
+    if (rtcd_collide_standard(&def, a, &pa, b, &pb, check_rays.data(), cap, &n, nullptr) != RTCD_OK ||
         rtcd_compare_rays(check_rays.data(), n, tested, count, tolerance, &agreement) != RTCD_OK) {
         rtcd_log_message(RTCD_LOG_WARNING, rtcd_last_error_message());
         return;
@@ -98,9 +118,8 @@ static uint32_t mesh_plane_contacts(const rtcd_mesh* mesh, const btCollisionObje
     return static_cast<uint32_t>(out.size());
 }
 
-int rtcdPluginState::computePair(const rtcdBatchEntry& e)
+void rtcdPluginState::computePair(const rtcdBatchEntry& e)
 {
-    int pass = -1;
     rtcdPairSlot& slot = slots[e.slot];
     slot.count = 0;
     slot.stamp = stamp;
@@ -110,70 +129,42 @@ int rtcdPluginState::computePair(const rtcdBatchEntry& e)
         const btCollisionObject* mesh_obj = e.plane_is_a ? e.b : e.a;
         const btCollisionObject* plane_obj = e.plane_is_a ? e.a : e.b;
         const rtcd_mesh* mesh = meshes.find(mesh_obj->getCollisionShape());
-        if (!mesh) return pass;
+        if (!mesh) return;
         n = mesh_plane_contacts(mesh, mesh_obj, plane_obj, e.plane_is_a, contacts);
         if (n == 0) stats.pairs_culled++;
     } else {
+        // A lone pair has no place in the batch (its key would make every
+        // other pair forget its state): the standard algorithm.
         const rtcd_mesh* ma = meshes.find(e.a->getCollisionShape());
         const rtcd_mesh* mb = meshes.find(e.b->getCollisionShape());
-        if (!ma || !mb) return pass;
+        if (!ma || !mb) return;
         uint32_t cap = rtcd_mesh_vertex_count(ma) + rtcd_mesh_vertex_count(mb);
         if (rays.size() < cap) rays.resize(cap);
         if (contacts.size() < cap) contacts.resize(cap);
         rtcd_transform pa = rtcdFromBullet(e.a->getWorldTransform());
         rtcd_transform pb = rtcdFromBullet(e.b->getWorldTransform());
         rtcd_narrowphase_stats st;
-        if (!slot.state && iterative.algorithm != RTCD_ALGORITHM_STANDARD &&
-            rtcd_pair_state_create(&slot.state) != RTCD_OK) {
-            rtcd_log_message(RTCD_LOG_WARNING, rtcd_last_error_message());
-            return pass;
-        }
-        rtcd_error err = slot.state ? rtcd_collide_iterative(&narrowphase, &iterative, slot.state, ma, &pa, mb, &pb,
-                                                             rays.data(), cap, &n, &st)
-                                    : rtcd_collide_standard(&narrowphase, ma, &pa, mb, &pb, rays.data(), cap, &n, &st);
-        pass = st.standard_pass ? 1 : 0;
-        if (err != RTCD_OK) {
+        if (rtcd_collide_standard(&def, ma, &pa, mb, &pb, rays.data(), cap, &n, &st) != RTCD_OK) {
             // Only a non-finite pose gets here: the pair gets no contacts, and says why.
             rtcd_log_message(RTCD_LOG_WARNING, rtcd_last_error_message());
-            return pass;
+            return;
         }
+        stats.standard_pairs++;
         stats.pairs_culled += st.culled;
         stats.rays_cast += st.rays_cast;
         stats.colliding_rays += st.colliding_rays;
-        (st.standard_pass ? stats.standard_pairs : stats.iterative_pairs)++;
-        stats.predictive_rays += st.predictive_rays;
-        stats.walk_steps += st.walk_steps;
-        stats.kept_rays += st.kept_rays + st.kept_predictions;
         for (uint32_t i = 0; i < n; ++i) {
-            contacts[i] = rtcd_contact_from_ray(&rays[i], narrowphase.contact_normal);
+            contacts[i] = rtcd_contact_from_ray(&rays[i], def.contact_normal);
             stats.ray_length += rays[i].length;
         }
-        if (check) checkPair(ma, pa, mb, pb, rays.data(), n);
     }
     slot.count = rtcd_reduce_contacts(contacts.data(), n, slot.contacts);
-    return pass;
 }
 
 void rtcdPluginState::runBatch()
 {
-    if (!opencl) {
-        // One clock read per pair: each pair's time, its bookkeeping included,
-        // goes to the kind of pass it ran.
-        auto last = std::chrono::steady_clock::now();
-        for (size_t i = 0; i < batch.size(); ++i) {
-            const rtcdBatchEntry& e = batch[i];
-            if (i + 2 < batch.size()) rtcd_pair_state_prefetch(slots[batch[i + 2].slot].state);
-            int pass = computePair(e);
-            auto now = std::chrono::steady_clock::now();
-            double ms = std::chrono::duration<double, std::milli>(now - last).count();
-            if (pass == 1) stats.standard_ms += ms;
-            if (pass == 0) stats.iterative_ms += ms;
-            last = now;
-        }
-        return;
-    }
-    // Mesh-plane pairs are a loop over vertices: the CPU does them while the
-    // mesh-mesh pairs go to the devices as one batch.
+    // Mesh-plane pairs are a loop over vertices: the CPU does them here, the
+    // mesh-mesh pairs go to the backend as one batch.
     descs.clear();
     desc_slot.clear();
     for (const rtcdBatchEntry& e : batch) {
@@ -191,29 +182,37 @@ void rtcdPluginState::runBatch()
         descs.push_back(d);
         desc_slot.push_back(e.slot);
     }
-    device_results.resize(descs.size());
-    // The checking mode asks the devices for every colliding ray.
+    results.resize(descs.size());
+    // The checking mode asks the backend for every colliding ray.
     size_t ray_total = 0;
     if (check)
         for (const rtcd_pair_desc& d : descs) ray_total += rtcd_mesh_vertex_count(d.a) + rtcd_mesh_vertex_count(d.b);
     if (rays.size() < ray_total) rays.resize(ray_total);
-    rtcd_error err = rtcd_opencl_collide(opencl, descs.data(), static_cast<uint32_t>(descs.size()),
-                                         device_results.data(), check ? rays.data() : nullptr);
-    if (err != RTCD_OK) {
+    uint32_t n = static_cast<uint32_t>(descs.size());
+    rtcd_error err = narrowphase ? rtcd_batch_collide(narrowphase, descs.data(), n, results.data(),
+                                                      check ? rays.data() : nullptr)
+                                 : RTCD_ERROR_INTERNAL;
+    if (err != RTCD_OK && narrowphase && rtcd_batch_backend(narrowphase) == RTCD_BACKEND_OPENCL) {
         // A device failed mid-run: say so once and finish on the CPU reference.
         std::string line = std::string("rtcd: OpenCL batch failed (") + rtcd_last_error_message() +
                            "); switching to the CPU reference backend";
         rtcd_log_message(RTCD_LOG_WARNING, line.c_str());
-        rtcd_opencl_destroy(opencl);
-        opencl = nullptr;
-        for (const rtcdBatchEntry& e : batch)
-            if (e.kind == RTCD_PAIR_MESH_MESH) computePair(e);
-        return;
+        rtcd_narrowphase_def cpu = def;
+        cpu.backend = RTCD_BACKEND_CPU;
+        if (open(cpu) == RTCD_OK)
+            err = rtcd_batch_collide(narrowphase, descs.data(), n, results.data(), check ? rays.data() : nullptr);
     }
+    if (err != RTCD_OK) {
+        rtcd_log_message(RTCD_LOG_WARNING, rtcd_last_error_message());
+        results.assign(descs.size(), rtcd_pair_result());
+    }
+    rtcd_batch_stats bs = rtcd_batch_last_stats(narrowphase);
+    stats.standard_ms += bs.standard_ms;
+    stats.iterative_ms += bs.iterative_ms;
     size_t ray_offset = 0;
     for (size_t i = 0; i < descs.size(); ++i) {
         rtcdPairSlot& slot = slots[desc_slot[i]];
-        const rtcd_pair_result& r = device_results[i];
+        const rtcd_pair_result& r = results[i];
         (r.standard_pass ? stats.standard_pairs : stats.iterative_pairs)++;
         stats.predictive_rays += r.predictive_rays;
         stats.walk_steps += r.walk_steps;

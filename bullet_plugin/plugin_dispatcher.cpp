@@ -5,34 +5,18 @@
 #include <chrono>
 #include <string>
 
-rtcdCollisionDispatcher::rtcdCollisionDispatcher(btCollisionConfiguration* configuration, rtcd_backend backend,
-                                                 const rtcd_opencl_def* opencl)
+rtcdCollisionDispatcher::rtcdCollisionDispatcher(btCollisionConfiguration* configuration,
+                                                 const rtcd_narrowphase_def* def)
     : btCollisionDispatcher(configuration), m_state(new rtcdPluginState())
 {
-    m_state->narrowphase = rtcd_default_narrowphase_def();
-    // The OpenCL def, when given, also sets the CPU reference's algorithm,
-    // traversal and contact normal: both backends compute the same thing.
-    m_state->iterative = opencl ? opencl->iterative : rtcd_default_iterative_def();
-    if (opencl) {
-        m_state->narrowphase.traversal = opencl->traversal;
-        m_state->narrowphase.contact_normal = opencl->contact_normal;
-    }
     m_state->stats = rtcd_step_stats();
-    if (backend != RTCD_BACKEND_CPU) {
-        rtcd_opencl_def def = opencl ? *opencl : rtcd_default_opencl_def();
-        def.traversal = m_state->narrowphase.traversal;
-        def.contact_normal = m_state->narrowphase.contact_normal;
-        rtcd_error err = rtcd_opencl_create(&def, &m_state->opencl);
-        if (err != RTCD_OK) {
-            std::string line = std::string("rtcd: ") +
-                               (err == RTCD_ERROR_UNSUPPORTED ? "CPU backend selected" : "no usable OpenCL device") +
-                               ", using the CPU reference backend (" + rtcd_error_name(err) + ": " +
-                               rtcd_last_error_message() + ")";
-            // The build log can be long: the notice keeps its first line, the full log stays in rtcd_last_error_message.
-            size_t cut = line.find('\n');
-            if (cut != std::string::npos) line = line.substr(0, cut) + " ...)";
-            rtcd_log_message(err == RTCD_ERROR_UNSUPPORTED ? RTCD_LOG_INFO : RTCD_LOG_WARNING, line.c_str());
-        }
+    rtcd_narrowphase_def wanted = def ? *def : rtcd_default_narrowphase_def();
+    if (m_state->open(wanted) != RTCD_OK) {
+        // A def that does not validate (the error callback has its message):
+        // the defaults, so the program still runs.
+        std::string line = std::string("rtcd: ") + rtcd_last_error_message() + "; using the default narrow phase";
+        rtcd_log_message(RTCD_LOG_ERROR, line.c_str());
+        m_state->open(rtcd_default_narrowphase_def());
     }
     // Bullet's GImpact algorithm for every pair rtcd declines.
     btGImpactCollisionAlgorithm::registerAlgorithm(this);
@@ -42,18 +26,23 @@ rtcdCollisionDispatcher::~rtcdCollisionDispatcher() { delete m_state; }
 
 rtcd_step_stats rtcdCollisionDispatcher::lastStepStats() const { return m_state->stats; }
 
-void rtcdCollisionDispatcher::setIterativeDef(const rtcd_iterative_def& def)
+rtcd_error rtcdCollisionDispatcher::setNarrowphaseDef(const rtcd_narrowphase_def& def)
 {
-    m_state->iterative = def;
-    for (rtcdPairSlot& s : m_state->slots) rtcd_pair_state_reset(s.state);
-    if (m_state->opencl) rtcd_opencl_set_iterative(m_state->opencl, &def);
+    rtcd_error err = rtcd_narrowphase_def_validate(&def);
+    if (err != RTCD_OK) return err;
+    if (m_state->narrowphase) {
+        err = rtcd_batch_set_def(m_state->narrowphase, &def);
+        if (err == RTCD_OK) m_state->def = rtcd_batch_def(m_state->narrowphase);
+        return err;
+    }
+    return m_state->open(def);
 }
 
-rtcd_iterative_def rtcdCollisionDispatcher::iterativeDef() const { return m_state->iterative; }
+rtcd_narrowphase_def rtcdCollisionDispatcher::narrowphaseDef() const { return m_state->def; }
 
 void rtcdCollisionDispatcher::setCheck(bool check) { m_state->check = check; }
 
-rtcd_opencl* rtcdCollisionDispatcher::openclBackend() const { return m_state->opencl; }
+rtcd_batch* rtcdCollisionDispatcher::narrowphaseBatch() const { return m_state->narrowphase; }
 
 const rtcd_mesh* rtcdCollisionDispatcher::meshForShape(const btCollisionShape* shape) const
 {

@@ -41,9 +41,8 @@ struct rtcdPairSlot {
     rtcd_contact contacts[RTCD_MAX_MANIFOLD_POINTS];
     uint32_t count;
     uint32_t stamp;  // step in which the contacts were computed
-    uint64_t serial; // unique per pair lifetime: the OpenCL backend's pair key
+    uint64_t serial; // unique per pair lifetime: the pair's key in the batch
     bool in_use;
-    rtcd_pair_state* state; // CPU reference, iterative algorithms: the kept rays (NULL until needed)
 };
 
 struct rtcdBatchEntry {
@@ -60,27 +59,29 @@ struct rtcdPluginState {
     std::vector<uint32_t> free_slots;
     std::unordered_set<const btCollisionAlgorithm*> algorithms; // live rtcd algorithms
     std::vector<rtcdBatchEntry> batch;
-    std::vector<rtcd_ray_hit> rays;       // scratch, sized to the largest pair
-    std::vector<rtcd_contact> contacts;   // scratch
-    rtcd_narrowphase_def narrowphase;
-    rtcd_iterative_def iterative;
+    rtcd_narrowphase_def def;             // the one def; the batch holds a copy
+    rtcd_batch* narrowphase = nullptr;    // the backend seam (CPU reference or OpenCL)
     bool check = false;                   // also run the standard algorithm and compare (rtcd_world_def.check)
+    std::vector<rtcd_ray_hit> rays;       // scratch: the batch's rays in check mode, a lone pair's rays
+    std::vector<rtcd_contact> contacts;   // scratch
     std::vector<rtcd_ray_hit> check_rays; // scratch for the checking mode
     rtcd_step_stats stats;
     uint32_t stamp = 0;
     uint64_t next_serial = 1;
-    rtcd_opencl* opencl = nullptr;           // NULL: CPU reference
-    std::vector<rtcd_pair_desc> descs;       // this step's mesh-mesh pairs for the device
+    std::vector<rtcd_pair_desc> descs;    // this step's mesh-mesh pairs
     std::vector<uint32_t> desc_slot;
-    std::vector<rtcd_pair_result> device_results;
+    std::vector<rtcd_pair_result> results;
 
     ~rtcdPluginState();
 
+    // Opens the batch for `def` (falling back to the CPU reference, with a
+    // logged notice, when the backend it asks for cannot be had).
+    rtcd_error open(const rtcd_narrowphase_def& def);
     uint32_t allocSlot();
     void freeSlot(uint32_t slot);
-    // Computes one pair into its slot (CPU reference); adds to stats.
-    // Returns 1 for a standard pass, 0 for an iterative one, -1 otherwise.
-    int computePair(const rtcdBatchEntry& e);
+    // A mesh-plane pair, or a mesh-mesh pair outside the step's batch (the
+    // standard algorithm, CPU reference), into its slot; adds to stats.
+    void computePair(const rtcdBatchEntry& e);
     void runBatch();
     // Checking mode: the standard algorithm on the pair's poses against `rays`.
     void checkPair(const rtcd_mesh* a, const rtcd_transform& pa, const rtcd_mesh* b, const rtcd_transform& pb,

@@ -23,13 +23,11 @@ rtcd_world_def rtcd_default_world_def(void)
     def.gravity[2] = -9.81f;
     def.time_step = 1.0f / 60.0f;
     def.solver_iterations = 10;
-    def.narrowphase = RTCD_NARROWPHASE_RTCD;
-    def.backend = RTCD_BACKEND_AUTO;
+    def.narrowphase_kind = RTCD_NARROWPHASE_RTCD;
+    def.narrowphase = rtcd_default_narrowphase_def();
     def.friction = 0.6f;
     def.restitution = 0.0f;
     def.rolling_friction = 0.02f;
-    def.opencl = rtcd_default_opencl_def();
-    def.iterative = rtcd_default_iterative_def();
     return def;
 }
 
@@ -38,28 +36,18 @@ rtcd_error rtcd_world_create(const rtcd_world_def* def, rtcd_world** out)
     if (out) *out = nullptr;
     if (!def || !out) return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_world_create: NULL argument");
     if (!(def->time_step > 0.0f) || def->solver_iterations < 1 ||
-        def->narrowphase < RTCD_NARROWPHASE_RTCD || def->narrowphase > RTCD_NARROWPHASE_HULL)
+        def->narrowphase_kind < RTCD_NARROWPHASE_RTCD || def->narrowphase_kind > RTCD_NARROWPHASE_HULL)
         return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_world_create: time_step must be > 0, solver_iterations >= 1, "
-                                                 "narrowphase one of rtcd|gimpact|hull");
-    const rtcd_iterative_def& it = def->iterative;
-    const rtcd_iterative_params& fx = it.fixed;
-    if (it.algorithm < RTCD_ALGORITHM_STANDARD || it.algorithm > RTCD_ALGORITHM_PREDICTIVE || !(it.confidence >= 1.0f))
-        return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_world_create: iterative.algorithm must be standard, iterative "
-                                                 "or predictive and iterative.confidence >= 1 (start from "
-                                                 "rtcd_default_world_def)");
-    if (!it.adaptive && !(fx.displacement_threshold > 0.0f && fx.distance_extension > fx.displacement_threshold &&
-                          fx.culling_distance >= 0.0f && fx.max_iterations >= 1))
-        return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_world_create: fixed iterative parameters need threshold > 0, "
-                                                 "distance_extension > threshold, culling >= 0, max_iterations >= 1");
+                                                 "narrowphase_kind one of rtcd|gimpact|hull");
+    rtcd_error err = rtcd_narrowphase_def_validate(&def->narrowphase);
+    if (err != RTCD_OK) return err;
     rtcd_world* w = new (std::nothrow) rtcd_world();
     if (!w) return fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_world_create: out of memory");
     try {
         w->def = *def;
         w->config = new btDefaultCollisionConfiguration();
-        if (def->narrowphase == RTCD_NARROWPHASE_RTCD) {
-            rtcd_opencl_def cl = def->opencl;
-            cl.iterative = def->iterative;
-            w->rtcd_dispatcher = new rtcdCollisionDispatcher(w->config, def->backend, &cl);
+        if (def->narrowphase_kind == RTCD_NARROWPHASE_RTCD) {
+            w->rtcd_dispatcher = new rtcdCollisionDispatcher(w->config, &def->narrowphase);
             w->rtcd_dispatcher->setCheck(def->check != 0);
             w->dispatcher = w->rtcd_dispatcher;
         } else {
@@ -171,7 +159,7 @@ rtcd_error rtcd_shape_create(rtcd_world* w, rtcd_mesh* mesh, rtcd_shape** out)
     }
     try {
         int nt = static_cast<int>(s->indices.size() / 3), nv = static_cast<int>(s->vertices.size() / 3);
-        if (w->def.narrowphase == RTCD_NARROWPHASE_HULL) {
+        if (w->def.narrowphase_kind == RTCD_NARROWPHASE_HULL) {
             btConvexHullShape* hull = new btConvexHullShape(s->vertices.data(), nv, 3 * sizeof(float));
             hull->optimizeConvexHull(); // keep only the hull's own vertices
             hull->setMargin(0.01f);
@@ -336,21 +324,22 @@ rtcd_error rtcd_world_get_velocity(const rtcd_world* w, uint32_t body, float lin
 
 rtcd_step_stats rtcd_world_last_step_stats(const rtcd_world* w) { return w ? w->stats : rtcd_step_stats(); }
 
-rtcd_backend rtcd_world_backend(const rtcd_world* w)
+static rtcd_batch* world_batch(const rtcd_world* w)
 {
-    return w && w->rtcd_dispatcher && w->rtcd_dispatcher->openclBackend() ? RTCD_BACKEND_OPENCL : RTCD_BACKEND_CPU;
+    return w && w->rtcd_dispatcher ? w->rtcd_dispatcher->narrowphaseBatch() : nullptr;
 }
 
-uint32_t rtcd_world_device_count(const rtcd_world* w)
+rtcd_backend rtcd_world_backend(const rtcd_world* w)
 {
-    rtcd_opencl* cl = w && w->rtcd_dispatcher ? w->rtcd_dispatcher->openclBackend() : nullptr;
-    return rtcd_opencl_device_count(cl);
+    return world_batch(w) ? rtcd_batch_backend(world_batch(w)) : RTCD_BACKEND_CPU;
 }
+
+uint32_t rtcd_world_device_count(const rtcd_world* w) { return rtcd_batch_device_count(world_batch(w)); }
+uint32_t rtcd_world_thread_count(const rtcd_world* w) { return rtcd_batch_thread_count(world_batch(w)); }
 
 const char* rtcd_world_device_name(const rtcd_world* w, uint32_t device)
 {
-    rtcd_opencl* cl = w && w->rtcd_dispatcher ? w->rtcd_dispatcher->openclBackend() : nullptr;
-    return rtcd_opencl_device_name(cl, device);
+    return rtcd_batch_device_name(world_batch(w), device);
 }
 
 } // extern "C"

@@ -1,19 +1,9 @@
 /* Contacts from colliding rays, and their reduction to a 4-point manifold. */
 #include "core_internal.h"
 
-static rtcd_contact to_public(rtcd_contact_v v)
-{
-    rtcd_contact c;
-    c.point_on_b[0] = v.point_on_b.x, c.point_on_b[1] = v.point_on_b.y, c.point_on_b[2] = v.point_on_b.z;
-    c.normal_on_b[0] = v.normal_on_b.x, c.normal_on_b[1] = v.normal_on_b.y, c.normal_on_b[2] = v.normal_on_b.z;
-    c.depth = v.depth;
-    c.feature = v.feature;
-    return c;
-}
-
 rtcd_contact rtcd_contact_from_ray(const rtcd_ray_hit* ray, rtcd_contact_normal mode)
 {
-    return to_public(contact_from_hit(ray->direction, ray->vertex, v3_load(ray->origin), v3_load(ray->ray_dir),
+    return rtcd_contact_to_public(contact_from_hit(ray->direction, ray->vertex, v3_load(ray->origin), v3_load(ray->ray_dir),
                                       v3_load(ray->normal), ray->length, (int)mode));
 }
 

@@ -180,9 +180,18 @@ void rtcd_standard_pass(const rtcd_narrowphase_def* def, const rtcd_pair_ctx* c,
  * a standard pass), runs it, leaves its colliding rays in recs (room for
  * both meshes' vertex counts) and the pair's context in *ctx (to turn them
  * into world rays or contacts). */
-rtcd_error rtcd_pair_step(const rtcd_narrowphase_def* def, const rtcd_iterative_def* idef, rtcd_pair_state* state,
-                          const rtcd_mesh* a, const rtcd_xform* pa, const rtcd_mesh* b, const rtcd_xform* pb,
+rtcd_error rtcd_pair_step(const rtcd_narrowphase_def* def, rtcd_pair_state* state, const rtcd_mesh* a, const rtcd_xform* pa, const rtcd_mesh* b, const rtcd_xform* pb,
                           rtcd_pair_ctx* ctx, rtcd_ray_rec* recs, uint32_t* count, rtcd_narrowphase_stats* st);
+static inline rtcd_contact rtcd_contact_to_public(rtcd_contact_v v)
+{
+    rtcd_contact c;
+    c.point_on_b[0] = v.point_on_b.x, c.point_on_b[1] = v.point_on_b.y, c.point_on_b[2] = v.point_on_b.z;
+    c.normal_on_b[0] = v.normal_on_b.x, c.normal_on_b[1] = v.normal_on_b.y, c.normal_on_b[2] = v.normal_on_b.z;
+    c.depth = v.depth;
+    c.feature = v.feature;
+    return c;
+}
+
 /* The world-space rays of colliding records. */
 void rtcd_recs_to_rays(const rtcd_pair_ctx* c, const rtcd_ray_rec* recs, uint32_t count, rtcd_ray_hit* rays);
 /* NULL pointers, buffer size (sum of vertex counts) and finite poses. */

@@ -250,10 +250,10 @@ static void iterative_pass(const rtcd_pair_ctx* c, rtcd_pair_state* s, rtcd_ray_
     *count = hits;
 }
 
-rtcd_error rtcd_pair_step(const rtcd_narrowphase_def* def, const rtcd_iterative_def* idef, rtcd_pair_state* state,
-                          const rtcd_mesh* a, const rtcd_xform* pa, const rtcd_mesh* b, const rtcd_xform* pb,
+rtcd_error rtcd_pair_step(const rtcd_narrowphase_def* def, rtcd_pair_state* state, const rtcd_mesh* a, const rtcd_xform* pa, const rtcd_mesh* b, const rtcd_xform* pb,
                           rtcd_pair_ctx* ctx, rtcd_ray_rec* recs, uint32_t* count, rtcd_narrowphase_stats* st)
 {
+    const rtcd_iterative_def* idef = &def->iterative;
     memset(st, 0, sizeof *st);
     *count = 0;
     if (!state || idef->algorithm == RTCD_ALGORITHM_STANDARD) {
@@ -297,26 +297,24 @@ rtcd_error rtcd_pair_step(const rtcd_narrowphase_def* def, const rtcd_iterative_
     return RTCD_OK;
 }
 
-rtcd_error rtcd_collide_iterative(const rtcd_narrowphase_def* def, const rtcd_iterative_def* idef,
-                                  rtcd_pair_state* state, const rtcd_mesh* a, const rtcd_transform* pose_a,
-                                  const rtcd_mesh* b, const rtcd_transform* pose_b, rtcd_ray_hit* rays,
-                                  uint32_t ray_capacity, uint32_t* ray_count, rtcd_narrowphase_stats* stats)
+rtcd_error rtcd_collide_iterative(const rtcd_narrowphase_def* def, rtcd_pair_state* state, const rtcd_mesh* a,
+                                  const rtcd_transform* pose_a, const rtcd_mesh* b, const rtcd_transform* pose_b,
+                                  rtcd_ray_hit* rays, uint32_t ray_capacity, uint32_t* ray_count,
+                                  rtcd_narrowphase_stats* stats)
 {
     if (ray_count) *ray_count = 0;
     if (stats) memset(stats, 0, sizeof *stats);
-    if (!def || !idef || !state) return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_collide_iterative: NULL argument");
-    if (idef->algorithm < RTCD_ALGORITHM_STANDARD || idef->algorithm > RTCD_ALGORITHM_PREDICTIVE)
-        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_collide_iterative: unknown algorithm %d",
-                         (int)idef->algorithm);
-    rtcd_error err = rtcd_check_pair_args("rtcd_collide_iterative", a, pose_a, b, pose_b, rays, ray_capacity,
-                                          ray_count);
+    if (!def || !state) return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_collide_iterative: NULL argument");
+    rtcd_error err = rtcd_narrowphase_def_validate(def);
+    if (err != RTCD_OK) return err;
+    err = rtcd_check_pair_args("rtcd_collide_iterative", a, pose_a, b, pose_b, rays, ray_capacity, ray_count);
     if (err != RTCD_OK) return err;
     rtcd_ray_rec* recs = rtcd_alloc(((size_t)a->vertex_count + b->vertex_count) * sizeof *recs);
     if (!recs) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_collide_iterative: out of memory");
     rtcd_xform pa = rtcd_to_xform(pose_a), pb = rtcd_to_xform(pose_b);
     rtcd_pair_ctx ctx;
     rtcd_narrowphase_stats st;
-    err = rtcd_pair_step(def, idef, state, a, &pa, b, &pb, &ctx, recs, ray_count, &st);
+    err = rtcd_pair_step(def, state, a, &pa, b, &pb, &ctx, recs, ray_count, &st);
     if (err == RTCD_OK) rtcd_recs_to_rays(&ctx, recs, *ray_count, rays);
     rtcd_free(recs);
     if (stats) *stats = st;

@@ -17,7 +17,53 @@ rtcd_narrowphase_def rtcd_default_narrowphase_def(void)
     def.traversal = RTCD_TRAVERSAL_BVH;
     def.contact_normal = RTCD_CONTACT_REPROJECTED;
     def.cull_separated = 1;
+    def.iterative = rtcd_default_iterative_def();
+    def.backend = RTCD_BACKEND_AUTO;
     return def;
+}
+
+rtcd_error rtcd_narrowphase_def_validate(const rtcd_narrowphase_def* def)
+{
+    const char* fn = "rtcd_narrowphase_def";
+    if (!def) return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "%s: NULL def", fn);
+    if (def->traversal < RTCD_TRAVERSAL_BVH || def->traversal > RTCD_TRAVERSAL_BVH_STACKLESS)
+        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "%s: unknown traversal %d", fn, (int)def->traversal);
+    if (def->contact_normal < RTCD_CONTACT_REPROJECTED || def->contact_normal > RTCD_CONTACT_RAY_WEIGHTED)
+        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "%s: unknown contact_normal %d", fn, (int)def->contact_normal);
+    const rtcd_iterative_def* it = &def->iterative;
+    const rtcd_iterative_params* fx = &it->fixed;
+    if (it->algorithm < RTCD_ALGORITHM_STANDARD || it->algorithm > RTCD_ALGORITHM_PREDICTIVE)
+        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "%s: unknown iterative.algorithm %d", fn, (int)it->algorithm);
+    if (!(it->confidence >= 1.0f) || !isfinite(it->confidence))
+        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "%s: iterative.confidence must be finite and >= 1 (got %g)", fn,
+                         (double)it->confidence);
+    if (!it->adaptive && !(fx->displacement_threshold > 0.0f && fx->distance_extension > fx->displacement_threshold &&
+                           fx->culling_distance >= 0.0f && isfinite(fx->distance_extension) &&
+                           isfinite(fx->culling_distance) && fx->max_iterations >= 1))
+        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT,
+                         "%s: iterative.fixed needs displacement_threshold > 0, distance_extension > threshold, "
+                         "culling_distance >= 0 (all finite) and max_iterations >= 1",
+                         fn);
+    if (def->backend < RTCD_BACKEND_AUTO || def->backend > RTCD_BACKEND_OPENCL)
+        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "%s: unknown backend %d", fn, (int)def->backend);
+    if (def->threads > 1024)
+        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "%s: threads %u is more than 1024", fn, def->threads);
+    if (def->max_devices > 16)
+        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "%s: max_devices %u is more than 16", fn, def->max_devices);
+    if ((def->tasks.enqueue != NULL) != (def->tasks.finish != NULL) || (def->tasks.enqueue && !def->tasks.worker_count))
+        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT,
+                         "%s: tasks needs both enqueue and finish, and worker_count >= 1", fn);
+    return RTCD_OK;
+}
+
+const char* rtcd_backend_name(rtcd_backend backend)
+{
+    switch (backend) {
+    case RTCD_BACKEND_AUTO: return "auto";
+    case RTCD_BACKEND_CPU: return "cpu";
+    case RTCD_BACKEND_OPENCL: return "opencl";
+    }
+    return "unknown";
 }
 
 void rtcd_pair_ctx_init(rtcd_pair_ctx* c, const rtcd_narrowphase_def* def, const rtcd_mesh* a, const rtcd_xform* pa,

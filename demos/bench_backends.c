@@ -1,20 +1,19 @@
-/* The avalanche's narrow phase on each backend, side by side in one run:
- * the CPU reference (single thread), OpenCL on one device and on two.
- * Poses come from a real 512-blob avalanche (Bullet through rtcd, CPU) at
- * several moments; each backend then runs exactly the same pair batches.
+/* The avalanche's narrow phase on each backend, side by side in one run,
+ * all through rtcd_batch with the same def but for where it runs: the CPU
+ * reference on one thread and on --threads (default: every core), OpenCL on
+ * one device and on two. Poses come from a real 512-blob avalanche (Bullet
+ * through rtcd, CPU) at several moments; each backend then runs exactly the
+ * same pair batches, and their reduced contacts are compared bit for bit.
  * On a machine without GPUs, PoCL provides the devices: unless already set,
- * POCL_DEVICES="pthread pthread" and POCL_MAX_PTHREAD_COUNT=1 are set here
- * (one thread per device), before the first OpenCL call.
- * Every backend runs the same algorithm (--algorithm, default predictive):
- * the CPU reference as rtcd_collide_standard, or rtcd_collide_iterative with
- * one rtcd_pair_state per pair key kept while the key keeps appearing, as the
- * OpenCL backend keeps its per-pair state; then rtcd_reduce_contacts.
+ * POCL_DEVICES="pthread pthread" and POCL_MAX_PTHREAD_COUNT=1 (one thread
+ * per device), except for a sub-device spec (--devices 0:0/2), which splits
+ * PoCL's one device.
  * Usage: bench_backends [--objects N] [--steps N] [--repetitions R] [--devices "spec"]
  *                       [--algorithm standard|iterative|predictive] [--threads N] */
 #include "demo_common.h"
 #include "scene_util.h"
 
-#include <rtcd/rtcd_opencl.h>
+#include <rtcd/rtcd_batch.h>
 #include <rtcd/rtcd_world.h>
 
 #include <math.h>
@@ -34,47 +33,15 @@ static double median(double* v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/* The CPU reference's per-pair state, by pair key (i << 32 | j, i < j < objects):
- * a pair keeps its state while its key appears in consecutive calls, as on
- * the OpenCL backend; a pair that skipped a call starts over. */
-typedef struct cpu_states {
-    rtcd_pair_state** state; /* objects * objects, index i * objects + j */
-    uint32_t* last_call;     /* the call that last saw the pair (0: never) */
-    uint32_t objects, call;
-} cpu_states;
+enum { CPU_ONE, CPU_ALL, CL_ONE, CL_TWO, RUNS };
+static const char* const run_names[RUNS] = {"cpu_1_thread", "cpu_threads", "opencl_1_device", "opencl_2_devices"};
 
-static double run_cpu(const rtcd_narrowphase_def* nd, const rtcd_iterative_def* idef, cpu_states* cs,
-                      const rtcd_pair_desc* pairs, uint32_t n, rtcd_ray_hit* rays, rtcd_contact* contacts,
-                      uint64_t* out_contacts, int* failed)
+/* The same pairs through one batch: ms, and 1 when a call failed. */
+static double run(rtcd_batch* b, const rtcd_pair_desc* pairs, uint32_t n, rtcd_pair_result* res, int* failed)
 {
-    double t0 = demo_now_ms();
-    uint64_t total = 0;
-    cs->call++;
-    for (uint32_t i = 0; i < n; ++i) {
-        uint32_t cap = rtcd_mesh_vertex_count(pairs[i].a) + rtcd_mesh_vertex_count(pairs[i].b), m = 0;
-        rtcd_error err;
-        if (idef->algorithm == RTCD_ALGORITHM_STANDARD) {
-            err = rtcd_collide_standard(nd, pairs[i].a, &pairs[i].pose_a, pairs[i].b, &pairs[i].pose_b, rays, cap, &m,
-                                        NULL);
-        } else {
-            size_t k = (size_t)(pairs[i].key >> 32) * cs->objects + (uint32_t)pairs[i].key;
-            if (!cs->state[k]) err = rtcd_pair_state_create(&cs->state[k]);
-            else {
-                if (cs->last_call[k] + 1 != cs->call) rtcd_pair_state_reset(cs->state[k]);
-                err = RTCD_OK;
-            }
-            cs->last_call[k] = cs->call;
-            if (err == RTCD_OK)
-                err = rtcd_collide_iterative(nd, idef, cs->state[k], pairs[i].a, &pairs[i].pose_a, pairs[i].b,
-                                             &pairs[i].pose_b, rays, cap, &m, NULL);
-        }
-        if (err != RTCD_OK) *failed = 1;
-        for (uint32_t k = 0; k < m; ++k) contacts[k] = rtcd_contact_from_ray(&rays[k], nd->contact_normal);
-        rtcd_contact reduced[RTCD_MAX_MANIFOLD_POINTS];
-        total += rtcd_reduce_contacts(contacts, m, reduced);
-    }
-    *out_contacts = total;
-    return demo_now_ms() - t0;
+    double t = demo_now_ms();
+    if (rtcd_batch_collide(b, pairs, n, res, NULL) != RTCD_OK) *failed = 1;
+    return demo_now_ms() - t;
 }
 
 /* JSON-safe device name ("" when there is none). */
@@ -107,15 +74,17 @@ int main(int argc, char** argv)
         {.name = "--algorithm", .type = DEMO_CLI_ENUM, .target = &algorithm_opt, .choices = algorithms,
          .help = "the algorithm every backend runs (default predictive)"},
         {.name = "--threads", .type = DEMO_CLI_U32, .target = &threads, .meta = "N", .max = 1024,
-         .help = "worker threads of the avalanche that makes the poses (default 0: all cores)"},
+         .help = "CPU reference threads of the threaded run and of the avalanche that makes the poses (default 0: all cores)"},
     };
     demo_cli cli = {argv[0], "The avalanche's narrow phase on the CPU reference, one OpenCL device and two; JSON.",
                     opts, sizeof opts / sizeof *opts};
     int prc = demo_cli_parse(&cli, argc, argv);
     if (prc) return demo_cli_exit_code(prc);
     rtcd_algorithm algorithm = (rtcd_algorithm)algorithm_opt;
-    setenv("POCL_DEVICES", "pthread pthread", 0);
-    setenv("POCL_MAX_PTHREAD_COUNT", "1", 0);
+    if (!strchr(spec, '/')) {
+        setenv("POCL_DEVICES", "pthread pthread", 0);
+        setenv("POCL_MAX_PTHREAD_COUNT", "1", 0);
+    }
 
     /* The avalanche on the CPU reference provides the poses. */
     demo_options wo;
@@ -143,31 +112,29 @@ int main(int argc, char** argv)
         rtcd_world_add_body(world, shape, 1.0f, &p, NULL);
     }
     const rtcd_mesh* body = rtcd_shape_body_mesh(shape);
-    rtcd_opencl_def d1 = rtcd_default_opencl_def(), d2 = rtcd_default_opencl_def();
-    d1.devices = d2.devices = spec;
-    d1.max_devices = 1;
-    d2.max_devices = 2;
-    d1.iterative.algorithm = d2.iterative.algorithm = algorithm;
-    rtcd_narrowphase_def nd = rtcd_default_narrowphase_def();
-    nd.traversal = d1.traversal;
-    nd.contact_normal = d1.contact_normal;
-    cpu_states cs = {calloc((size_t)objects * objects, sizeof(rtcd_pair_state*)),
-                     calloc((size_t)objects * objects, sizeof(uint32_t)), objects, 0};
-    rtcd_opencl *one = NULL, *two = NULL;
-    if (rtcd_opencl_create(&d1, &one) != RTCD_OK || rtcd_opencl_create(&d2, &two) != RTCD_OK) {
-        fprintf(stderr, "bench_backends: OpenCL: %s\n", rtcd_last_error_message());
-        return 1;
+    rtcd_narrowphase_def defs[RUNS];
+    rtcd_batch* batches[RUNS] = {NULL};
+    for (int k = 0; k < RUNS; ++k) {
+        defs[k] = rtcd_default_narrowphase_def();
+        defs[k].iterative.algorithm = algorithm;
+        defs[k].backend = k <= CPU_ALL ? RTCD_BACKEND_CPU : RTCD_BACKEND_OPENCL;
+        defs[k].threads = k == CPU_ONE ? 1 : threads;
+        defs[k].devices = spec;
+        defs[k].max_devices = k == CL_ONE ? 1 : 2;
+        if (rtcd_batch_create(&defs[k], &batches[k]) != RTCD_OK) {
+            fprintf(stderr, "bench_backends: %s: %s\n", run_names[k], rtcd_last_error_message());
+            return 1;
+        }
     }
     rtcd_transform* poses = malloc(objects * sizeof *poses);
     rtcd_pair_desc* pairs = malloc((size_t)objects * objects / 2 * sizeof *pairs);
-    rtcd_pair_result* res = malloc((size_t)objects * objects / 2 * sizeof *res);
-    rtcd_ray_hit* rays = malloc(2 * RTCD_AVALANCHE_BLOB_VERTICES * sizeof *rays);
-    rtcd_contact* contacts = malloc(2 * RTCD_AVALANCHE_BLOB_VERTICES * sizeof *contacts);
-    if (!poses || !pairs || !res || !rays || !contacts || !cs.state || !cs.last_call) {
+    rtcd_pair_result* res[RUNS];
+    for (int k = 0; k < RUNS; ++k) res[k] = malloc((size_t)objects * objects / 2 * sizeof *res[k]);
+    if (!poses || !pairs || !res[0] || !res[1] || !res[2] || !res[3]) {
         fprintf(stderr, "bench_backends: out of memory\n");
         return 1;
     }
-    double cpu_sum = 0, one_sum = 0, two_sum = 0;
+    double sum[RUNS] = {0};
     uint32_t snapshots = 0, pair_total = 0;
     int mismatch = 0, failed = 0;
     for (uint32_t step = 1; step <= steps; ++step) {
@@ -175,54 +142,46 @@ int main(int argc, char** argv)
         if (step < 100 || step % 50 != 0) continue;
         for (uint32_t b = 0; b < objects; ++b) rtcd_world_get_pose(world, b, &poses[b]);
         uint32_t n = scene_overlapping_pairs(body, poses, objects, pairs);
-        double tc[64], t1[64], t2[64];
-        uint64_t cpu_contacts = 0;
-        for (uint32_t r = 0; r < reps; ++r) {
-            /* interleaved, so the three share the machine's noise */
-            tc[r] = run_cpu(&nd, &d1.iterative, &cs, pairs, n, rays, contacts, &cpu_contacts, &failed);
-            double t = demo_now_ms();
-            failed |= rtcd_opencl_collide(one, pairs, n, res, NULL) != RTCD_OK;
-            t1[r] = demo_now_ms() - t;
-            t = demo_now_ms();
-            failed |= rtcd_opencl_collide(two, pairs, n, res, NULL) != RTCD_OK;
-            t2[r] = demo_now_ms() - t;
-        }
-        uint64_t dev_contacts = 0;
-        for (uint32_t i = 0; i < n; ++i) dev_contacts += res[i].contact_count;
-        mismatch |= dev_contacts != cpu_contacts;
-        cpu_sum += median(tc, (int)reps);
-        one_sum += median(t1, (int)reps);
-        two_sum += median(t2, (int)reps);
+        double t[RUNS][64];
+        for (uint32_t r = 0; r < reps; ++r) /* interleaved, so the runs share the machine's noise */
+            for (int k = 0; k < RUNS; ++k) t[k][r] = run(batches[k], pairs, n, res[k], &failed);
+        /* Same contacts, bit for bit, on every backend (same pair states: every run saw the same calls). */
+        for (int k = 1; k < RUNS; ++k)
+            for (uint32_t i = 0; i < n; ++i)
+                mismatch |= res[k][i].contact_count != res[0][i].contact_count ||
+                            memcmp(res[k][i].contacts, res[0][i].contacts,
+                                   res[0][i].contact_count * sizeof res[0][i].contacts[0]) != 0;
+        for (int k = 0; k < RUNS; ++k) sum[k] += median(t[k], (int)reps);
         pair_total += n;
         snapshots++;
     }
     if (failed) fprintf(stderr, "bench_backends: a narrow-phase call failed: %s\n", rtcd_last_error_message());
     /* "devices": what the two-device run actually used (PoCL or a machine
      * with one device may give fewer than two); their names follow. */
-    uint32_t used1 = rtcd_opencl_device_count(one), used2 = rtcd_opencl_device_count(two);
+    uint32_t used1 = rtcd_batch_device_count(batches[CL_ONE]), used2 = rtcd_batch_device_count(batches[CL_TWO]);
+    double mean[RUNS];
+    for (int k = 0; k < RUNS; ++k) mean[k] = snapshots ? sum[k] / snapshots : 0.0;
     printf("{\"benchmark\":\"avalanche_narrowphase_backends\",\"algorithm\":\"%s\",\"objects\":%u,\"threads\":%u,"
-           "\"snapshots\":%u,\"pairs_mean\":%.0f,\"repetitions\":%u,\"cpu_reference_ms\":%.3f,\"opencl_1_device_ms\":%.3f,"
-           "\"opencl_2_devices_ms\":%.3f,\"devices\":%u,\"opencl_1_devices\":%u,\"device_names\":[",
-           rtcd_algorithm_name(algorithm), objects, threads, snapshots, snapshots ? (double)pair_total / snapshots : 0.0,
-           reps, snapshots ? cpu_sum / snapshots : 0.0, snapshots ? one_sum / snapshots : 0.0,
-           snapshots ? two_sum / snapshots : 0.0, used2, used1);
+           "\"snapshots\":%u,\"pairs_mean\":%.0f,\"repetitions\":%u",
+           rtcd_algorithm_name(algorithm), objects, rtcd_batch_thread_count(batches[CPU_ALL]), snapshots,
+           snapshots ? (double)pair_total / snapshots : 0.0, reps);
+    for (int k = 0; k < RUNS; ++k) printf(",\"%s_ms\":%.3f", run_names[k], mean[k]);
+    printf(",\"devices\":%u,\"opencl_1_devices\":%u,\"device_names\":[", used2, used1);
     for (uint32_t d = 0; d < used2; ++d) {
         char name[160];
-        json_name(rtcd_opencl_device_name(two, d), name, sizeof name);
+        json_name(rtcd_batch_device_name(batches[CL_TWO], d), name, sizeof name);
         printf("%s\"%s\"", d ? "," : "", name);
     }
-    printf("],\"two_over_one_speedup\":%.3f,\"opencl_1_over_cpu_speedup\":%.3f,\"contacts_equal\":%s}\n",
-           two_sum > 0 ? one_sum / two_sum : 0.0, one_sum > 0 ? cpu_sum / one_sum : 0.0, mismatch ? "false" : "true");
-    for (size_t k = 0; k < (size_t)objects * objects; ++k) rtcd_pair_state_destroy(cs.state[k]);
-    free(cs.state);
-    free(cs.last_call);
+    printf("],\"threads_over_1_thread_speedup\":%.3f,\"two_over_one_device_speedup\":%.3f,"
+           "\"opencl_1_over_cpu_1_speedup\":%.3f,\"contacts_equal\":%s}\n",
+           mean[CPU_ALL] > 0 ? mean[CPU_ONE] / mean[CPU_ALL] : 0.0, mean[CL_TWO] > 0 ? mean[CL_ONE] / mean[CL_TWO] : 0.0,
+           mean[CL_ONE] > 0 ? mean[CPU_ONE] / mean[CL_ONE] : 0.0, mismatch ? "false" : "true");
     free(poses);
     free(pairs);
-    free(res);
-    free(rays);
-    free(contacts);
-    rtcd_opencl_destroy(one);
-    rtcd_opencl_destroy(two);
+    for (int k = 0; k < RUNS; ++k) {
+        free(res[k]);
+        rtcd_batch_release(batches[k]);
+    }
     rtcd_shape_release(shape);
     rtcd_mesh_release(mesh);
     rtcd_world_destroy(world);

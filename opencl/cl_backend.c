@@ -4,45 +4,44 @@
  * the iterative algorithms the host plans each pair's pass (rtcd_track_plan,
  * as the CPU reference) and the kept rays stay in the pair's device slot. */
 #include "cl_internal.h"
+#include "backend.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 _Static_assert(sizeof(rtcd_world_ray) == sizeof(rtcd_ray_hit), "device rays are copied into rtcd_ray_hit");
 
-rtcd_opencl_def rtcd_default_opencl_def(void)
-{
-    rtcd_opencl_def def;
-    memset(&def, 0, sizeof def);
-    def.traversal = RTCD_TRAVERSAL_BVH;
-    def.contact_normal = RTCD_CONTACT_REPROJECTED;
-    def.iterative = rtcd_default_iterative_def();
-    return def;
-}
-
-static int known_algorithm(rtcd_algorithm a)
-{
-    return a == RTCD_ALGORITHM_STANDARD || a == RTCD_ALGORITHM_ITERATIVE || a == RTCD_ALGORITHM_PREDICTIVE;
-}
-
-void rtcd_opencl_set_iterative(rtcd_opencl* cl, const rtcd_iterative_def* def)
+void rtcd_opencl_set_def(rtcd_opencl* cl, const rtcd_narrowphase_def* def)
 {
     if (!cl || !def) return;
-    cl->def.iterative = *def;
+    cl->def = *def;
+    cl->def.devices = NULL; /* read at creation only; not owned */
     rtcd_cl_reset_tracks(cl);
 }
 
-rtcd_error rtcd_opencl_create(const rtcd_opencl_def* def, rtcd_opencl** out)
+rtcd_error rtcd_opencl_create(const rtcd_narrowphase_def* def, const char* kernel_suffix, rtcd_opencl** out)
 {
     if (out) *out = NULL;
     if (!def || !out) return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_opencl_create: NULL argument");
-    if (!known_algorithm(def->iterative.algorithm))
-        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_opencl_create: unknown algorithm %d",
-                         (int)def->iterative.algorithm);
+    rtcd_error err = rtcd_narrowphase_def_validate(def);
+    if (err != RTCD_OK) return err;
     rtcd_opencl* cl = rtcd_calloc(1, sizeof *cl);
     if (!cl) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_create: out of memory");
     cl->def = *def;
-    rtcd_error err = rtcd_cl_open_devices(cl);
+    /* Test hook for whole worlds: a suffix that breaks the kernels. */
+    if (!kernel_suffix) kernel_suffix = getenv("RTCD_CL_KERNEL_SUFFIX");
+    if (kernel_suffix) {
+        size_t n = strlen(kernel_suffix) + 1;
+        cl->kernel_suffix = rtcd_alloc(n);
+        if (!cl->kernel_suffix) {
+            rtcd_free(cl);
+            return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_create: out of memory");
+        }
+        memcpy(cl->kernel_suffix, kernel_suffix, n);
+    }
+    err = rtcd_cl_open_devices(cl);
+    cl->def.devices = NULL; /* read at creation only; not owned */
     if (err != RTCD_OK) {
         rtcd_opencl_destroy(cl);
         return err;
@@ -56,7 +55,8 @@ void rtcd_opencl_destroy(rtcd_opencl* cl)
     if (!cl) return;
     rtcd_cl_close_devices(cl);
     rtcd_cl_registry_free(&cl->registry);
-    rtcd_cl_map_free(&cl->map);
+    rtcd_key_map_free(&cl->map);
+    rtcd_free(cl->kernel_suffix);
     rtcd_free(cl);
 }
 
@@ -67,9 +67,9 @@ const char* rtcd_opencl_device_name(const rtcd_opencl* cl, uint32_t i)
     return cl && i < cl->device_count ? cl->devices[i].name : "";
 }
 
-rtcd_opencl_stats rtcd_opencl_last_stats(const rtcd_opencl* cl)
+rtcd_batch_stats rtcd_opencl_last_stats(const rtcd_opencl* cl)
 {
-    rtcd_opencl_stats none;
+    rtcd_batch_stats none;
     memset(&none, 0, sizeof none);
     return cl ? cl->stats : none;
 }
@@ -158,14 +158,12 @@ static rtcd_error cpu_pair(const rtcd_opencl* cl, const rtcd_pair_desc* p, rtcd_
     if (!buf || !contacts) {
         err = rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "OpenCL: no memory for the CPU fallback");
     } else {
-        rtcd_narrowphase_def nd = rtcd_default_narrowphase_def();
-        nd.traversal = cl->def.traversal;
-        nd.contact_normal = cl->def.contact_normal;
+        const rtcd_narrowphase_def* nd = &cl->def;
         rtcd_narrowphase_stats st;
-        err = rtcd_collide_standard(&nd, p->a, &p->pose_a, p->b, &p->pose_b, buf, cap, &n, &st);
+        err = rtcd_collide_standard(nd, p->a, &p->pose_a, p->b, &p->pose_b, buf, cap, &n, &st);
         if (err == RTCD_OK) {
             for (uint32_t i = 0; i < n; ++i) {
-                contacts[i] = rtcd_contact_from_ray(&buf[i], nd.contact_normal);
+                contacts[i] = rtcd_contact_from_ray(&buf[i], nd->contact_normal);
                 r->ray_length += buf[i].length;
             }
             r->contact_count = rtcd_reduce_contacts(contacts, n, r->contacts);
@@ -279,9 +277,6 @@ rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uin
 {
     if (!cl || (n && (!pairs || !results)))
         return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_opencl_collide: NULL argument");
-    if (!known_algorithm(cl->def.iterative.algorithm))
-        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_opencl_collide: unknown algorithm %d",
-                         (int)cl->def.iterative.algorithm);
     for (uint32_t i = 0; i < n; ++i)
         if (!pairs[i].a || !pairs[i].b)
             return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_opencl_collide: pair %u has a NULL mesh", i);
@@ -311,7 +306,7 @@ rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uin
         }
         d->batch_cap = (uint32_t)pc;
         rtcd_cl_pair* cp = &d->host_pairs[d->batch_count];
-        cl_pair_info* info = info_of[i] != RTCD_CL_NO_SLOT ? &cl->map.info[info_of[i]] : NULL;
+        cl_pair_info* info = info_of[i] != RTCD_CL_NO_SLOT ? (cl_pair_info*)rtcd_key_map_value(&cl->map, info_of[i]) : NULL;
         if ((err = plan_pair(cl, d, p, info, cp)) != RTCD_OK) break;
         cp->ray_offset = (uint32_t)rays_total[device_of[i]];
         rays_total[device_of[i]] += p->a->vertex_count + p->b->vertex_count;
@@ -337,7 +332,7 @@ rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uin
         cl_device_state* d = &cl->devices[dv];
         for (uint32_t s = 0; s < d->batch_count && err == RTCD_OK; ++s) {
             uint32_t i = d->batch_index[s];
-            cl_pair_info* info = info_of[i] != RTCD_CL_NO_SLOT ? &cl->map.info[info_of[i]] : NULL;
+            cl_pair_info* info = info_of[i] != RTCD_CL_NO_SLOT ? (cl_pair_info*)rtcd_key_map_value(&cl->map, info_of[i]) : NULL;
             err = finish_pair(cl, dv, &d->host_pairs[s], &d->host_results[s], &pairs[i], info, &results[i],
                               rays ? rays + ray_offset[i] : NULL,
                               rays ? d->host_rays + d->host_pairs[s].ray_offset : NULL);
@@ -351,3 +346,24 @@ rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uin
     cl->stats.ms = now_ms() - start;
     return err;
 }
+
+/* ---- the seam (core/backend.h) ---- */
+
+static rtcd_error ops_collide(void* impl, const rtcd_pair_desc* pairs, uint32_t n, rtcd_pair_result* results,
+                              rtcd_ray_hit* rays)
+{
+    return rtcd_opencl_collide(impl, pairs, n, results, rays);
+}
+static void ops_set_def(void* impl, const rtcd_narrowphase_def* def) { rtcd_opencl_set_def(impl, def); }
+static void ops_stats(const void* impl, rtcd_batch_stats* out) { *out = rtcd_opencl_last_stats(impl); }
+static uint32_t ops_device_count(const void* impl) { return rtcd_opencl_device_count(impl); }
+static const char* ops_device_name(const void* impl, uint32_t i) { return rtcd_opencl_device_name(impl, i); }
+static uint32_t ops_thread_count(const void* impl)
+{
+    (void)impl;
+    return 0;
+}
+static void ops_destroy(void* impl) { rtcd_opencl_destroy(impl); }
+
+const rtcd_backend_ops rtcd_opencl_backend_ops = {"opencl",         ops_collide,      ops_set_def, ops_stats,
+                                                  ops_device_count, ops_device_name, ops_thread_count, ops_destroy};

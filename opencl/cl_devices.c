@@ -258,7 +258,7 @@ static rtcd_error open_split(rtcd_opencl* cl, const char* spec, const candidate*
         snprintf(tag, sizeof tag, " [sub %u/%u, %u CU]", used + 1, e->split, sub_units);
         candidate sub = *c;
         sub.device = ids[used];
-        result = open_device(d, &sub, cl->def.kernel_source_suffix, tag);
+        result = open_device(d, &sub, cl->kernel_suffix, tag);
     }
     release_sub_devices(ids, used, got);
     rtcd_free(ids);
@@ -321,7 +321,7 @@ rtcd_error rtcd_cl_open_devices(rtcd_opencl* cl)
             r = open_split(cl, spec, &all[i], e, limit);
         } else {
             cl_device_state* d = &cl->devices[cl->device_count++];
-            r = open_device(d, &all[i], cl->def.kernel_source_suffix, "");
+            r = open_device(d, &all[i], cl->kernel_suffix, "");
         }
         if (r != RTCD_OK) return r;
     }

@@ -5,9 +5,10 @@
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 
-#include <rtcd/rtcd_opencl.h>
+#include "cl_backend.h"
 
 #include "core_internal.h"
+#include "key_map.h"
 #include "kernels/cl_types.h"
 
 #define RTCD_CL_MAX_DEVICES 16
@@ -74,21 +75,14 @@ typedef struct cl_pair_info {
     uint8_t device;
 } cl_pair_info;
 
-/* Persisting pairs by key (open addressing, rebuilt each call from the pairs present). */
-typedef struct cl_pair_map {
-    uint64_t* keys;
-    cl_pair_info* info;
-    uint8_t* used;
-    uint32_t cap;
-} cl_pair_map;
-
 struct rtcd_opencl {
-    rtcd_opencl_def def;
+    rtcd_narrowphase_def def;
+    char* kernel_suffix;   /* test hook (rtcd_opencl_create), NULL: none */
     cl_device_state devices[RTCD_CL_MAX_DEVICES];
     uint32_t device_count;
     cl_mesh_registry registry;
-    cl_pair_map map;
-    rtcd_opencl_stats stats;
+    rtcd_key_map map;      /* key -> cl_pair_info of the pairs present in the last call */
+    rtcd_batch_stats stats;
 };
 
 /* cl_devices.c: picks the devices and builds the program on each. */
@@ -104,13 +98,12 @@ rtcd_error rtcd_cl_upload_meshes(cl_device_state* dev, const cl_mesh_registry* r
 void rtcd_cl_registry_free(cl_mesh_registry* reg);
 
 /* cl_state.c: the pair map and the devices' kept-ray slots. */
-/* Rebuilds the map from this call's pairs: info_of[i] is pair i's entry in
- * cl->map.info (RTCD_CL_NO_SLOT for a key seen earlier in the batch: that
+/* Rebuilds the map from this call's pairs: info_of[i] is pair i's slot in
+ * cl->map (RTCD_CL_NO_SLOT for a key seen earlier in the batch: that
  * copy runs without state), device_of[i] its device (the old one while its
  * key persists, else the least loaded). Vanished pairs free their slots. */
 rtcd_error rtcd_cl_assign_pairs(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uint32_t n, uint32_t* info_of,
                                 uint8_t* device_of);
-void rtcd_cl_map_free(cl_pair_map* map);
 /* Gives the pair a slot on its device, growing the device's buffer (the
  * copy is queued before this call's kernel). */
 rtcd_error rtcd_cl_take_slot(cl_device_state* d, cl_pair_info* info);

@@ -7,32 +7,7 @@
 
 #define SLOT_BYTES ((size_t)2 * RTCD_CL_STATE_ENTRIES * 2 * sizeof(cl_uint))
 
-static uint32_t slot_of(const cl_pair_map* m, uint64_t key)
-{
-    uint64_t h = key * 0x9e3779b97f4a7c15ull;
-    uint32_t i = (uint32_t)(h >> 32) & (m->cap - 1);
-    while (m->used[i] && m->keys[i] != key) i = (i + 1) & (m->cap - 1);
-    return i;
-}
-
-static int map_init(cl_pair_map* m, uint32_t pairs)
-{
-    uint32_t cap = 64;
-    while (cap < 2 * pairs + 2) cap *= 2;
-    m->cap = cap;
-    m->keys = rtcd_alloc(cap * sizeof *m->keys);
-    m->info = rtcd_alloc(cap * sizeof *m->info);
-    m->used = rtcd_calloc(cap, 1);
-    return m->keys && m->info && m->used;
-}
-
-void rtcd_cl_map_free(cl_pair_map* m)
-{
-    rtcd_free(m->keys);
-    rtcd_free(m->info);
-    rtcd_free(m->used);
-    memset(m, 0, sizeof *m);
-}
+static cl_pair_info* info_at(const rtcd_key_map* m, uint32_t slot) { return rtcd_key_map_value(m, slot); }
 
 void rtcd_cl_reset_track(cl_pair_info* info)
 {
@@ -43,7 +18,7 @@ void rtcd_cl_reset_track(cl_pair_info* info)
 void rtcd_cl_reset_tracks(rtcd_opencl* cl)
 {
     for (uint32_t s = 0; s < cl->map.cap; ++s)
-        if (cl->map.used[s]) rtcd_cl_reset_track(&cl->map.info[s]);
+        if (cl->map.used[s]) rtcd_cl_reset_track(info_at(&cl->map, s));
 }
 
 static int give_back_slot(cl_device_state* d, uint32_t slot)
@@ -56,15 +31,13 @@ static int give_back_slot(cl_device_state* d, uint32_t slot)
 rtcd_error rtcd_cl_assign_pairs(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uint32_t n, uint32_t* info_of,
                                 uint8_t* device_of)
 {
-    cl_pair_map next;
-    if (!map_init(&next, n)) {
-        rtcd_cl_map_free(&next);
+    rtcd_key_map next;
+    if (!rtcd_key_map_init(&next, n, sizeof(cl_pair_info)))
         return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "OpenCL: no memory for the pair map");
-    }
     uint32_t load[RTCD_CL_MAX_DEVICES] = {0};
     /* Persisting pairs first: they keep their device and state. */
     for (uint32_t i = 0; i < n; ++i) {
-        uint32_t s = slot_of(&next, pairs[i].key);
+        uint32_t s = rtcd_key_map_slot(&next, pairs[i].key);
         if (next.used[s]) {
             info_of[i] = RTCD_CL_NO_SLOT; /* the key appears twice: the copy runs without state */
             continue;
@@ -72,10 +45,10 @@ rtcd_error rtcd_cl_assign_pairs(rtcd_opencl* cl, const rtcd_pair_desc* pairs, ui
         next.used[s] = 1;
         next.keys[s] = pairs[i].key;
         info_of[i] = s;
-        cl_pair_info* info = &next.info[s];
-        uint32_t old = cl->map.cap ? slot_of(&cl->map, pairs[i].key) : 0;
-        if (cl->map.cap && cl->map.used[old]) {
-            *info = cl->map.info[old];
+        cl_pair_info* info = info_at(&next, s);
+        uint32_t old = rtcd_key_map_find(&cl->map, pairs[i].key);
+        if (old != UINT32_MAX) {
+            *info = *info_at(&cl->map, old);
             load[info->device]++;
         } else {
             memset(info, 0, sizeof *info);
@@ -85,7 +58,8 @@ rtcd_error rtcd_cl_assign_pairs(rtcd_opencl* cl, const rtcd_pair_desc* pairs, ui
     }
     /* New pairs to the least loaded device; duplicates follow their first copy. */
     for (uint32_t i = 0; i < n; ++i) {
-        cl_pair_info* info = &next.info[info_of[i] != RTCD_CL_NO_SLOT ? info_of[i] : slot_of(&next, pairs[i].key)];
+        cl_pair_info* info =
+            info_at(&next, info_of[i] != RTCD_CL_NO_SLOT ? info_of[i] : rtcd_key_map_slot(&next, pairs[i].key));
         if (info->device == 0xff) {
             uint32_t best = 0;
             for (uint32_t d = 1; d < cl->device_count; ++d)
@@ -100,12 +74,13 @@ rtcd_error rtcd_cl_assign_pairs(rtcd_opencl* cl, const rtcd_pair_desc* pairs, ui
     /* Vanished pairs give their slots back. */
     rtcd_error err = RTCD_OK;
     for (uint32_t s = 0; s < cl->map.cap; ++s) {
-        if (!cl->map.used[s] || cl->map.info[s].slot == RTCD_CL_NO_SLOT) continue;
-        if (next.used[slot_of(&next, cl->map.keys[s])]) continue;
-        if (!give_back_slot(&cl->devices[cl->map.info[s].device], cl->map.info[s].slot) && err == RTCD_OK)
+        if (!cl->map.used[s]) continue;
+        const cl_pair_info* gone = info_at(&cl->map, s);
+        if (gone->slot == RTCD_CL_NO_SLOT || rtcd_key_map_find(&next, cl->map.keys[s]) != UINT32_MAX) continue;
+        if (!give_back_slot(&cl->devices[gone->device], gone->slot) && err == RTCD_OK)
             err = rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "OpenCL: no memory for the free state slots");
     }
-    rtcd_cl_map_free(&cl->map);
+    rtcd_key_map_free(&cl->map);
     cl->map = next;
     for (uint32_t d = 0; d < cl->device_count && d < 16; ++d) cl->stats.pairs_per_device[d] = load[d];
     return err;

@@ -110,7 +110,7 @@ static void test_first_call_is_standard(void** state)
         rtcd_pair_state* s = NULL;
         assert_int_equal(rtcd_pair_state_create(&s), RTCD_OK);
         rtcd_narrowphase_stats st;
-        assert_int_equal(rtcd_collide_iterative(&def, &idef, s, m, &pa, m, &pb, it_rays, cap, &ni, &st), RTCD_OK);
+        assert_int_equal(test_collide_iterative(&def, &idef, s, m, &pa, m, &pb, it_rays, cap, &ni, &st), RTCD_OK);
         assert_int_equal(st.standard_pass, 1);
         assert_int_equal(ni, ns);
         assert_memory_equal(it_rays, std_rays, ns * sizeof *std_rays);
@@ -179,7 +179,7 @@ static slide_result slide(const rtcd_iterative_def* idef)
         uint32_t ns = 0, ni = 0;
         rtcd_narrowphase_stats st;
         assert_int_equal(rtcd_collide_standard(&def, a, &pa, b, &pb, std_rays, cap, &ns, NULL), RTCD_OK);
-        assert_int_equal(rtcd_collide_iterative(&def, idef, s, a, &pa, b, &pb, it_rays, cap, &ni, &st), RTCD_OK);
+        assert_int_equal(test_collide_iterative(&def, idef, s, a, &pa, b, &pb, it_rays, cap, &ni, &st), RTCD_OK);
         out.steps++;
         out.iterative_steps += !st.standard_pass;
         rtcd_ray_agreement ag;
@@ -262,10 +262,10 @@ static void test_displacement_threshold(void** state)
     rtcd_ray_hit* rays = ray_buffer(m, m, &cap);
     rtcd_transform pa = rtcd_transform_identity(), pb = pose_of(0.4f, 0.1f, 0.9f, 0, 0);
     rtcd_narrowphase_stats st;
-    assert_int_equal(rtcd_collide_iterative(&def, &idef, s, m, &pa, m, &pb, rays, cap, &n, &st), RTCD_OK);
+    assert_int_equal(test_collide_iterative(&def, &idef, s, m, &pa, m, &pb, rays, cap, &n, &st), RTCD_OK);
     assert_int_equal(st.standard_pass, 1);
     for (int k = 0; k < 10; ++k) {
-        assert_int_equal(rtcd_collide_iterative(&def, &idef, s, m, &pa, m, &pb, rays, cap, &n, &st), RTCD_OK);
+        assert_int_equal(test_collide_iterative(&def, &idef, s, m, &pa, m, &pb, rays, cap, &n, &st), RTCD_OK);
         assert_int_equal(st.standard_pass, 0);
         assert_true(st.walked_rays > 0);
     }
@@ -273,22 +273,22 @@ static void test_displacement_threshold(void** state)
     int standard_at = -1;
     for (int k = 1; k <= 6 && standard_at < 0; ++k) {
         pb.translation[0] = 0.9f - 0.004f * k;
-        assert_int_equal(rtcd_collide_iterative(&def, &idef, s, m, &pa, m, &pb, rays, cap, &n, &st), RTCD_OK);
+        assert_int_equal(test_collide_iterative(&def, &idef, s, m, &pa, m, &pb, rays, cap, &n, &st), RTCD_OK);
         if (st.standard_pass) standard_at = k;
     }
     assert_int_equal(standard_at, 5);
     /* Other meshes: the state starts over. */
     rtcd_mesh* other = test_make_blob(453, 0.5f, 9);
-    assert_int_equal(rtcd_collide_iterative(&def, &idef, s, m, &pa, other, &pb, rays, cap, &n, &st), RTCD_OK);
+    assert_int_equal(test_collide_iterative(&def, &idef, s, m, &pa, other, &pb, rays, cap, &n, &st), RTCD_OK);
     assert_int_equal(st.standard_pass, 1);
     rtcd_pair_state_reset(s);
-    assert_int_equal(rtcd_collide_iterative(&def, &idef, s, m, &pa, other, &pb, rays, cap, &n, &st), RTCD_OK);
+    assert_int_equal(test_collide_iterative(&def, &idef, s, m, &pa, other, &pb, rays, cap, &n, &st), RTCD_OK);
     assert_int_equal(st.standard_pass, 1);
     /* Bad input: a NaN pose is refused with a message, the state untouched. */
     pb.translation[1] = NAN;
-    assert_int_equal(rtcd_collide_iterative(&def, &idef, s, m, &pa, other, &pb, rays, cap, &n, &st),
+    assert_int_equal(test_collide_iterative(&def, &idef, s, m, &pa, other, &pb, rays, cap, &n, &st),
                      RTCD_ERROR_INVALID_ARGUMENT);
-    assert_int_equal(rtcd_collide_iterative(&def, &idef, s, m, &pa, other, &pb, rays, cap - 1, &n, &st),
+    assert_int_equal(test_collide_iterative(&def, &idef, s, m, &pa, other, &pb, rays, cap - 1, &n, &st),
                      RTCD_ERROR_BUFFER_TOO_SMALL);
     free(rays);
     rtcd_pair_state_destroy(s);

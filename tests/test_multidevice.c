@@ -5,7 +5,7 @@
  * run in a child process whose PoCL devices have two compute units each. */
 #include "test_util.h"
 
-#include <rtcd/rtcd_opencl.h>
+#include "cl_backend.h"
 #include <rtcd/rtcd_world.h>
 
 #include "scene_util.h"
@@ -19,11 +19,11 @@
 
 static rtcd_opencl* open_n(uint32_t n)
 {
-    rtcd_opencl_def def = rtcd_default_opencl_def();
+    rtcd_narrowphase_def def = rtcd_default_narrowphase_def();
     def.devices = "all";
     def.max_devices = n;
     rtcd_opencl* cl = NULL;
-    rtcd_error err = rtcd_opencl_create(&def, &cl);
+    rtcd_error err = rtcd_opencl_create(&def, NULL, &cl);
     if (err != RTCD_OK) fprintf(stderr, "%s: %s\n", rtcd_error_name(err), rtcd_last_error_message());
     assert_int_equal(err, RTCD_OK);
     return cl;
@@ -40,7 +40,7 @@ static void test_two_devices_match_one_and_keep_pairs(void** state)
     }
     /* A 64-body avalanche on the CPU reference supplies 300 steps of real poses. */
     rtcd_world_def wd = rtcd_default_world_def();
-    wd.backend = RTCD_BACKEND_CPU;
+    wd.narrowphase.backend = RTCD_BACKEND_CPU;
     rtcd_world* world = NULL;
     assert_int_equal(rtcd_world_create(&wd, &world), RTCD_OK);
     rtcd_mesh* mesh = test_make_blob(RTCD_AVALANCHE_BLOB_VERTICES, 0.5f, 1);
@@ -128,10 +128,11 @@ static void test_world_falls_back_on_broken_kernel(void** state)
     rtcd_set_log(count_warnings, NULL);
     g_warnings = 0;
     rtcd_world_def def = rtcd_default_world_def();
-    def.backend = RTCD_BACKEND_OPENCL;
-    def.opencl.kernel_source_suffix = "this does not compile";
+    def.narrowphase.backend = RTCD_BACKEND_OPENCL;
+    setenv("RTCD_CL_KERNEL_SUFFIX", "this does not compile", 1); /* the backend's test hook */
     rtcd_world* w = NULL;
     assert_int_equal(rtcd_world_create(&def, &w), RTCD_OK);
+    unsetenv("RTCD_CL_KERNEL_SUFFIX");
     rtcd_set_log(NULL, NULL);
     print_message("notice: %s\n", g_last_warning);
     assert_int_equal(g_warnings, 1);
@@ -147,11 +148,11 @@ static void test_world_falls_back_on_broken_kernel(void** state)
 
 static rtcd_error open_spec(const char* spec, uint32_t max_devices, rtcd_opencl** cl)
 {
-    rtcd_opencl_def def = rtcd_default_opencl_def();
+    rtcd_narrowphase_def def = rtcd_default_narrowphase_def();
     def.devices = spec;
     def.max_devices = max_devices;
     *cl = (rtcd_opencl*)0x1; /* must come back NULL on failure */
-    return rtcd_opencl_create(&def, cl);
+    return rtcd_opencl_create(&def, NULL, cl);
 }
 
 /* Opens `spec` or skips the test when this machine cannot (no platform, or
@@ -205,7 +206,7 @@ static void test_subdevices_match_one_device(void** state)
     }
 
     rtcd_world_def wd = rtcd_default_world_def();
-    wd.backend = RTCD_BACKEND_CPU;
+    wd.narrowphase.backend = RTCD_BACKEND_CPU;
     rtcd_world* world = NULL;
     assert_int_equal(rtcd_world_create(&wd, &world), RTCD_OK);
     rtcd_mesh* mesh = test_make_blob(RTCD_AVALANCHE_BLOB_VERTICES, 0.5f, 1);
@@ -313,11 +314,10 @@ static void test_subdevice_bad_specs(void** state)
     expect_failure("0:0/999", RTCD_ERROR_NO_DEVICE);
     expect_failure("9:9/2", RTCD_ERROR_NO_DEVICE);
     /* A kernel that does not build on the first sub-device: both are released (LeakSanitizer). */
-    rtcd_opencl_def def = rtcd_default_opencl_def();
+    rtcd_narrowphase_def def = rtcd_default_narrowphase_def();
     def.devices = "0:0/2";
-    def.kernel_source_suffix = "this does not compile";
     rtcd_opencl* cl = (rtcd_opencl*)0x1;
-    rtcd_error err = rtcd_opencl_create(&def, &cl);
+    rtcd_error err = rtcd_opencl_create(&def, "this does not compile", &cl);
     assert_null(cl);
     assert_true(err == RTCD_ERROR_KERNEL_BUILD || err == RTCD_ERROR_NO_DEVICE);
     if (err == RTCD_ERROR_KERNEL_BUILD) assert_non_null(strstr(rtcd_last_error_message(), "[sub 1/2, "));

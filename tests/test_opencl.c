@@ -4,7 +4,7 @@
  * of poses. */
 #include "test_util.h"
 
-#include <rtcd/rtcd_opencl.h>
+#include "cl_backend.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -13,12 +13,12 @@
 
 static rtcd_opencl* open_backend_with(rtcd_traversal traversal, uint32_t max_devices, const rtcd_iterative_def* idef)
 {
-    rtcd_opencl_def def = rtcd_default_opencl_def();
+    rtcd_narrowphase_def def = rtcd_default_narrowphase_def();
     def.traversal = traversal;
     def.max_devices = max_devices;
     if (idef) def.iterative = *idef;
     rtcd_opencl* cl = NULL;
-    rtcd_error err = rtcd_opencl_create(&def, &cl);
+    rtcd_error err = rtcd_opencl_create(&def, NULL, &cl);
     if (err != RTCD_OK) fprintf(stderr, "%s: %s\n", rtcd_error_name(err), rtcd_last_error_message());
     assert_int_equal(err, RTCD_OK); /* CI installs PoCL: a missing device is a failure here */
     return cl;
@@ -184,7 +184,7 @@ static void check_pair(const rtcd_narrowphase_def* nd, const rtcd_iterative_def*
     assert_non_null(ref);
     assert_non_null(contacts);
     rtcd_narrowphase_stats st;
-    assert_int_equal(rtcd_collide_iterative(nd, idef, mp->state, p->a, &p->pose_a, p->b, &p->pose_b, ref, cap, &n,
+    assert_int_equal(test_collide_iterative(nd, idef, mp->state, p->a, &p->pose_a, p->b, &p->pose_b, ref, cap, &n,
                                             &st),
                      RTCD_OK);
     assert_int_equal(res->standard_pass, st.standard_pass);
@@ -236,7 +236,7 @@ static void run_step(rtcd_opencl* cl, const rtcd_narrowphase_def* nd, const rtcd
     }
     rtcd_ray_hit* rays = calloc(total + 1, sizeof *rays);
     assert_int_equal(rtcd_opencl_collide(cl, desc, (uint32_t)n, res, rays), RTCD_OK);
-    rtcd_opencl_stats cs = rtcd_opencl_last_stats(cl);
+    rtcd_batch_stats cs = rtcd_opencl_last_stats(cl);
     assert_int_equal(cs.cpu_fallback_pairs, 0);
     assert_int_equal(cs.state_resets, 0); /* every pair's kept rays fit its slot */
     size_t offset = 0;
@@ -283,7 +283,9 @@ static void compare_sequence(rtcd_traversal traversal, uint32_t max_devices, con
         for (int i = 0; i < PAIRS; ++i) move_pair(&mps[i], i % 2 ? jump : 0.5f * jump);
     }
     /* A new algorithm resets every pair: all run a standard pass next. */
-    rtcd_opencl_set_iterative(cl, idef);
+    rtcd_narrowphase_def changed = nd;
+    changed.iterative = *idef;
+    rtcd_opencl_set_def(cl, &changed);
     for (int i = 0; i < PAIRS; ++i) {
         present[i] = 1;
         rtcd_pair_state_reset(mps[i].state);
@@ -417,7 +419,7 @@ static void test_state_overflow_forces_standard_pass(void** state)
     for (int step = 0; step < 3; ++step) {
         rtcd_pair_result res;
         assert_int_equal(rtcd_opencl_collide(cl, &mp.desc, 1, &res, got), RTCD_OK);
-        rtcd_opencl_stats cs = rtcd_opencl_last_stats(cl);
+        rtcd_batch_stats cs = rtcd_opencl_last_stats(cl);
         /* Every call is a standard pass, equal to the standard algorithm. */
         assert_int_equal(res.standard_pass, 1);
         assert_int_equal(cs.state_resets, 1);
@@ -448,10 +450,10 @@ static void test_state_overflow_forces_standard_pass(void** state)
 static void test_broken_kernel_reports_build_log(void** state)
 {
     (void)state;
-    rtcd_opencl_def def = rtcd_default_opencl_def();
-    def.kernel_source_suffix = "__kernel void broken(void) { this is not OpenCL; }";
+    rtcd_narrowphase_def def = rtcd_default_narrowphase_def();
     rtcd_opencl* cl = (rtcd_opencl*)0x1;
-    assert_int_equal(rtcd_opencl_create(&def, &cl), RTCD_ERROR_KERNEL_BUILD);
+    assert_int_equal(rtcd_opencl_create(&def, "__kernel void broken(void) { this is not OpenCL; }", &cl),
+                     RTCD_ERROR_KERNEL_BUILD);
     assert_null(cl);
     const char* msg = rtcd_last_error_message();
     print_message("build failure reported as: %.160s...\n", msg);
@@ -462,15 +464,15 @@ static void test_broken_kernel_reports_build_log(void** state)
 static void test_selection(void** state)
 {
     (void)state;
-    rtcd_opencl_def def = rtcd_default_opencl_def();
+    rtcd_narrowphase_def def = rtcd_default_narrowphase_def();
     rtcd_opencl* cl = NULL;
     def.devices = "cpu";
-    assert_int_equal(rtcd_opencl_create(&def, &cl), RTCD_ERROR_UNSUPPORTED);
+    assert_int_equal(rtcd_opencl_create(&def, NULL, &cl), RTCD_ERROR_UNSUPPORTED);
     def.devices = "9:9";
-    assert_int_equal(rtcd_opencl_create(&def, &cl), RTCD_ERROR_NO_DEVICE);
+    assert_int_equal(rtcd_opencl_create(&def, NULL, &cl), RTCD_ERROR_NO_DEVICE);
     assert_non_null(strstr(rtcd_last_error_message(), "9:9"));
     def.devices = "0:0";
-    assert_int_equal(rtcd_opencl_create(&def, &cl), RTCD_OK);
+    assert_int_equal(rtcd_opencl_create(&def, NULL, &cl), RTCD_OK);
     assert_int_equal(rtcd_opencl_device_count(cl), 1);
     rtcd_opencl_destroy(cl);
 }

@@ -59,3 +59,13 @@ rtcd_mesh* test_make_box(float hx, float hy, float hz, uint32_t subdivisions)
     assert_int_equal(rtcd_generate_box(h, subdivisions, &g), RTCD_OK);
     return test_mesh_from_generated(&g, "box");
 }
+
+rtcd_error test_collide_iterative(const rtcd_narrowphase_def* def, const rtcd_iterative_def* idef,
+                                  rtcd_pair_state* state, const rtcd_mesh* a, const rtcd_transform* pose_a,
+                                  const rtcd_mesh* b, const rtcd_transform* pose_b, rtcd_ray_hit* rays,
+                                  uint32_t ray_capacity, uint32_t* ray_count, rtcd_narrowphase_stats* stats)
+{
+    rtcd_narrowphase_def d = *def;
+    d.iterative = *idef;
+    return rtcd_collide_iterative(&d, state, a, pose_a, b, pose_b, rays, ray_capacity, ray_count, stats);
+}

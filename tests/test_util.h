@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include <rtcd/rtcd.h>
+#include <rtcd/rtcd_iterative.h>
 
 /* splitmix64-based deterministic generator. */
 typedef struct test_rng {
@@ -26,6 +27,13 @@ rtcd_mesh* test_mesh_from_generated(rtcd_generated_mesh* g, const char* name);
 rtcd_mesh* test_make_blob(uint32_t vertex_count, float radius, uint64_t seed);
 rtcd_mesh* test_make_uv_sphere(uint32_t rings, uint32_t segments, float radius);
 rtcd_mesh* test_make_box(float hx, float hy, float hz, uint32_t subdivisions);
+
+/* rtcd_collide_iterative with def's algorithm replaced by idef (the tests
+ * vary the algorithm and keep the rest). */
+rtcd_error test_collide_iterative(const rtcd_narrowphase_def* def, const rtcd_iterative_def* idef,
+                                  rtcd_pair_state* state, const rtcd_mesh* a, const rtcd_transform* pose_a,
+                                  const rtcd_mesh* b, const rtcd_transform* pose_b, rtcd_ray_hit* rays,
+                                  uint32_t ray_capacity, uint32_t* ray_count, rtcd_narrowphase_stats* stats);
 
 #define assert_float_near(a, b, tol) assert_true(fabs((double)(a) - (double)(b)) <= (double)(tol))
 

@@ -23,7 +23,7 @@ static scene make_scene_shaped(rtcd_narrowphase_kind kind, int with_plane, float
 {
     scene s;
     rtcd_world_def def = rtcd_default_world_def();
-    def.narrowphase = kind;
+    def.narrowphase_kind = kind;
     if (!with_plane) def.gravity[2] = 0.0f; /* floating bodies: no gravity */
     assert_int_equal(rtcd_world_create(&def, &s.world), RTCD_OK);
     rtcd_generated_mesh g;

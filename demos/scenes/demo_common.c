@@ -105,15 +105,16 @@ void demo_world_def(const demo_options* o, rtcd_world_def* def)
 {
     *def = rtcd_default_world_def();
     def->time_step = 1.0f / DEMO_HZ;
-    def->narrowphase = o->narrowphase;
-    def->backend = o->backend;
-    def->opencl.max_devices = o->devices;
-    def->opencl.traversal = o->traversal;
-    def->opencl.contact_normal = o->contact_normal;
-    def->iterative.algorithm = o->algorithm;
-    def->iterative.adaptive = o->adaptive;
+    def->narrowphase_kind = o->narrowphase;
+    rtcd_narrowphase_def* nd = &def->narrowphase;
+    nd->backend = o->backend;
+    nd->max_devices = o->devices;
+    nd->threads = o->threads;
+    nd->traversal = o->traversal;
+    nd->contact_normal = o->contact_normal;
+    nd->iterative.algorithm = o->algorithm;
+    nd->iterative.adaptive = o->adaptive;
     def->check = o->check;
-    /* TODO(lead): def->...threads = o->threads; */
 }
 
 uint64_t demo_pose_checksum(const rtcd_world* w)
@@ -317,7 +318,6 @@ int demo_run_scene(const demo_options* o, demo_summary* r)
     r->contact_normal = o->contact_normal;
     r->adaptive = o->adaptive;
     r->check = o->check;
-    r->threads = o->threads; /* as requested, until the world reports the count it uses */
     demo_scene s;
     rtcd_error err = demo_scene_create(o, &s);
     if (err != RTCD_OK) {
@@ -423,6 +423,7 @@ int demo_run_scene(const demo_options* o, demo_summary* r)
     double n = done ? done : 1;
     r->backend = rtcd_world_backend(s.world) == RTCD_BACKEND_OPENCL ? "opencl" : "cpu";
     r->devices = rtcd_world_device_count(s.world);
+    r->threads = rtcd_world_thread_count(s.world); /* the count used: 0 on OpenCL or another narrow phase */
     /* JSON-safe copy of the first device's name */
     const char* dn = r->devices ? rtcd_world_device_name(s.world, 0) : "";
     if (!dn) dn = "";

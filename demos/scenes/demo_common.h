@@ -93,7 +93,7 @@ typedef struct demo_summary {
     const char* backend;          /* as resolved: "cpu" or "opencl" */
     char device[160];             /* first device's name ("" on the CPU reference) */
     uint32_t devices;             /* OpenCL devices the world uses (rtcd_world_device_count; 0 on the CPU reference) */
-    uint32_t threads;             /* CPU worker threads: as requested for now (0: all cores) */
+    uint32_t threads;             /* CPU reference threads actually used (0: OpenCL, GImpact or hulls) */
     uint64_t pose_checksum;       /* demo_pose_checksum of the final poses */
     rtcd_algorithm algorithm;
     rtcd_traversal traversal;

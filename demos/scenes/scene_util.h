@@ -4,7 +4,7 @@
 #define RTCD_SCENE_UTIL_H
 
 #include <rtcd/rtcd.h>
-#include <rtcd/rtcd_opencl.h>
+#include <rtcd/rtcd_batch.h>
 
 uint64_t scene_rng_next(uint64_t* state);      /* splitmix64 */
 double scene_rng_uniform(uint64_t* state);     /* [0, 1) */

@@ -18,7 +18,7 @@
 #include <btBulletCollisionCommon.h>
 
 #include "rtcd.h"
-#include "rtcd_opencl.h"
+#include "rtcd_batch.h"
 #include "rtcd_world.h"
 
 struct rtcdPluginState; /* private */
@@ -27,14 +27,13 @@ class RTCD_API rtcdCollisionDispatcher : public btCollisionDispatcher
 {
 public:
     /* Registers rtcd's algorithm (and Bullet's GImpact algorithm for the pairs
-     * rtcd declines) for the shape types above. Construct before any pair exists. */
-    /* backend AUTO (the default) runs the batch on OpenCL devices when there
-     * are any (see rtcd_opencl_def, RTCD_DEVICES), else on the CPU reference
-     * after a one-line notice; CPU never touches OpenCL. `opencl`, when
-     * given, also sets the algorithm (iterative), traversal and contact
-     * normal of the CPU reference, so both backends compute the same. */
-    explicit rtcdCollisionDispatcher(btCollisionConfiguration* configuration, rtcd_backend backend = RTCD_BACKEND_AUTO,
-                                     const rtcd_opencl_def* opencl = nullptr);
+     * rtcd declines) for the shape types above. Construct before any pair
+     * exists. `def` (NULL: rtcd_default_narrowphase_def()) is every setting
+     * of the narrow phase: algorithm, traversal, contacts, backend, devices,
+     * threads. A backend that cannot be had (no OpenCL device, kernels that
+     * do not build) falls back to the CPU reference after a logged notice;
+     * a def that does not validate is reported and the defaults are used. */
+    explicit rtcdCollisionDispatcher(btCollisionConfiguration* configuration, const rtcd_narrowphase_def* def = nullptr);
     ~rtcdCollisionDispatcher() override;
 
     /* Gathers every pair rtcd owns, runs them as one batch, then lets Bullet
@@ -48,10 +47,11 @@ public:
                                         btPersistentManifold* sharedManifold,
                                         ebtDispatcherQueryType queryType) override;
 
-    /* The narrow-phase algorithm (default: predictive, adaptive). Pairs keep
-     * their state; a change of algorithm resets every pair. */
-    void setIterativeDef(const rtcd_iterative_def& def);
-    rtcd_iterative_def iterativeDef() const;
+    /* A new def (validated: RTCD_ERROR_INVALID_ARGUMENT leaves the old one).
+     * Every pair forgets its state; a change of backend, devices or threads
+     * reopens the backend. */
+    rtcd_error setNarrowphaseDef(const rtcd_narrowphase_def& def);
+    rtcd_narrowphase_def narrowphaseDef() const;
     /* Checking mode: see rtcd_world_def.check. */
     void setCheck(bool check);
 
@@ -62,10 +62,8 @@ public:
      * seen it yet). Owned by the dispatcher. */
     const rtcd_mesh* meshForShape(const btCollisionShape* shape) const;
 
-    /* NULL when the batch runs on the CPU reference. */
-    rtcd_opencl* openclBackend() const;
-
-    rtcdPluginState* state() { return m_state; }
+    /* The batch the pairs run through (backend, devices, threads, timings). */
+    rtcd_batch* narrowphaseBatch() const;
 
 private:
     rtcdPluginState* m_state;

@@ -19,35 +19,6 @@
 extern "C" {
 #endif
 
-typedef enum rtcd_algorithm {
-    RTCD_ALGORITHM_STANDARD = 0,   /* Hermann et al.: every step from scratch */
-    RTCD_ALGORITHM_ITERATIVE = 1,  /* IRTCD: kept colliding rays walk between standard passes */
-    RTCD_ALGORITHM_PREDICTIVE = 2  /* IRTCD + predictive rays (the default) */
-} rtcd_algorithm;
-
-/* Short lower-case name ("standard", "iterative", "predictive"). */
-RTCD_API const char* rtcd_algorithm_name(rtcd_algorithm algorithm);
-
-/* The paper's parameters for one pair, in metres (body frames share units). */
-typedef struct rtcd_iterative_params {
-    float displacement_threshold;  /* relative displacement that triggers a standard pass */
-    float distance_extension;      /* predictive candidates: vertices this close to the other mesh; > threshold */
-    float culling_distance;        /* predictive rays stop here: confidence * threshold */
-    uint32_t max_iterations;       /* triangles one walk may test */
-} rtcd_iterative_params;
-
-typedef struct rtcd_iterative_def {
-    rtcd_algorithm algorithm;      /* default RTCD_ALGORITHM_PREDICTIVE */
-    /* 1 (default): every pair derives its parameters at each standard pass
-     * from its relative motion per step and the meshes' mean edge length
-     * (rtcd_adaptive_params); 0: `fixed` for every pair. */
-    int adaptive;
-    rtcd_iterative_params fixed;   /* default 0.02 m, 0.04 m, 0.03 m, 8 */
-    float confidence;              /* cullingDist = confidence * threshold, >= 1; default 1.5 */
-} rtcd_iterative_def;
-
-RTCD_API rtcd_iterative_def rtcd_default_iterative_def(void);
-
 /* The adaptive rule. step_displacement: how far the pair moved relative to
  * each other in the last step (a bound on the displacement of any point of
  * one body in the other's frame); edge_length: mean edge length of the two
@@ -73,16 +44,15 @@ RTCD_API void rtcd_pair_state_prefetch(const rtcd_pair_state* state);
 /* Parameters chosen at the last standard pass. */
 RTCD_API rtcd_iterative_params rtcd_pair_state_params(const rtcd_pair_state* state);
 
-/* One step of the pair with `idef->algorithm` (STANDARD behaves as
- * rtcd_collide_standard and keeps nothing). Same output as
- * rtcd_collide_standard: the colliding rays (in no particular order), which
- * `rays` must have room for (vertex_count(a) + vertex_count(b)). stats may be
- * NULL; its standard_pass says which pass ran. */
-RTCD_API rtcd_error rtcd_collide_iterative(const rtcd_narrowphase_def* def, const rtcd_iterative_def* idef,
-                                           rtcd_pair_state* state, const rtcd_mesh* a, const rtcd_transform* pose_a,
-                                           const rtcd_mesh* b, const rtcd_transform* pose_b, rtcd_ray_hit* rays,
-                                           uint32_t ray_capacity, uint32_t* ray_count,
-                                           rtcd_narrowphase_stats* stats);
+/* One step of the pair with `def->iterative.algorithm` (STANDARD behaves
+ * as rtcd_collide_standard and keeps nothing). Same output as
+ * rtcd_collide_standard: the colliding rays, in the order their pass found
+ * them, which `rays` must have room for (vertex_count(a) + vertex_count(b)).
+ * stats may be NULL; its standard_pass says which pass ran. */
+RTCD_API rtcd_error rtcd_collide_iterative(const rtcd_narrowphase_def* def, rtcd_pair_state* state,
+                                           const rtcd_mesh* a, const rtcd_transform* pose_a, const rtcd_mesh* b,
+                                           const rtcd_transform* pose_b, rtcd_ray_hit* rays, uint32_t ray_capacity,
+                                           uint32_t* ray_count, rtcd_narrowphase_stats* stats);
 
 /* How far a result is from the standard algorithm's on the same poses. Rays
  * are matched by (direction, vertex); a ray is incorrect when only one side

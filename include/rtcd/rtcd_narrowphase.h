@@ -6,6 +6,7 @@
 
 #include "rtcd.h"
 #include "rtcd_query.h"
+#include "rtcd_task.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -17,16 +18,83 @@ typedef enum rtcd_contact_normal {
     RTCD_CONTACT_RAY_WEIGHTED = 2   /* raw ray direction, depth = length * cos(alpha) (Hermann) */
 } rtcd_contact_normal;
 
+typedef enum rtcd_algorithm {
+    RTCD_ALGORITHM_STANDARD = 0,   /* Hermann et al.: every step from scratch */
+    RTCD_ALGORITHM_ITERATIVE = 1,  /* IRTCD: kept colliding rays walk between standard passes */
+    RTCD_ALGORITHM_PREDICTIVE = 2  /* IRTCD + predictive rays (the default) */
+} rtcd_algorithm;
+
+/* The paper's parameters for one pair, in metres (body frames share units). */
+typedef struct rtcd_iterative_params {
+    float displacement_threshold;  /* relative displacement that triggers a standard pass */
+    float distance_extension;      /* predictive candidates: vertices this close to the other mesh; > threshold */
+    float culling_distance;        /* predictive rays stop here: confidence * threshold */
+    uint32_t max_iterations;       /* triangles one walk may test */
+} rtcd_iterative_params;
+
+/* The algorithm (rtcd_iterative.h). */
+typedef struct rtcd_iterative_def {
+    rtcd_algorithm algorithm;      /* default RTCD_ALGORITHM_PREDICTIVE */
+    /* 1 (default): every pair derives its parameters at each standard pass
+     * from its relative motion per step and the meshes' mean edge length
+     * (rtcd_adaptive_params); 0: `fixed` for every pair. */
+    int adaptive;
+    rtcd_iterative_params fixed;   /* default 0.02 m, 0.04 m, 0.03 m, 8 */
+    float confidence;              /* cullingDist = confidence * threshold, >= 1; default 1.5 */
+} rtcd_iterative_def;
+
+RTCD_API rtcd_iterative_def rtcd_default_iterative_def(void);
+
+/* Where a batch of pairs runs (rtcd_batch.h). */
+typedef enum rtcd_backend {
+    /* An OpenCL GPU when there is one (or the devices `devices` /
+     * RTCD_DEVICES name), else the CPU reference on `threads` threads:
+     * on a CPU, PoCL runs the same code on the same cores and adds kernel
+     * builds (see the README's figures). One INFO log line says which. */
+    RTCD_BACKEND_AUTO = 0,
+    RTCD_BACKEND_CPU = 1,          /* the CPU reference; never touches OpenCL */
+    RTCD_BACKEND_OPENCL = 2        /* the OpenCL devices `devices` selects; fails when there are none */
+} rtcd_backend;
+
+/* Every setting of rtcd's narrow phase, in one place: the world
+ * (rtcd_world_def.narrowphase), the drop-in dispatcher and both backends
+ * take this def. Start from rtcd_default_narrowphase_def(). */
 typedef struct rtcd_narrowphase_def {
+    /* How a pair is computed (the same on every backend). */
     rtcd_traversal traversal;       /* default RTCD_TRAVERSAL_BVH */
     rtcd_contact_normal contact_normal; /* default RTCD_CONTACT_REPROJECTED */
     /* Skip ray casting when the two surfaces provably do not touch (no
      * triangle pair intersects and neither mesh contains the other). The
      * result is the same either way; default 1. */
     int cull_separated;
+    rtcd_iterative_def iterative;   /* the algorithm and its parameters */
+    /* Where batches run. */
+    rtcd_backend backend;           /* default AUTO */
+    /* OpenCL devices: "gpu" (every GPU), "all", "cpu" (none), or a comma
+     * list of platform:device ("0:0,0:1"); "P:D/N" splits device D of
+     * platform P into N equal sub-devices, each with its own context and
+     * queue. NULL: the RTCD_DEVICES environment variable, else every GPU,
+     * and with none the CPU OpenCL devices. Not owned; read at creation. */
+    const char* devices;
+    uint32_t max_devices;           /* use the first K selected devices; 0: all */
+    /* CPU reference: threads of rtcd's own pool; 0 (default): one per
+     * core. Results are bit-identical whatever the count. */
+    uint32_t threads;
+    /* An engine's own scheduler (Box2D style): when tasks.enqueue is set the
+     * CPU reference runs its pairs through it instead of rtcd's pool. */
+    rtcd_task_system tasks;
 } rtcd_narrowphase_def;
 
 RTCD_API rtcd_narrowphase_def rtcd_default_narrowphase_def(void);
+
+/* RTCD_OK, or RTCD_ERROR_INVALID_ARGUMENT with a message naming the first
+ * field out of range (every setter that takes a def calls it). */
+RTCD_API rtcd_error rtcd_narrowphase_def_validate(const rtcd_narrowphase_def* def);
+
+/* Short lower-case names ("standard", "iterative", "predictive"; "auto",
+ * "cpu", "opencl"). */
+RTCD_API const char* rtcd_algorithm_name(rtcd_algorithm algorithm);
+RTCD_API const char* rtcd_backend_name(rtcd_backend backend);
 
 /* One colliding ray, in world space. The casting mesh is A for
  * direction 0 (A's vertex inside B) and B for direction 1. */

@@ -11,7 +11,7 @@
 #include "rtcd.h"
 #include "rtcd_mesh.h"
 #include "rtcd_iterative.h"
-#include "rtcd_opencl.h"
+#include "rtcd_batch.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -26,31 +26,22 @@ typedef enum rtcd_narrowphase_kind {
     RTCD_NARROWPHASE_HULL = 2      /* each mesh replaced by its convex hull (btConvexHullShape) */
 } rtcd_narrowphase_kind;
 
-typedef enum rtcd_backend {
-    RTCD_BACKEND_AUTO = 0,         /* best present: OpenCL GPU, else OpenCL CPU, else CPU reference */
-    RTCD_BACKEND_CPU = 1,          /* the CPU reference */
-    RTCD_BACKEND_OPENCL = 2
-} rtcd_backend;
-
 typedef struct rtcd_world_def {
     float gravity[3];              /* default (0, 0, -9.81) */
     float time_step;               /* fixed step in seconds, default 1/60 */
     int solver_iterations;         /* sequential impulse iterations, default 10 */
-    rtcd_narrowphase_kind narrowphase;
-    /* AUTO and OPENCL try the OpenCL devices picked by `opencl` (and the
-     * RTCD_DEVICES variable); if none can be had, or the kernels do not
-     * build, the world uses the CPU reference and logs a one-line notice. */
-    rtcd_backend backend;
-    rtcd_opencl_def opencl;        /* also the traversal and contact normal of both backends */
+    rtcd_narrowphase_kind narrowphase_kind; /* default RTCD_NARROWPHASE_RTCD */
+    /* rtcd's narrow phase: algorithm, traversal, contacts, backend, devices,
+     * threads (rtcd_narrowphase.h). A backend that cannot be had (no OpenCL
+     * device, kernels that do not build) gives the CPU reference and a
+     * one-line notice. */
+    rtcd_narrowphase_def narrowphase;
     float linear_damping, angular_damping; /* default 0, 0 */
     float friction, restitution;           /* default 0.6, 0 */
     /* Bullet's rolling and spinning friction (a torque arm in metres). Rounded
      * concave rocks otherwise roll on forever over their many small facets.
      * Default 0.02; applied the same way whatever the narrow phase. */
     float rolling_friction;
-    /* The narrow-phase algorithm (rtcd only): default predictive, adaptive
-     * parameters. The OpenCL backend takes this one, not opencl.iterative. */
-    rtcd_iterative_def iterative;
     /* Checking mode: every step also runs the standard algorithm (CPU
      * reference) on the same poses and fills the check_* statistics. */
     int check;
@@ -118,6 +109,7 @@ typedef struct rtcd_step_stats {
 RTCD_API rtcd_step_stats rtcd_world_last_step_stats(const rtcd_world* world);
 RTCD_API rtcd_backend rtcd_world_backend(const rtcd_world* world); /* CPU or OPENCL, as resolved */
 RTCD_API uint32_t rtcd_world_device_count(const rtcd_world* world);  /* 0 on the CPU reference */
+RTCD_API uint32_t rtcd_world_thread_count(const rtcd_world* world);  /* CPU reference threads; 0 on OpenCL */
 RTCD_API const char* rtcd_world_device_name(const rtcd_world* world, uint32_t device);
 
 /* Penetration measured independently of the collision algorithm: for every

@@ -1,0 +1,285 @@
+/* The CPU reference backend behind rtcd_batch: every pair of the batch runs
+ * rtcd_pair_step (the shared per-vertex pipeline) and the shared contact
+ * reduction, spread over a task system (rtcd's own pool, or the engine's).
+ * Each pair writes its own result and keeps its own state, so the results
+ * are bit-identical whatever the number of threads. */
+#include "backend.h"
+#include "core_internal.h"
+#include "key_map.h"
+#include "task.h"
+
+#include <string.h>
+#include <time.h>
+
+/* Scratch of one worker, on its own cache lines. */
+typedef struct cpu_worker {
+    rtcd_ray_rec* recs;
+    rtcd_contact_v* contacts;
+    uint32_t cap;
+    double standard_ms, iterative_ms;
+    rtcd_error err;
+    uint32_t err_pair;
+    char pad[64];
+} cpu_worker;
+
+typedef struct cpu_backend {
+    rtcd_narrowphase_def def;
+    rtcd_thread_pool* pool; /* NULL: the engine's task system, or one thread */
+    rtcd_task_system tasks;
+    uint32_t workers;
+    cpu_worker* work;
+    rtcd_key_map map;       /* key -> rtcd_pair_state* of the pairs present in the last call */
+    rtcd_batch_stats stats;
+    /* this call */
+    const rtcd_pair_desc* pairs;
+    rtcd_pair_result* results;
+    rtcd_ray_hit* rays;
+    size_t* ray_offset;
+    rtcd_pair_state** state_of;
+    size_t state_cap, offset_cap;
+} cpu_backend;
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+static void forget_states(rtcd_key_map* m)
+{
+    for (uint32_t s = 0; s < m->cap; ++s)
+        if (m->used[s]) rtcd_pair_state_destroy(*(rtcd_pair_state**)rtcd_key_map_value(m, s));
+    rtcd_key_map_free(m);
+}
+
+static void cpu_destroy(void* impl)
+{
+    cpu_backend* b = impl;
+    if (!b) return;
+    rtcd_thread_pool_destroy(b->pool);
+    for (uint32_t w = 0; b->work && w < b->workers; ++w) {
+        rtcd_free(b->work[w].recs);
+        rtcd_free(b->work[w].contacts);
+    }
+    rtcd_free(b->work);
+    forget_states(&b->map);
+    rtcd_free(b->ray_offset);
+    rtcd_free(b->state_of);
+    rtcd_free(b);
+}
+
+rtcd_error rtcd_cpu_backend_create(const rtcd_narrowphase_def* def, void** out)
+{
+    *out = NULL;
+    cpu_backend* b = rtcd_calloc(1, sizeof *b);
+    if (!b) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "CPU backend: out of memory");
+    b->def = *def;
+    b->def.devices = NULL;
+    if (def->tasks.enqueue) {
+        b->tasks = def->tasks;
+    } else {
+        uint32_t threads = def->threads ? def->threads : rtcd_cpu_count();
+        if (threads > 1) {
+            rtcd_error err = rtcd_thread_pool_create(threads, &b->pool);
+            if (err != RTCD_OK) {
+                cpu_destroy(b);
+                return err;
+            }
+            b->tasks = rtcd_thread_pool_system(b->pool);
+        } else {
+            b->tasks.worker_count = 1;
+        }
+    }
+    b->workers = b->tasks.worker_count ? b->tasks.worker_count : 1;
+    b->work = rtcd_calloc(b->workers, sizeof *b->work);
+    if (!b->work) {
+        cpu_destroy(b);
+        return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "CPU backend: out of memory");
+    }
+    *out = b;
+    return RTCD_OK;
+}
+
+/* Pair i on worker w: its pass, its contacts, its reduction. */
+static void run_pair(cpu_backend* b, cpu_worker* w, uint32_t i)
+{
+    const rtcd_pair_desc* p = &b->pairs[i];
+    rtcd_pair_result* r = &b->results[i];
+    memset(r, 0, sizeof *r);
+    rtcd_xform pa = rtcd_to_xform(&p->pose_a), pb = rtcd_to_xform(&p->pose_b);
+    rtcd_pair_ctx ctx;
+    rtcd_narrowphase_stats st;
+    uint32_t n = 0;
+    rtcd_error err = rtcd_pair_step(&b->def, b->state_of[i], p->a, &pa, p->b, &pb, &ctx, w->recs, &n, &st);
+    if (err != RTCD_OK) {
+        if (w->err == RTCD_OK || i < w->err_pair) {
+            w->err = err;
+            w->err_pair = i;
+        }
+        return;
+    }
+    int mode = (int)b->def.contact_normal;
+    for (uint32_t k = 0; k < n; ++k) {
+        w->contacts[k] = pair_contact(&ctx, w->recs[k], mode);
+        r->ray_length += w->recs[k].t;
+    }
+    uint32_t chosen[RTCD_MANIFOLD_POINTS];
+    r->contact_count = reduce_contacts(w->contacts, n, chosen);
+    for (uint32_t k = 0; k < r->contact_count; ++k) r->contacts[k] = rtcd_contact_to_public(w->contacts[chosen[k]]);
+    if (b->rays) rtcd_recs_to_rays(&ctx, w->recs, n, b->rays + b->ray_offset[i]);
+    r->colliding_rays = n;
+    r->rays_cast = st.rays_cast;
+    r->standard_pass = st.standard_pass;
+    r->predictive_rays = st.predictive_rays;
+    r->walk_steps = st.walk_steps;
+    r->kept_rays = st.kept_rays;
+    r->kept_predictions = st.kept_predictions;
+}
+
+static void run_range(uint32_t begin, uint32_t end, uint32_t worker, void* context)
+{
+    cpu_backend* b = context;
+    cpu_worker* w = &b->work[worker < b->workers ? worker : 0];
+    /* One clock read per pair: each pair's time goes to the kind of pass it ran. */
+    double last = now_ms();
+    for (uint32_t i = begin; i < end; ++i) {
+        if (i + 2 < end) rtcd_pair_state_prefetch(b->state_of[i + 2]);
+        run_pair(b, w, i);
+        double t = now_ms();
+        if (b->results[i].standard_pass)
+            w->standard_ms += t - last;
+        else
+            w->iterative_ms += t - last;
+        last = t;
+    }
+}
+
+static int grow(void** p, size_t* cap, size_t need, size_t size)
+{
+    if (need <= *cap && *p) return 1;
+    size_t c = *cap ? *cap : 64;
+    while (c < need) c *= 2;
+    void* q = rtcd_alloc(c * size);
+    if (!q) return 0;
+    rtcd_free(*p);
+    *p = q;
+    *cap = c;
+    return 1;
+}
+
+/* Each pair's state from the last call's map (new pairs get a fresh one,
+ * a key seen twice runs its copy without state); vanished pairs' states go. */
+static rtcd_error assign_states(cpu_backend* b, const rtcd_pair_desc* pairs, uint32_t n)
+{
+    if (b->def.iterative.algorithm == RTCD_ALGORITHM_STANDARD) {
+        forget_states(&b->map);
+        memset(b->state_of, 0, n * sizeof *b->state_of);
+        return RTCD_OK;
+    }
+    rtcd_key_map next;
+    if (!rtcd_key_map_init(&next, n, sizeof(rtcd_pair_state*)))
+        return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "CPU backend: no memory for the pair map");
+    rtcd_error err = RTCD_OK;
+    for (uint32_t i = 0; i < n; ++i) {
+        uint32_t s = rtcd_key_map_slot(&next, pairs[i].key);
+        b->state_of[i] = NULL;
+        if (next.used[s]) continue;
+        rtcd_pair_state** state = rtcd_key_map_value(&next, s);
+        uint32_t old = rtcd_key_map_find(&b->map, pairs[i].key);
+        rtcd_pair_state** had = old != UINT32_MAX ? rtcd_key_map_value(&b->map, old) : NULL;
+        if (had && *had) {
+            *state = *had;
+            *had = NULL; /* moved */
+        } else if (rtcd_pair_state_create(state) != RTCD_OK) {
+            err = rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "CPU backend: no memory for pair states");
+            break;
+        }
+        next.used[s] = 1;
+        next.keys[s] = pairs[i].key;
+        b->state_of[i] = *state;
+    }
+    forget_states(&b->map);
+    b->map = next;
+    return err;
+}
+
+static rtcd_error cpu_collide(void* impl, const rtcd_pair_desc* pairs, uint32_t n, rtcd_pair_result* results,
+                              rtcd_ray_hit* rays)
+{
+    cpu_backend* b = impl;
+    double start = now_ms();
+    memset(&b->stats, 0, sizeof b->stats);
+    if (!grow((void**)&b->state_of, &b->state_cap, n + 1, sizeof *b->state_of) ||
+        !grow((void**)&b->ray_offset, &b->offset_cap, n + 1, sizeof *b->ray_offset))
+        return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "CPU backend: out of memory for %u pairs", n);
+    rtcd_error err = assign_states(b, pairs, n);
+    if (err != RTCD_OK) return err;
+    /* Every worker's scratch holds the largest pair's rays. */
+    uint32_t room = 0;
+    size_t offset = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        uint32_t r = rtcd_pair_ray_room(&pairs[i]);
+        room = r > room ? r : room;
+        b->ray_offset[i] = offset;
+        offset += r;
+    }
+    for (uint32_t w = 0; w < b->workers; ++w) {
+        cpu_worker* wk = &b->work[w];
+        wk->err = RTCD_OK;
+        wk->standard_ms = wk->iterative_ms = 0.0;
+        if (wk->cap >= room) continue;
+        rtcd_free(wk->recs);
+        rtcd_free(wk->contacts);
+        wk->recs = rtcd_alloc((size_t)room * sizeof *wk->recs);
+        wk->contacts = rtcd_alloc((size_t)room * sizeof *wk->contacts);
+        wk->cap = wk->recs && wk->contacts ? room : 0;
+        if (!wk->cap) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "CPU backend: no scratch for %u rays", room);
+    }
+    b->pairs = pairs;
+    b->results = results;
+    b->rays = rays;
+    /* Pair costs differ a hundredfold: small ranges balance the workers. */
+    rtcd_parallel_for(&b->tasks, n, 4, run_range, b);
+    uint32_t first = UINT32_MAX;
+    for (uint32_t w = 0; w < b->workers; ++w) {
+        cpu_worker* wk = &b->work[w];
+        b->stats.standard_ms += wk->standard_ms;
+        b->stats.iterative_ms += wk->iterative_ms;
+        if (wk->err != RTCD_OK && wk->err_pair < first) {
+            first = wk->err_pair;
+            err = wk->err;
+        }
+    }
+    b->stats.pairs_per_device[0] = n;
+    b->stats.ms = now_ms() - start;
+    if (err != RTCD_OK)
+        return rtcd_fail(err, "CPU backend: pair %u (key %llu) failed: %s", first,
+                         (unsigned long long)pairs[first].key, rtcd_error_name(err));
+    return RTCD_OK;
+}
+
+static void cpu_set_def(void* impl, const rtcd_narrowphase_def* def)
+{
+    cpu_backend* b = impl;
+    b->def = *def;
+    b->def.devices = NULL;
+    forget_states(&b->map);
+}
+
+static void cpu_stats(const void* impl, rtcd_batch_stats* out) { *out = ((const cpu_backend*)impl)->stats; }
+static uint32_t cpu_device_count(const void* impl)
+{
+    (void)impl;
+    return 0;
+}
+static const char* cpu_device_name(const void* impl, uint32_t device)
+{
+    (void)impl;
+    (void)device;
+    return "";
+}
+static uint32_t cpu_thread_count(const void* impl) { return ((const cpu_backend*)impl)->workers; }
+
+const rtcd_backend_ops rtcd_cpu_backend_ops = {"cpu",        cpu_collide,     cpu_set_def,      cpu_stats,
+                                               cpu_device_count, cpu_device_name, cpu_thread_count, cpu_destroy};

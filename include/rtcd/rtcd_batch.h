@@ -1,0 +1,85 @@
+/* A batch of mesh pairs through rtcd's narrow phase on one backend: the CPU
+ * reference (threaded) or one or several OpenCL devices. This is the seam
+ * the Bullet plugin and the C world talk to; both backends run the same
+ * per-vertex code (core/shared/) and give bit-identical results on the CPU
+ * and on CPU OpenCL devices.
+ *
+ * Pairs are named by a key: a pair that keeps appearing under the same key
+ * keeps its state (the iterative algorithms' kept rays, and its device);
+ * a key missing from a call forgets its pair.
+ *
+ * Threading: one thread drives a batch at a time (it runs its own workers). */
+#ifndef RTCD_BATCH_H
+#define RTCD_BATCH_H
+
+#include "rtcd.h"
+#include "rtcd_iterative.h"
+#include "rtcd_narrowphase.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rtcd_batch rtcd_batch;
+
+typedef struct rtcd_pair_desc {
+    const rtcd_mesh* a;            /* not owned; must live until the pair's key stops appearing */
+    const rtcd_mesh* b;
+    rtcd_transform pose_a, pose_b;
+    uint64_t key;                  /* identifies the pair across calls */
+} rtcd_pair_desc;
+
+typedef struct rtcd_pair_result {
+    rtcd_contact contacts[RTCD_MAX_MANIFOLD_POINTS]; /* reduced, as rtcd_reduce_contacts */
+    uint32_t contact_count;
+    uint32_t colliding_rays;
+    uint32_t rays_cast;
+    uint32_t device;               /* which device computed it (0 on the CPU reference) */
+    uint32_t standard_pass;        /* 1: standard pass; 0: the kept rays were walked */
+    uint32_t predictive_rays, walk_steps, kept_rays, kept_predictions; /* as rtcd_narrowphase_stats */
+    float ray_length;              /* sum of the colliding rays' lengths */
+} rtcd_pair_result;
+
+typedef struct rtcd_batch_stats {
+    double ms;                     /* wall time of the last call */
+    /* CPU reference: time spent in each kind of pass, summed over threads
+     * (0 on OpenCL, where both kinds run in one launch). */
+    double standard_ms, iterative_ms;
+    uint32_t pairs_per_device[16];
+    uint32_t cpu_fallback_pairs;   /* OpenCL: pairs past the on-chip ray store, computed on the CPU */
+    uint32_t state_resets;         /* pairs whose kept rays were dropped (their next call is a standard pass) */
+} rtcd_batch_stats;
+
+/* Resolves def->backend (AUTO: see rtcd_backend) and opens it. Fails with
+ * RTCD_ERROR_INVALID_ARGUMENT (a bad def), RTCD_ERROR_UNSUPPORTED (OPENCL in
+ * a build without OpenCL), RTCD_ERROR_NO_DEVICE or RTCD_ERROR_KERNEL_BUILD
+ * (OPENCL only; AUTO falls back to the CPU and logs why). *out is NULL on
+ * failure; the caller owns one reference. */
+RTCD_API rtcd_error rtcd_batch_create(const rtcd_narrowphase_def* def, rtcd_batch** out);
+RTCD_API void rtcd_batch_retain(rtcd_batch* batch);
+RTCD_API void rtcd_batch_release(rtcd_batch* batch); /* NULL is fine */
+
+/* Runs the pairs: results[i] for pairs[i]. When rays is not NULL every
+ * colliding ray is returned too (tests, check mode): pair i's at
+ * rays + sum over j < i of (vertex_count(a_j) + vertex_count(b_j)),
+ * results[i].colliding_rays of them, in no particular order. */
+RTCD_API rtcd_error rtcd_batch_collide(rtcd_batch* batch, const rtcd_pair_desc* pairs, uint32_t pair_count,
+                                       rtcd_pair_result* results, rtcd_ray_hit* rays);
+
+/* Validates and takes a new def; every pair forgets its state (its next
+ * call is a standard pass). A change of backend, devices or threads
+ * reopens the backend, which may fail as rtcd_batch_create does (the batch
+ * keeps its old def then). */
+RTCD_API rtcd_error rtcd_batch_set_def(rtcd_batch* batch, const rtcd_narrowphase_def* def);
+RTCD_API rtcd_narrowphase_def rtcd_batch_def(const rtcd_batch* batch);
+
+RTCD_API rtcd_backend rtcd_batch_backend(const rtcd_batch* batch); /* CPU or OPENCL, as resolved */
+RTCD_API uint32_t rtcd_batch_device_count(const rtcd_batch* batch); /* OpenCL devices; 0 on the CPU */
+RTCD_API const char* rtcd_batch_device_name(const rtcd_batch* batch, uint32_t device); /* owned by the batch */
+RTCD_API uint32_t rtcd_batch_thread_count(const rtcd_batch* batch); /* CPU workers; 0 on OpenCL */
+RTCD_API rtcd_batch_stats rtcd_batch_last_stats(const rtcd_batch* batch);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

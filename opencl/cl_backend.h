@@ -1,0 +1,28 @@
+/* The OpenCL backend behind rtcd_batch (private; exported for tests and
+ * benchmarks that drive the devices directly). Meshes are uploaded once per
+ * device; per call only poses and the pair list go up and reduced contacts
+ * come back; kept rays stay on the device that owns the pair. */
+#ifndef RTCD_CL_BACKEND_H
+#define RTCD_CL_BACKEND_H
+
+#include <rtcd/rtcd_batch.h>
+
+typedef struct rtcd_opencl rtcd_opencl;
+
+/* Opens the devices def->devices (or RTCD_DEVICES) selects, at most
+ * def->max_devices, and builds the kernels on each. RTCD_ERROR_NO_DEVICE
+ * when none matches, RTCD_ERROR_KERNEL_BUILD with the build log; *out NULL
+ * then. kernel_suffix (test hook, may be NULL) is appended to the kernel
+ * source before it is built. */
+RTCD_API rtcd_error rtcd_opencl_create(const rtcd_narrowphase_def* def, const char* kernel_suffix, rtcd_opencl** out);
+RTCD_API void rtcd_opencl_destroy(rtcd_opencl* cl);
+RTCD_API uint32_t rtcd_opencl_device_count(const rtcd_opencl* cl);
+RTCD_API const char* rtcd_opencl_device_name(const rtcd_opencl* cl, uint32_t device); /* owned by cl */
+/* As rtcd_batch_collide. */
+RTCD_API rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uint32_t pair_count,
+                                        rtcd_pair_result* results, rtcd_ray_hit* rays);
+/* A new algorithm, traversal or contact normal; every pair runs a standard pass next. */
+RTCD_API void rtcd_opencl_set_def(rtcd_opencl* cl, const rtcd_narrowphase_def* def);
+RTCD_API rtcd_batch_stats rtcd_opencl_last_stats(const rtcd_opencl* cl);
+
+#endif
