@@ -12,7 +12,10 @@
 #ifndef RTCD_TASK_H
 #define RTCD_TASK_H
 
-#include "rtcd.h"
+/* Only <stdint.h>, not rtcd.h: rtcd.h pulls this header in through
+ * rtcd_narrowphase.h, so including rtcd.h first would use the types below
+ * before they are defined when a program includes this header first. */
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
