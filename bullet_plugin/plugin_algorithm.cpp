@@ -3,6 +3,7 @@
 #include "plugin_internal.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <string>
 
@@ -189,6 +190,7 @@ void rtcdPluginState::runBatch()
         for (const rtcd_pair_desc& d : descs) ray_total += rtcd_mesh_vertex_count(d.a) + rtcd_mesh_vertex_count(d.b);
     if (rays.size() < ray_total) rays.resize(ray_total);
     uint32_t n = static_cast<uint32_t>(descs.size());
+    auto start = std::chrono::steady_clock::now();
     rtcd_error err = narrowphase ? rtcd_batch_collide(narrowphase, descs.data(), n, results.data(),
                                                       check ? rays.data() : nullptr)
                                  : RTCD_ERROR_INTERNAL;
@@ -202,6 +204,7 @@ void rtcdPluginState::runBatch()
         if (open(cpu) == RTCD_OK)
             err = rtcd_batch_collide(narrowphase, descs.data(), n, results.data(), check ? rays.data() : nullptr);
     }
+    stats.batch_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (err != RTCD_OK) {
         rtcd_log_message(RTCD_LOG_WARNING, rtcd_last_error_message());
         results.assign(descs.size(), rtcd_pair_result());

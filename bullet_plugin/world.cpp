@@ -67,7 +67,7 @@ rtcd_error rtcd_world_create(const rtcd_world_def* def, rtcd_world** out)
         si.m_splitImpulsePenetrationThreshold = -0.02f;
         si.m_erp2 = 0.8f;
     } catch (const std::bad_alloc&) {
-        rtcd_world_destroy(w);
+        rtcd_world_release(w);
         return fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_world_create: out of memory building the Bullet world");
     }
     *out = w;
@@ -82,9 +82,14 @@ static void shape_free(rtcd_shape* s)
     delete s;
 }
 
-void rtcd_world_destroy(rtcd_world* w)
+void rtcd_world_retain(rtcd_world* w)
 {
-    if (!w) return;
+    if (w) w->refcount++;
+}
+
+void rtcd_world_release(rtcd_world* w)
+{
+    if (!w || --w->refcount > 0) return;
     for (btRigidBody* b : w->bodies) {
         if (w->dynamics) w->dynamics->removeRigidBody(b);
         delete b->getMotionState();
@@ -178,6 +183,11 @@ rtcd_error rtcd_shape_create(rtcd_world* w, rtcd_mesh* mesh, rtcd_shape** out)
     }
     *out = s;
     return RTCD_OK;
+}
+
+void rtcd_shape_retain(rtcd_shape* s)
+{
+    if (s) s->refcount++;
 }
 
 void rtcd_shape_release(rtcd_shape* s)

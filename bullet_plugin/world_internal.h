@@ -41,6 +41,7 @@ struct rtcd_shape {
 };
 
 struct rtcd_world {
+    int refcount = 1;
     rtcd_world_def def;
     btDefaultCollisionConfiguration* config;
     btCollisionDispatcher* dispatcher;

@@ -8,8 +8,15 @@
 #include "key_map.h"
 #include "task.h"
 
+#include <stdatomic.h>
 #include <string.h>
 #include <time.h>
+
+/* A pair's entry in the backend's map: its state and the last call that saw it. */
+typedef struct cpu_pair {
+    rtcd_pair_state* state;
+    _Atomic uint32_t call;
+} cpu_pair;
 
 /* Scratch of one worker, on its own cache lines. */
 typedef struct cpu_worker {
@@ -28,15 +35,20 @@ typedef struct cpu_backend {
     rtcd_task_system tasks;
     uint32_t workers;
     cpu_worker* work;
-    rtcd_key_map map;       /* key -> rtcd_pair_state* of the pairs present in the last call */
+    /* key -> cpu_pair, kept across calls: the workers look pairs up in it
+     * (read-only while they run); new pairs are added and vanished ones
+     * removed between calls. */
+    rtcd_key_map map;
+    uint32_t live, removed; /* entries in use, removed ones still probed past */
+    uint32_t call;          /* this call's number, from 1 */
     rtcd_batch_stats stats;
     /* this call */
     const rtcd_pair_desc* pairs;
     rtcd_pair_result* results;
     rtcd_ray_hit* rays;
     size_t* ray_offset;
-    rtcd_pair_state** state_of;
-    size_t state_cap, offset_cap;
+    rtcd_pair_state** fresh; /* a new pair's state, made by its worker (NULL for the others) */
+    size_t fresh_cap, offset_cap;
 } cpu_backend;
 
 static double now_ms(void)
@@ -46,11 +58,14 @@ static double now_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
 }
 
-static void forget_states(rtcd_key_map* m)
+static cpu_pair* pair_at(const rtcd_key_map* m, uint32_t slot) { return rtcd_key_map_value(m, slot); }
+
+static void forget_states(cpu_backend* b)
 {
-    for (uint32_t s = 0; s < m->cap; ++s)
-        if (m->used[s]) rtcd_pair_state_destroy(*(rtcd_pair_state**)rtcd_key_map_value(m, s));
-    rtcd_key_map_free(m);
+    for (uint32_t s = 0; s < b->map.cap; ++s)
+        if (b->map.used[s] == 1) rtcd_pair_state_release(pair_at(&b->map, s)->state);
+    rtcd_key_map_free(&b->map);
+    b->live = b->removed = 0;
 }
 
 static void cpu_destroy(void* impl)
@@ -63,9 +78,9 @@ static void cpu_destroy(void* impl)
         rtcd_free(b->work[w].contacts);
     }
     rtcd_free(b->work);
-    forget_states(&b->map);
+    forget_states(b);
     rtcd_free(b->ray_offset);
-    rtcd_free(b->state_of);
+    rtcd_free(b->fresh);
     rtcd_free(b);
 }
 
@@ -101,8 +116,16 @@ rtcd_error rtcd_cpu_backend_create(const rtcd_narrowphase_def* def, void** out)
     return RTCD_OK;
 }
 
-/* Pair i on worker w: its pass, its contacts, its reduction. */
-static void run_pair(cpu_backend* b, cpu_worker* w, uint32_t i)
+/* Pair i's entry in the map, or NULL for a new pair (or the STANDARD algorithm). */
+static cpu_pair* find_pair(const cpu_backend* b, uint32_t i)
+{
+    if (!b->map.cap) return NULL;
+    uint32_t slot = rtcd_key_map_find(&b->map, b->pairs[i].key);
+    return slot != UINT32_MAX ? pair_at(&b->map, slot) : NULL;
+}
+
+/* Pair i (its map entry e) on worker w: its pass, its contacts, its reduction. */
+static void run_pair(cpu_backend* b, cpu_worker* w, uint32_t i, cpu_pair* e)
 {
     const rtcd_pair_desc* p = &b->pairs[i];
     rtcd_pair_result* r = &b->results[i];
@@ -111,7 +134,16 @@ static void run_pair(cpu_backend* b, cpu_worker* w, uint32_t i)
     rtcd_pair_ctx ctx;
     rtcd_narrowphase_stats st;
     uint32_t n = 0;
-    rtcd_error err = rtcd_pair_step(&b->def, b->state_of[i], p->a, &pa, p->b, &pb, &ctx, w->recs, &n, &st);
+    rtcd_pair_state* state = NULL;
+    rtcd_error err = RTCD_OK;
+    if (e) {
+        /* A key given twice in one call: the second copy runs without state. */
+        if (atomic_exchange_explicit(&e->call, b->call, memory_order_relaxed) != b->call) state = e->state;
+    } else if (b->def.iterative.algorithm != RTCD_ALGORITHM_STANDARD) {
+        err = rtcd_pair_state_create(&b->fresh[i]);
+        state = b->fresh[i];
+    }
+    if (err == RTCD_OK) err = rtcd_pair_step(&b->def, state, p->a, &pa, p->b, &pb, &ctx, w->recs, &n, &st);
     if (err != RTCD_OK) {
         if (w->err == RTCD_OK || i < w->err_pair) {
             w->err = err;
@@ -141,11 +173,19 @@ static void run_range(uint32_t begin, uint32_t end, uint32_t worker, void* conte
 {
     cpu_backend* b = context;
     cpu_worker* w = &b->work[worker < b->workers ? worker : 0];
+    /* Pairs are looked up two ahead and their states prefetched: cache
+     * misses on the states were half the iterative pass's time. */
+    cpu_pair* ahead[3] = {NULL, NULL, NULL};
+    for (uint32_t k = 0; k < 2 && begin + k < end; ++k) ahead[k] = find_pair(b, begin + k);
     /* One clock read per pair: each pair's time goes to the kind of pass it ran. */
     double last = now_ms();
     for (uint32_t i = begin; i < end; ++i) {
-        if (i + 2 < end) rtcd_pair_state_prefetch(b->state_of[i + 2]);
-        run_pair(b, w, i);
+        if (i + 2 < end) {
+            cpu_pair* next = find_pair(b, i + 2);
+            ahead[(i + 2 - begin) % 3] = next;
+            if (next) rtcd_pair_state_prefetch(next->state);
+        }
+        run_pair(b, w, i, ahead[(i - begin) % 3]);
         double t = now_ms();
         if (b->results[i].standard_pass)
             w->standard_ms += t - last;
@@ -168,39 +208,60 @@ static int grow(void** p, size_t* cap, size_t need, size_t size)
     return 1;
 }
 
-/* Each pair's state from the last call's map (new pairs get a fresh one,
- * a key seen twice runs its copy without state); vanished pairs' states go. */
-static rtcd_error assign_states(cpu_backend* b, const rtcd_pair_desc* pairs, uint32_t n)
+/* Map room for `extra` more keys: a rebuild (removed entries dropped) when
+ * it would pass half full. */
+static rtcd_error reserve_map(cpu_backend* b, uint32_t extra)
 {
-    if (b->def.iterative.algorithm == RTCD_ALGORITHM_STANDARD) {
-        forget_states(&b->map);
-        memset(b->state_of, 0, n * sizeof *b->state_of);
-        return RTCD_OK;
-    }
+    if (b->map.cap && 2 * ((uint64_t)b->live + b->removed + extra) < b->map.cap) return RTCD_OK;
     rtcd_key_map next;
-    if (!rtcd_key_map_init(&next, n, sizeof(rtcd_pair_state*)))
+    if (!rtcd_key_map_init(&next, b->live + extra, sizeof(cpu_pair)))
         return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "CPU backend: no memory for the pair map");
-    rtcd_error err = RTCD_OK;
-    for (uint32_t i = 0; i < n; ++i) {
-        uint32_t s = rtcd_key_map_slot(&next, pairs[i].key);
-        b->state_of[i] = NULL;
-        if (next.used[s]) continue;
-        rtcd_pair_state** state = rtcd_key_map_value(&next, s);
-        uint32_t old = rtcd_key_map_find(&b->map, pairs[i].key);
-        rtcd_pair_state** had = old != UINT32_MAX ? rtcd_key_map_value(&b->map, old) : NULL;
-        if (had && *had) {
-            *state = *had;
-            *had = NULL; /* moved */
-        } else if (rtcd_pair_state_create(state) != RTCD_OK) {
-            err = rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "CPU backend: no memory for pair states");
-            break;
-        }
-        next.used[s] = 1;
-        next.keys[s] = pairs[i].key;
-        b->state_of[i] = *state;
+    for (uint32_t s = 0; s < b->map.cap; ++s) {
+        if (b->map.used[s] != 1) continue;
+        uint32_t t = rtcd_key_map_slot(&next, b->map.keys[s]);
+        next.used[t] = 1;
+        next.keys[t] = b->map.keys[s];
+        cpu_pair* e = pair_at(&next, t);
+        e->state = pair_at(&b->map, s)->state;
+        atomic_init(&e->call, atomic_load_explicit(&pair_at(&b->map, s)->call, memory_order_relaxed));
     }
-    forget_states(&b->map);
+    rtcd_key_map_free(&b->map);
     b->map = next;
+    b->removed = 0;
+    return RTCD_OK;
+}
+
+/* After a call: the new pairs' states join the map (a key new twice keeps
+ * its first), the pairs this call did not see leave it. */
+static rtcd_error settle_states(cpu_backend* b, const rtcd_pair_desc* pairs, uint32_t n)
+{
+    uint32_t added = 0;
+    for (uint32_t i = 0; i < n; ++i) added += b->fresh[i] != NULL;
+    rtcd_error err = reserve_map(b, added);
+    for (uint32_t i = 0; i < n; ++i) {
+        if (!b->fresh[i]) continue;
+        uint32_t s = err == RTCD_OK ? rtcd_key_map_slot(&b->map, pairs[i].key) : 0;
+        if (err != RTCD_OK || b->map.used[s] == 1) {
+            rtcd_pair_state_release(b->fresh[i]);
+        } else {
+            b->map.used[s] = 1;
+            b->map.keys[s] = pairs[i].key;
+            cpu_pair* e = pair_at(&b->map, s);
+            e->state = b->fresh[i];
+            atomic_init(&e->call, b->call);
+            b->live++;
+        }
+        b->fresh[i] = NULL;
+    }
+    for (uint32_t s = 0; s < b->map.cap; ++s) {
+        if (b->map.used[s] != 1) continue;
+        cpu_pair* e = pair_at(&b->map, s);
+        if (atomic_load_explicit(&e->call, memory_order_relaxed) == b->call) continue;
+        rtcd_pair_state_release(e->state);
+        b->map.used[s] = 2;
+        b->live--;
+        b->removed++;
+    }
     return err;
 }
 
@@ -210,11 +271,15 @@ static rtcd_error cpu_collide(void* impl, const rtcd_pair_desc* pairs, uint32_t 
     cpu_backend* b = impl;
     double start = now_ms();
     memset(&b->stats, 0, sizeof b->stats);
-    if (!grow((void**)&b->state_of, &b->state_cap, n + 1, sizeof *b->state_of) ||
+    size_t had = b->fresh_cap;
+    if (!grow((void**)&b->fresh, &b->fresh_cap, n + 1, sizeof *b->fresh) ||
         !grow((void**)&b->ray_offset, &b->offset_cap, n + 1, sizeof *b->ray_offset))
         return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "CPU backend: out of memory for %u pairs", n);
-    rtcd_error err = assign_states(b, pairs, n);
-    if (err != RTCD_OK) return err;
+    if (b->fresh_cap != had) memset(b->fresh, 0, b->fresh_cap * sizeof *b->fresh);
+    rtcd_error err = RTCD_OK;
+    if (b->def.iterative.algorithm == RTCD_ALGORITHM_STANDARD) forget_states(b);
+    else if (!b->map.cap && (err = reserve_map(b, n)) != RTCD_OK) return err;
+    b->call++;
     /* Every worker's scratch holds the largest pair's rays. */
     uint32_t room = 0;
     size_t offset = 0;
@@ -241,6 +306,7 @@ static rtcd_error cpu_collide(void* impl, const rtcd_pair_desc* pairs, uint32_t 
     b->rays = rays;
     /* Pair costs differ a hundredfold: small ranges balance the workers. */
     rtcd_parallel_for(&b->tasks, n, 4, run_range, b);
+    rtcd_error settled = b->map.cap ? settle_states(b, pairs, n) : RTCD_OK;
     uint32_t first = UINT32_MAX;
     for (uint32_t w = 0; w < b->workers; ++w) {
         cpu_worker* wk = &b->work[w];
@@ -253,6 +319,7 @@ static rtcd_error cpu_collide(void* impl, const rtcd_pair_desc* pairs, uint32_t 
     }
     b->stats.pairs_per_device[0] = n;
     b->stats.ms = now_ms() - start;
+    if (err == RTCD_OK && settled != RTCD_OK) return settled;
     if (err != RTCD_OK)
         return rtcd_fail(err, "CPU backend: pair %u (key %llu) failed: %s", first,
                          (unsigned long long)pairs[first].key, rtcd_error_name(err));
@@ -264,7 +331,7 @@ static void cpu_set_def(void* impl, const rtcd_narrowphase_def* def)
     cpu_backend* b = impl;
     b->def = *def;
     b->def.devices = NULL;
-    forget_states(&b->map);
+    forget_states(b);
 }
 
 static void cpu_stats(const void* impl, rtcd_batch_stats* out) { *out = ((const cpu_backend*)impl)->stats; }

@@ -145,6 +145,7 @@ int rtcd_track_plan(rtcd_pair_track* track, const rtcd_iterative_def* def, const
 #define RTCD_STATE_INLINE 24
 
 struct rtcd_pair_state {
+    int refcount;
     rtcd_pair_track track;
     uint32_t count, capacity;
     uint32_t* entries; /* 2 words each (shared/iterate.h) */
@@ -158,6 +159,7 @@ rtcd_error rtcd_pair_state_create(rtcd_pair_state** out)
     rtcd_pair_state* s = rtcd_calloc(1, sizeof *s);
     *out = s;
     if (!s) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_pair_state_create: out of memory");
+    s->refcount = 1;
     s->entries = s->inline_entries[0];
     s->scratch = s->inline_entries[1];
     s->capacity = RTCD_STATE_INLINE;
@@ -166,9 +168,14 @@ rtcd_error rtcd_pair_state_create(rtcd_pair_state** out)
 
 static int on_heap(const rtcd_pair_state* s) { return s->capacity > RTCD_STATE_INLINE; }
 
-void rtcd_pair_state_destroy(rtcd_pair_state* state)
+void rtcd_pair_state_retain(rtcd_pair_state* state)
 {
-    if (!state) return;
+    if (state) state->refcount++;
+}
+
+void rtcd_pair_state_release(rtcd_pair_state* state)
+{
+    if (!state || --state->refcount > 0) return;
     if (on_heap(state)) {
         rtcd_free(state->entries);
         rtcd_free(state->scratch);

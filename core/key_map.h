@@ -10,7 +10,7 @@
 
 typedef struct rtcd_key_map {
     uint64_t* keys;
-    uint8_t* used;
+    uint8_t* used;         /* 0 empty, 1 in use, 2 removed (probed past, reclaimed when rebuilt) */
     unsigned char* values; /* value_size bytes per slot */
     size_t value_size;
     uint32_t cap;          /* a power of two, 0 before the first init */
@@ -27,7 +27,7 @@ static inline uint32_t rtcd_key_map_slot(const rtcd_key_map* m, uint64_t key)
 {
     uint64_t h = key * 0x9e3779b97f4a7c15ull;
     uint32_t i = (uint32_t)(h >> 32) & (m->cap - 1);
-    while (m->used[i] && m->keys[i] != key) i = (i + 1) & (m->cap - 1);
+    while (m->used[i] && !(m->used[i] == 1 && m->keys[i] == key)) i = (i + 1) & (m->cap - 1);
     return i;
 }
 
@@ -36,7 +36,7 @@ static inline uint32_t rtcd_key_map_find(const rtcd_key_map* m, uint64_t key)
 {
     if (!m->cap) return UINT32_MAX;
     uint32_t s = rtcd_key_map_slot(m, key);
-    return m->used[s] ? s : UINT32_MAX;
+    return m->used[s] == 1 ? s : UINT32_MAX;
 }
 
 static inline void* rtcd_key_map_value(const rtcd_key_map* m, uint32_t slot)

@@ -1,25 +1,31 @@
-/* The avalanche's narrow phase on each backend, side by side in one run,
- * all through rtcd_batch with the same def but for where it runs: the CPU
- * reference on one thread and on --threads (default: every core), OpenCL on
- * one device and on two. Poses come from a real 512-blob avalanche (Bullet
- * through rtcd, CPU) at several moments; each backend then runs exactly the
- * same pair batches, and their reduced contacts are compared bit for bit.
+/* The avalanche's narrow phase on each backend, side by side in one run.
+ * The default avalanche (demo_scene_create, Bullet through rtcd on the CPU)
+ * is simulated once and every step's poses are recorded; then the recorded
+ * steps are replayed, in order, through four batches that differ only in
+ * where they run: the CPU reference on one thread and on --threads (default:
+ * every core), OpenCL on one device and on two (--devices selects them; a
+ * sub-device spec such as 0:0/2 splits one device). Each step the four run
+ * the same pairs in a rotating order, so they share the machine's noise;
+ * their reduced contacts are compared bit for bit every step (same calls,
+ * same pair states). JSON: per run the mean and median ms per step, over all
+ * steps and over the resting phase, and the ratios.
  * On a machine without GPUs, PoCL provides the devices: unless already set,
  * POCL_DEVICES="pthread pthread" and POCL_MAX_PTHREAD_COUNT=1 (one thread
- * per device), except for a sub-device spec (--devices 0:0/2), which splits
- * PoCL's one device.
- * Usage: bench_backends [--objects N] [--steps N] [--repetitions R] [--devices "spec"]
- *                       [--algorithm standard|iterative|predictive] [--threads N] */
+ * per device), except for a sub-device spec, which splits PoCL's one device.
+ * Usage: bench_backends [--objects N] [--steps N] [--devices SPEC] [--threads N]
+ *                       [--algorithm standard|iterative|predictive] [--skip-opencl] */
 #include "demo_common.h"
 #include "scene_util.h"
 
 #include <rtcd/rtcd_batch.h>
 #include <rtcd/rtcd_world.h>
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+enum { CPU_ONE, CPU_ALL, CL_ONE, CL_TWO, RUNS };
+static const char* const run_names[RUNS] = {"cpu_1_thread", "cpu_threads", "opencl_1_device", "opencl_2_devices"};
 
 static int cmp_double(const void* a, const void* b)
 {
@@ -27,21 +33,23 @@ static int cmp_double(const void* a, const void* b)
     return x < y ? -1 : (x > y);
 }
 
-static double median(double* v, int n)
+static double median(const double* v, uint32_t n)
 {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    if (!n) return 0.0;
+    double* c = malloc(n * sizeof *c);
+    if (!c) return 0.0;
+    memcpy(c, v, n * sizeof *c);
+    qsort(c, n, sizeof *c, cmp_double);
+    double m = n % 2 ? c[n / 2] : 0.5 * (c[n / 2 - 1] + c[n / 2]);
+    free(c);
+    return m;
 }
 
-enum { CPU_ONE, CPU_ALL, CL_ONE, CL_TWO, RUNS };
-static const char* const run_names[RUNS] = {"cpu_1_thread", "cpu_threads", "opencl_1_device", "opencl_2_devices"};
-
-/* The same pairs through one batch: ms, and 1 when a call failed. */
-static double run(rtcd_batch* b, const rtcd_pair_desc* pairs, uint32_t n, rtcd_pair_result* res, int* failed)
+static double mean(const double* v, uint32_t n)
 {
-    double t = demo_now_ms();
-    if (rtcd_batch_collide(b, pairs, n, res, NULL) != RTCD_OK) *failed = 1;
-    return demo_now_ms() - t;
+    double s = 0.0;
+    for (uint32_t i = 0; i < n; ++i) s += v[i];
+    return n ? s / n : 0.0;
 }
 
 /* JSON-safe device name ("" when there is none). */
@@ -53,9 +61,21 @@ static void json_name(const char* in, char* out, size_t cap)
     out[j] = '\0';
 }
 
+static int same_results(const rtcd_pair_result* x, const rtcd_pair_result* y, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; ++i)
+        if (x[i].contact_count != y[i].contact_count ||
+            memcmp(x[i].contacts, y[i].contacts, x[i].contact_count * sizeof x[i].contacts[0]) != 0)
+            return 0;
+    return 1;
+}
+
 int main(int argc, char** argv)
 {
-    uint32_t objects = 512, steps = 400, reps = 5, threads = 0;
+    demo_options wo;
+    demo_default_options(DEMO_AVALANCHE, &wo);
+    uint32_t threads = 0;
+    int skip_opencl = 0;
     const char* spec = "all";
     int algorithm_opt = RTCD_ALGORITHM_PREDICTIVE;
     static const demo_cli_choice algorithms[] = {{"standard", RTCD_ALGORITHM_STANDARD},
@@ -63,20 +83,21 @@ int main(int argc, char** argv)
                                                  {"predictive", RTCD_ALGORITHM_PREDICTIVE},
                                                  {NULL, 0}};
     const demo_cli_option opts[] = {
-        {.name = "--objects", .type = DEMO_CLI_U32, .target = &objects, .meta = "N", .min = 2, .max = 2048,
+        {.name = "--objects", .type = DEMO_CLI_U32, .target = &wo.objects, .meta = "N", .min = 2, .max = 4096,
          .help = "avalanche blobs (default 512)"},
-        {.name = "--steps", .type = DEMO_CLI_U32, .target = &steps, .meta = "N", .min = 100, .max = 100000000u,
-         .help = "avalanche steps; poses every 50 from step 100 (default 400)"},
-        {.name = "--repetitions", .type = DEMO_CLI_U32, .target = &reps, .meta = "R", .min = 1, .max = 64,
-         .help = "timed runs per snapshot, median (default 5)"},
+        {.name = "--steps", .type = DEMO_CLI_U32, .target = &wo.steps, .meta = "N", .min = 1, .max = 100000,
+         .help = "avalanche steps recorded and replayed (default 600)"},
         {.name = "--devices", .type = DEMO_CLI_STRING, .target = &spec, .meta = "SPEC",
-         .help = "OpenCL devices: gpu|all|0:0,0:1... (default all)"},
+         .help = "OpenCL devices of the two OpenCL runs: gpu|all|P:D,...|P:D/N (default all)"},
         {.name = "--algorithm", .type = DEMO_CLI_ENUM, .target = &algorithm_opt, .choices = algorithms,
-         .help = "the algorithm every backend runs (default predictive)"},
+         .help = "the algorithm every run uses (default predictive)"},
         {.name = "--threads", .type = DEMO_CLI_U32, .target = &threads, .meta = "N", .max = 1024,
-         .help = "CPU reference threads of the threaded run and of the avalanche that makes the poses (default 0: all cores)"},
+         .help = "CPU reference threads of the threaded run (default 0: all cores)"},
+        {.name = "--skip-opencl", .type = DEMO_CLI_FLAG, .target = &skip_opencl,
+         .help = "only the two CPU runs (machines without OpenCL)"},
     };
-    demo_cli cli = {argv[0], "The avalanche's narrow phase on the CPU reference, one OpenCL device and two; JSON.",
+    demo_cli cli = {argv[0], "The avalanche's narrow phase on the CPU reference (1 and N threads) and OpenCL (1 and 2 "
+                             "devices), replaying the same recorded steps; JSON.",
                     opts, sizeof opts / sizeof *opts};
     int prc = demo_cli_parse(&cli, argc, argv);
     if (prc) return demo_cli_exit_code(prc);
@@ -85,105 +106,109 @@ int main(int argc, char** argv)
         setenv("POCL_DEVICES", "pthread pthread", 0);
         setenv("POCL_MAX_PTHREAD_COUNT", "1", 0);
     }
+    int runs = skip_opencl ? CL_ONE : RUNS;
 
-    /* The avalanche on the CPU reference provides the poses. */
-    demo_options wo;
-    demo_default_options(DEMO_AVALANCHE, &wo);
+    /* The avalanche on the CPU reference: every step's poses. */
     wo.backend = RTCD_BACKEND_CPU;
+    wo.algorithm = algorithm;
     wo.threads = threads;
-    rtcd_world_def wd;
-    demo_world_def(&wo, &wd);
-    rtcd_world* world = NULL;
-    rtcd_generated_mesh g;
-    rtcd_mesh* mesh = NULL;
-    rtcd_shape* shape = NULL;
-    float up[3] = {0, 0, 1};
-    if (rtcd_world_create(&wd, &world) || rtcd_generate_blob(RTCD_AVALANCHE_BLOB_VERTICES, 0.5f, 1, &g) ||
-        scene_mesh_from_generated(&g, "avalanche_blob", &mesh) || rtcd_shape_create(world, mesh, &shape) ||
-        rtcd_world_add_plane(world, up, 0.0f)) {
+    demo_scene scene;
+    if (demo_scene_create(&wo, &scene) != RTCD_OK) {
         fprintf(stderr, "bench_backends: %s\n", rtcd_last_error_message());
+        demo_scene_destroy(&scene);
         return 1;
     }
-    uint64_t rng = 1;
-    uint32_t side = (uint32_t)ceil(cbrt((double)objects));
-    for (uint32_t b = 0; b < objects; ++b) {
-        rtcd_transform p = scene_random_pose(&rng, ((float)(b % side) - 0.5f * side) * 1.2f,
-                                             ((float)(b / side % side) - 0.5f * side) * 1.2f, 1.0f + (float)(b / (side * side)) * 1.2f);
-        rtcd_world_add_body(world, shape, 1.0f, &p, NULL);
+    uint32_t bodies = rtcd_world_body_count(scene.world), steps = wo.steps;
+    rtcd_transform* poses = malloc((size_t)steps * bodies * sizeof *poses);
+    if (!poses) {
+        fprintf(stderr, "bench_backends: out of memory for %u steps of poses\n", steps);
+        return 1;
     }
-    const rtcd_mesh* body = rtcd_shape_body_mesh(shape);
-    rtcd_narrowphase_def defs[RUNS];
+    for (uint32_t s = 0; s < steps; ++s) {
+        if (rtcd_world_step(scene.world) != RTCD_OK) {
+            fprintf(stderr, "bench_backends: step %u: %s\n", s, rtcd_last_error_message());
+            return 1;
+        }
+        for (uint32_t b = 0; b < bodies; ++b) rtcd_world_get_pose(scene.world, b, &poses[(size_t)s * bodies + b]);
+    }
+    const rtcd_mesh* body = rtcd_shape_body_mesh(scene.shapes[0]);
+
     rtcd_batch* batches[RUNS] = {NULL};
-    for (int k = 0; k < RUNS; ++k) {
-        defs[k] = rtcd_default_narrowphase_def();
-        defs[k].iterative.algorithm = algorithm;
-        defs[k].backend = k <= CPU_ALL ? RTCD_BACKEND_CPU : RTCD_BACKEND_OPENCL;
-        defs[k].threads = k == CPU_ONE ? 1 : threads;
-        defs[k].devices = spec;
-        defs[k].max_devices = k == CL_ONE ? 1 : 2;
-        if (rtcd_batch_create(&defs[k], &batches[k]) != RTCD_OK) {
+    for (int k = 0; k < runs; ++k) {
+        rtcd_narrowphase_def def = rtcd_default_narrowphase_def();
+        def.iterative.algorithm = algorithm;
+        def.backend = k <= CPU_ALL ? RTCD_BACKEND_CPU : RTCD_BACKEND_OPENCL;
+        def.threads = k == CPU_ONE ? 1 : threads;
+        def.devices = spec;
+        def.max_devices = k == CL_ONE ? 1 : 2;
+        if (rtcd_batch_create(&def, &batches[k]) != RTCD_OK) {
             fprintf(stderr, "bench_backends: %s: %s\n", run_names[k], rtcd_last_error_message());
             return 1;
         }
     }
-    rtcd_transform* poses = malloc(objects * sizeof *poses);
-    rtcd_pair_desc* pairs = malloc((size_t)objects * objects / 2 * sizeof *pairs);
-    rtcd_pair_result* res[RUNS];
-    for (int k = 0; k < RUNS; ++k) res[k] = malloc((size_t)objects * objects / 2 * sizeof *res[k]);
-    if (!poses || !pairs || !res[0] || !res[1] || !res[2] || !res[3]) {
+    size_t max_pairs = (size_t)bodies * (bodies - 1) / 2;
+    rtcd_pair_desc* pairs = malloc(max_pairs * sizeof *pairs);
+    rtcd_pair_result* res[RUNS] = {NULL};
+    double* ms[RUNS] = {NULL};
+    int oom = !pairs;
+    for (int k = 0; k < runs; ++k) {
+        res[k] = malloc(max_pairs * sizeof *res[k]);
+        ms[k] = malloc(steps * sizeof *ms[k]);
+        oom |= !res[k] || !ms[k];
+    }
+    if (oom) {
         fprintf(stderr, "bench_backends: out of memory\n");
         return 1;
     }
-    double sum[RUNS] = {0};
-    uint32_t snapshots = 0, pair_total = 0;
+    uint64_t pair_total = 0;
     int mismatch = 0, failed = 0;
-    for (uint32_t step = 1; step <= steps; ++step) {
-        rtcd_world_step(world);
-        if (step < 100 || step % 50 != 0) continue;
-        for (uint32_t b = 0; b < objects; ++b) rtcd_world_get_pose(world, b, &poses[b]);
-        uint32_t n = scene_overlapping_pairs(body, poses, objects, pairs);
-        double t[RUNS][64];
-        for (uint32_t r = 0; r < reps; ++r) /* interleaved, so the runs share the machine's noise */
-            for (int k = 0; k < RUNS; ++k) t[k][r] = run(batches[k], pairs, n, res[k], &failed);
-        /* Same contacts, bit for bit, on every backend (same pair states: every run saw the same calls). */
-        for (int k = 1; k < RUNS; ++k)
-            for (uint32_t i = 0; i < n; ++i)
-                mismatch |= res[k][i].contact_count != res[0][i].contact_count ||
-                            memcmp(res[k][i].contacts, res[0][i].contacts,
-                                   res[0][i].contact_count * sizeof res[0][i].contacts[0]) != 0;
-        for (int k = 0; k < RUNS; ++k) sum[k] += median(t[k], (int)reps);
+    for (uint32_t s = 0; s < steps; ++s) {
+        uint32_t n = scene_overlapping_pairs(body, poses + (size_t)s * bodies, bodies, pairs);
         pair_total += n;
-        snapshots++;
+        for (int r = 0; r < runs; ++r) {
+            int k = (int)((s + (uint32_t)r) % (uint32_t)runs); /* rotating order */
+            double t = demo_now_ms();
+            if (rtcd_batch_collide(batches[k], pairs, n, res[k], NULL) != RTCD_OK) {
+                if (!failed) fprintf(stderr, "bench_backends: %s: %s\n", run_names[k], rtcd_last_error_message());
+                failed = 1;
+            }
+            ms[k][s] = demo_now_ms() - t;
+        }
+        for (int k = 1; k < runs; ++k) mismatch |= !same_results(res[0], res[k], n);
     }
-    if (failed) fprintf(stderr, "bench_backends: a narrow-phase call failed: %s\n", rtcd_last_error_message());
-    /* "devices": what the two-device run actually used (PoCL or a machine
-     * with one device may give fewer than two); their names follow. */
-    uint32_t used1 = rtcd_batch_device_count(batches[CL_ONE]), used2 = rtcd_batch_device_count(batches[CL_TWO]);
-    double mean[RUNS];
-    for (int k = 0; k < RUNS; ++k) mean[k] = snapshots ? sum[k] / snapshots : 0.0;
-    printf("{\"benchmark\":\"avalanche_narrowphase_backends\",\"algorithm\":\"%s\",\"objects\":%u,\"threads\":%u,"
-           "\"snapshots\":%u,\"pairs_mean\":%.0f,\"repetitions\":%u",
-           rtcd_algorithm_name(algorithm), objects, rtcd_batch_thread_count(batches[CPU_ALL]), snapshots,
-           snapshots ? (double)pair_total / snapshots : 0.0, reps);
-    for (int k = 0; k < RUNS; ++k) printf(",\"%s_ms\":%.3f", run_names[k], mean[k]);
-    printf(",\"devices\":%u,\"opencl_1_devices\":%u,\"device_names\":[", used2, used1);
-    for (uint32_t d = 0; d < used2; ++d) {
-        char name[160];
-        json_name(rtcd_batch_device_name(batches[CL_TWO], d), name, sizeof name);
-        printf("%s\"%s\"", d ? "," : "", name);
+    uint32_t rest = steps < DEMO_RESTING_STEPS ? steps : DEMO_RESTING_STEPS;
+    double m[RUNS] = {0}, rm[RUNS] = {0};
+    printf("{\"benchmark\":\"avalanche_narrowphase_backends\",\"algorithm\":\"%s\",\"objects\":%u,\"steps\":%u,"
+           "\"resting_steps\":%u,\"pairs_mean\":%.0f,\"threads\":%u",
+           rtcd_algorithm_name(algorithm), bodies, steps, rest, steps ? (double)pair_total / steps : 0.0,
+           rtcd_batch_thread_count(batches[CPU_ALL]));
+    for (int k = 0; k < runs; ++k) {
+        m[k] = mean(ms[k], steps);
+        rm[k] = mean(ms[k] + (steps - rest), rest);
+        printf(",\"%s_ms_mean\":%.3f,\"%s_ms_median\":%.3f,\"%s_ms_resting\":%.3f", run_names[k], m[k], run_names[k],
+               median(ms[k], steps), run_names[k], rm[k]);
     }
-    printf("],\"threads_over_1_thread_speedup\":%.3f,\"two_over_one_device_speedup\":%.3f,"
-           "\"opencl_1_over_cpu_1_speedup\":%.3f,\"contacts_equal\":%s}\n",
-           mean[CPU_ALL] > 0 ? mean[CPU_ONE] / mean[CPU_ALL] : 0.0, mean[CL_TWO] > 0 ? mean[CL_ONE] / mean[CL_TWO] : 0.0,
-           mean[CL_ONE] > 0 ? mean[CPU_ONE] / mean[CL_ONE] : 0.0, mismatch ? "false" : "true");
+    printf(",\"threads_over_1_thread_speedup\":%.3f,\"threads_over_1_thread_speedup_resting\":%.3f",
+           m[CPU_ALL] > 0 ? m[CPU_ONE] / m[CPU_ALL] : 0.0, rm[CPU_ALL] > 0 ? rm[CPU_ONE] / rm[CPU_ALL] : 0.0);
+    if (runs == RUNS) {
+        uint32_t used1 = rtcd_batch_device_count(batches[CL_ONE]), used2 = rtcd_batch_device_count(batches[CL_TWO]);
+        printf(",\"devices\":%u,\"opencl_1_devices\":%u,\"device_names\":[", used2, used1);
+        for (uint32_t d = 0; d < used2; ++d) {
+            char name[160];
+            json_name(rtcd_batch_device_name(batches[CL_TWO], d), name, sizeof name);
+            printf("%s\"%s\"", d ? "," : "", name);
+        }
+        printf("],\"two_over_one_device_speedup\":%.3f,\"opencl_1_over_cpu_1_speedup\":%.3f",
+               m[CL_TWO] > 0 ? m[CL_ONE] / m[CL_TWO] : 0.0, m[CL_ONE] > 0 ? m[CPU_ONE] / m[CL_ONE] : 0.0);
+    }
+    printf(",\"contacts_equal\":%s}\n", mismatch ? "false" : "true");
     free(poses);
     free(pairs);
-    for (int k = 0; k < RUNS; ++k) {
+    for (int k = 0; k < runs; ++k) {
         free(res[k]);
+        free(ms[k]);
         rtcd_batch_release(batches[k]);
     }
-    rtcd_shape_release(shape);
-    rtcd_mesh_release(mesh);
-    rtcd_world_destroy(world);
+    demo_scene_destroy(&scene);
     return mismatch || failed;
 }

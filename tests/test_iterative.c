@@ -117,7 +117,7 @@ static void test_first_call_is_standard(void** state)
         assert_int_equal(st.kept_rays, alg == RTCD_ALGORITHM_STANDARD ? 0 : ns);
         if (alg == RTCD_ALGORITHM_PREDICTIVE) assert_true(st.kept_predictions > 0 && st.predictive_rays > 0);
         else assert_int_equal(st.kept_predictions, 0);
-        rtcd_pair_state_destroy(s);
+        rtcd_pair_state_release(s);
     }
     free(std_rays);
     free(it_rays);
@@ -209,7 +209,7 @@ static slide_result slide(const rtcd_iterative_def* idef)
     free(now);
     free(std_rays);
     free(it_rays);
-    rtcd_pair_state_destroy(s);
+    rtcd_pair_state_release(s);
     rtcd_mesh_release(a);
     rtcd_mesh_release(b);
     return out;
@@ -291,7 +291,7 @@ static void test_displacement_threshold(void** state)
     assert_int_equal(test_collide_iterative(&def, &idef, s, m, &pa, other, &pb, rays, cap - 1, &n, &st),
                      RTCD_ERROR_BUFFER_TOO_SMALL);
     free(rays);
-    rtcd_pair_state_destroy(s);
+    rtcd_pair_state_release(s);
     rtcd_mesh_release(m);
     rtcd_mesh_release(other);
 }

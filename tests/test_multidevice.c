@@ -106,7 +106,7 @@ static void test_two_devices_match_one_and_keep_pairs(void** state)
     free(r2);
     rtcd_shape_release(shape);
     rtcd_mesh_release(mesh);
-    rtcd_world_destroy(world);
+    rtcd_world_release(world);
     rtcd_opencl_destroy(one);
     rtcd_opencl_destroy(two);
 }
@@ -141,7 +141,7 @@ static void test_world_falls_back_on_broken_kernel(void** state)
     assert_null(strchr(g_last_warning, '\n')); /* one line */
     assert_int_equal(rtcd_world_backend(w), RTCD_BACKEND_CPU);
     assert_int_equal(rtcd_world_step(w), RTCD_OK);
-    rtcd_world_destroy(w);
+    rtcd_world_release(w);
 }
 
 /* ---- sub-devices ---- */
@@ -262,7 +262,7 @@ static void test_subdevices_match_one_device(void** state)
     free(r_sub);
     rtcd_shape_release(shape);
     rtcd_mesh_release(mesh);
-    rtcd_world_destroy(world);
+    rtcd_world_release(world);
     rtcd_opencl_destroy(mixed);
     rtcd_opencl_destroy(sub);
     rtcd_opencl_destroy(whole);

@@ -50,7 +50,7 @@ static void test_no_platform(void** state)
     assert_non_null(strstr(g_last, "CPU reference"));
     assert_non_null(strstr(g_last, "RTCD_ERROR_NO_DEVICE"));
     assert_int_equal(rtcd_world_backend(w), RTCD_BACKEND_CPU);
-    rtcd_world_destroy(w);
+    rtcd_world_release(w);
 
     /* AUTO: no warning, one INFO line naming the choice. */
     g_warnings = g_infos = 0;
@@ -77,7 +77,7 @@ static void test_no_platform(void** state)
     assert_true(rtcd_world_last_step_stats(w).pairs_owned >= 1); /* rtcd, on the CPU */
     rtcd_shape_release(shape);
     rtcd_mesh_release(mesh);
-    rtcd_world_destroy(w);
+    rtcd_world_release(w);
 }
 
 int main(void)

@@ -305,7 +305,7 @@ static void compare_sequence(rtcd_traversal traversal, uint32_t max_devices, con
     assert_true(tot.walk_steps > 0 && tot.colliding > 100);
     if (idef->algorithm == RTCD_ALGORITHM_PREDICTIVE) assert_true(tot.predictions > 0);
     rtcd_opencl_destroy(cl);
-    for (int i = 0; i < PAIRS; ++i) rtcd_pair_state_destroy(mps[i].state);
+    for (int i = 0; i < PAIRS; ++i) rtcd_pair_state_release(mps[i].state);
     for (int k = 0; k < 3; ++k) rtcd_mesh_release(meshes[k]);
 }
 
@@ -395,7 +395,7 @@ static void test_state_slots_grow_and_recycle(void** state)
                   tot.pair_steps, tot.iterative);
     assert_true(tot.iterative > 300);
     rtcd_opencl_destroy(cl);
-    for (int i = 0; i < PAIRS; ++i) rtcd_pair_state_destroy(mps[i].state);
+    for (int i = 0; i < PAIRS; ++i) rtcd_pair_state_release(mps[i].state);
     free(mps);
     rtcd_mesh_release(m);
 }
@@ -442,7 +442,7 @@ static void test_state_overflow_forces_standard_pass(void** state)
     free(got);
     free(ref);
     rtcd_opencl_destroy(cl);
-    rtcd_pair_state_destroy(mp.state);
+    rtcd_pair_state_release(mp.state);
     rtcd_mesh_release(m);
 }
 

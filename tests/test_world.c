@@ -48,7 +48,7 @@ static scene make_scene(rtcd_narrowphase_kind kind, int with_plane) { return mak
 static void free_scene(scene* s)
 {
     rtcd_shape_release(s->shape);
-    rtcd_world_destroy(s->world);
+    rtcd_world_release(s->world);
 }
 
 static uint32_t add_posed(scene* s, rtcd_transform pose)

@@ -225,7 +225,7 @@ rtcd_error demo_scene_update(demo_scene* s, uint32_t step)
 void demo_scene_destroy(demo_scene* s)
 {
     for (uint32_t k = 0; k < s->shape_count; ++k) rtcd_shape_release(s->shapes[k]);
-    rtcd_world_destroy(s->world);
+    rtcd_world_release(s->world);
     memset(s, 0, sizeof *s);
 }
 
@@ -282,11 +282,13 @@ void demo_print_summary_json(FILE* f, const demo_summary* r)
     fprintf(f, "\"check\":%s,", r->check ? "true" : "false");
     fprintf(f,
             "\"ms_per_step_mean\":%.3f,\"ms_per_step_p95\":%.3f,\"first_step_ms\":%.3f,\"narrowphase_ms_mean\":%.3f,"
-            "\"narrowphase_ms_median\":%.3f,\"narrowphase_ms_resting\":%.3f,\"resting_steps\":%u,\"pairs_max\":%u,"
+            "\"narrowphase_ms_median\":%.3f,\"narrowphase_ms_resting\":%.3f,\"batch_ms_mean\":%.3f,"
+            "\"batch_ms_resting\":%.3f,\"resting_steps\":%u,\"pairs_max\":%u,"
             "\"contacts_mean\":%.1f,\"penetration_max\":%.5f,\"penetration_sum_mean\":%.5f,"
             "\"penetration_sampled_every\":%u,\"triangles_total\":%llu,\"rays_cast_mean\":%.1f,"
             "\"colliding_rays_mean\":%.1f,",
-            r->mean, r->p95, r->first_ms, r->np_mean, r->np_median, r->np_resting, r->resting_steps, r->pairs_max,
+            r->mean, r->p95, r->first_ms, r->np_mean, r->np_median, r->np_resting, r->batch_mean, r->batch_resting,
+            r->resting_steps, r->pairs_max,
             r->contacts_mean, r->pen_max, r->pen_sum_mean, r->penetration_every, (unsigned long long)r->triangles_total,
             r->rays_mean, r->colliding_mean);
     double pct = incorrect_pct(r);
@@ -352,6 +354,8 @@ int demo_run_scene(const demo_options* o, demo_summary* r)
         step_ms[step] = st.step_ms;
         np_ms[step] = st.narrowphase_ms;
         np_sum += st.narrowphase_ms;
+        r->batch_mean += st.batch_ms;
+        if (step + DEMO_RESTING_STEPS >= o->steps) r->batch_resting += st.batch_ms;
         contacts_sum += st.contacts;
         rays_sum += (double)st.rays_cast;
         colliding_sum += (double)st.colliding_rays;
@@ -436,6 +440,8 @@ int demo_run_scene(const demo_options* o, demo_summary* r)
     r->mean = mean;
     r->p95 = p95;
     r->np_mean = np_sum / n;
+    r->batch_mean /= n;
+    r->batch_resting /= r->resting_steps ? r->resting_steps : 1;
     r->pairs_max = pairs_max;
     r->contacts_mean = contacts_sum / n;
     r->pen_max = pen_max;

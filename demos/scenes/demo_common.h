@@ -101,6 +101,7 @@ typedef struct demo_summary {
     int adaptive, check;
     uint32_t objects, steps, pairs_max, penetration_every;
     double mean, p95, first_ms, np_mean, contacts_mean, pen_sum_mean, rays_mean, colliding_mean;
+    double batch_mean, batch_resting; /* rtcd's mesh-mesh batch alone (rtcd_step_stats.batch_ms): mean, last steps */
     double np_median;             /* narrow-phase ms, median over the run */
     double np_resting;            /* narrow-phase ms, mean over the last min(steps, DEMO_RESTING_STEPS) steps */
     uint32_t resting_steps;

@@ -12,7 +12,7 @@
 #ifndef RTCD_BATCH_H
 #define RTCD_BATCH_H
 
-#include "rtcd.h"
+#include "rtcd_common.h"
 #include "rtcd_iterative.h"
 #include "rtcd_narrowphase.h"
 

@@ -4,7 +4,7 @@
 #ifndef RTCD_GENERATE_H
 #define RTCD_GENERATE_H
 
-#include "rtcd.h"
+#include "rtcd_common.h"
 
 #ifdef __cplusplus
 extern "C" {

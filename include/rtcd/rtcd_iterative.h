@@ -12,7 +12,7 @@
 #ifndef RTCD_ITERATIVE_H
 #define RTCD_ITERATIVE_H
 
-#include "rtcd.h"
+#include "rtcd_common.h"
 #include "rtcd_narrowphase.h"
 
 #ifdef __cplusplus
@@ -37,7 +37,8 @@ RTCD_API rtcd_iterative_params rtcd_adaptive_params(const rtcd_iterative_def* de
  * used with other meshes than before resets itself. */
 typedef struct rtcd_pair_state rtcd_pair_state;
 RTCD_API rtcd_error rtcd_pair_state_create(rtcd_pair_state** out);
-RTCD_API void rtcd_pair_state_destroy(rtcd_pair_state* state); /* NULL is fine */
+RTCD_API void rtcd_pair_state_retain(rtcd_pair_state* state);
+RTCD_API void rtcd_pair_state_release(rtcd_pair_state* state); /* the last release frees it; NULL is fine */
 RTCD_API void rtcd_pair_state_reset(rtcd_pair_state* state);   /* next call runs a standard pass */
 /* A hint for batch loops: the state will be used soon (cache prefetch). */
 RTCD_API void rtcd_pair_state_prefetch(const rtcd_pair_state* state);

@@ -4,7 +4,7 @@
 #ifndef RTCD_MESH_H
 #define RTCD_MESH_H
 
-#include "rtcd.h"
+#include "rtcd_common.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -4,7 +4,7 @@
 #ifndef RTCD_NARROWPHASE_H
 #define RTCD_NARROWPHASE_H
 
-#include "rtcd.h"
+#include "rtcd_common.h"
 #include "rtcd_query.h"
 #include "rtcd_task.h"
 

@@ -2,7 +2,8 @@
 #ifndef RTCD_QUERY_H
 #define RTCD_QUERY_H
 
-#include "rtcd.h"
+#include "rtcd_common.h"
+#include "rtcd_mesh.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -33,7 +34,6 @@ typedef enum rtcd_traversal {
     RTCD_TRAVERSAL_BVH_STACKLESS = 2 /* same BVH, escape links, no stack (the GPU walk) */
 } rtcd_traversal;
 
-typedef struct rtcd_mesh rtcd_mesh;
 
 /* Nearest hit with t in [tmin, tmax]; ties in t go to the lower triangle
  * index, so every traversal returns the same triangle. Returns 1 on a hit. */

@@ -8,7 +8,7 @@
 #ifndef RTCD_WORLD_H
 #define RTCD_WORLD_H
 
-#include "rtcd.h"
+#include "rtcd_common.h"
 #include "rtcd_mesh.h"
 #include "rtcd_iterative.h"
 #include "rtcd_batch.h"
@@ -51,13 +51,17 @@ RTCD_API rtcd_world_def rtcd_default_world_def(void);
 
 /* *out is NULL on failure. */
 RTCD_API rtcd_error rtcd_world_create(const rtcd_world_def* def, rtcd_world** out);
-RTCD_API void rtcd_world_destroy(rtcd_world* world); /* NULL is fine */
+/* Reference counted (create / retain / release, as every rtcd handle): the
+ * last release destroys the world and its bodies. NULL is fine. */
+RTCD_API void rtcd_world_retain(rtcd_world* world);
+RTCD_API void rtcd_world_release(rtcd_world* world);
 
 /* A dynamic concave shape from a closed mesh (retained by the shape). The
  * mesh is re-centred on its centre of mass for the body; the offset is
  * returned through rtcd_shape_center_of_mass. */
 RTCD_API rtcd_error rtcd_shape_create(rtcd_world* world, rtcd_mesh* mesh, rtcd_shape** out);
-RTCD_API void rtcd_shape_release(rtcd_shape* shape);
+RTCD_API void rtcd_shape_retain(rtcd_shape* shape);
+RTCD_API void rtcd_shape_release(rtcd_shape* shape); /* the last release frees it; NULL is fine */
 RTCD_API void rtcd_shape_center_of_mass(const rtcd_shape* shape, float com[3]);
 /* Bodies live in the shape's principal frame (origin at the centre of mass,
  * axes along the principal axes of inertia): body = frame * mesh. */
@@ -90,7 +94,8 @@ typedef struct rtcd_step_stats {
     uint64_t rays_cast;
     uint64_t colliding_rays;
     uint32_t contacts;             /* manifold points handed to the solver */
-    double narrowphase_ms;         /* rtcd's batch, or Bullet's dispatch for gimpact/hull */
+    double narrowphase_ms;         /* rtcd's dispatch (batch + Bullet's per-pair manifold updates), or Bullet's for gimpact/hull */
+    double batch_ms;               /* of that, the mesh-mesh batch itself (rtcd_batch_collide) */
     double step_ms;                /* the whole step, Bullet included */
     /* The iterative algorithms (rtcd_iterative.h); mesh-mesh pairs only. */
     uint32_t standard_pairs;       /* pairs that ran a standard pass */
