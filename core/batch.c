@@ -2,7 +2,7 @@
  * resolves the backend (AUTO's rule), validates defs and poses, and hands
  * the pairs to the backend behind core/backend.h. */
 #include "backend.h"
-#include "core_internal.h"
+#include "hooks.h"
 #include "task.h"
 
 #include <math.h>

@@ -1,5 +1,5 @@
 /* Binned-SAH BVH build into the depth-first layout of shared/bvh.h. */
-#include "core_internal.h"
+#include "mesh_internal.h"
 
 #include <float.h>
 #include <math.h>

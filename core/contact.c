@@ -1,5 +1,5 @@
 /* Contacts from colliding rays, and their reduction to a 4-point manifold. */
-#include "core_internal.h"
+#include "pair_internal.h"
 
 rtcd_contact rtcd_contact_from_ray(const rtcd_ray_hit* ray, rtcd_contact_normal mode)
 {

@@ -1,5 +1,5 @@
 /* Hooks (allocator, log, assert, error callback), error messages, transforms. */
-#include "core_internal.h"
+#include "hooks.h"
 
 #include <math.h>
 #include <stdarg.h>

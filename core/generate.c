@@ -12,7 +12,7 @@
  * (correctly rounded in IEEE 754, and the build disables FMA contraction) and
  * their own sine/cosine, and the hull runs on integer coordinates with exact
  * 64-bit orientation tests. */
-#include "core_internal.h"
+#include "mesh_internal.h"
 
 #include <math.h>
 #include <string.h>

@@ -3,7 +3,7 @@
  * standard and an iterative pass, the adaptive parameters and the walk of
  * the kept rays. The OpenCL backend makes the same choices on the host
  * (rtcd_track_plan) and runs the same walk (shared/iterate.h). */
-#include "core_internal.h"
+#include "pair_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -74,14 +74,6 @@ rtcd_iterative_params rtcd_adaptive_params(const rtcd_iterative_def* def, float 
 
 /* ---- displacement and the choice of pass ---- */
 
-/* Largest distance of m's box from its origin: every vertex is within it. */
-static float reach(const rtcd_mesh* m)
-{
-    float x = fmaxf(fabsf(m->lo[0]), fabsf(m->hi[0])), y = fmaxf(fabsf(m->lo[1]), fabsf(m->hi[1])),
-          z = fmaxf(fabsf(m->lo[2]), fabsf(m->hi[2]));
-    return sqrtf(x * x + y * y + z * z);
-}
-
 RTCD_API float rtcd_relative_displacement(const rtcd_mesh* a, const rtcd_mesh* b, const rtcd_xform* b_in_a0,
                                  const rtcd_xform* b_in_a1)
 {
@@ -97,7 +89,7 @@ RTCD_API float rtcd_relative_displacement(const rtcd_mesh* a, const rtcd_mesh* b
     float move_b = v3_length(v3_sub(v3_load(b_in_a1->t), v3_load(b_in_a0->t)));
     rtcd_xform a_in_b0 = xf_inverse(b_in_a0), a_in_b1 = xf_inverse(b_in_a1);
     float move_a = v3_length(v3_sub(v3_load(a_in_b1.t), v3_load(a_in_b0.t)));
-    return fmaxf(turn * reach(b) + move_b, turn * reach(a) + move_a);
+    return fmaxf(turn * b->reach + move_b, turn * a->reach + move_a);
 }
 
 int rtcd_track_plan(rtcd_pair_track* track, const rtcd_iterative_def* def, const rtcd_mesh* a, const rtcd_mesh* b,

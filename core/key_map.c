@@ -1,7 +1,7 @@
 /* The per-pair map of the backends (key_map.h). */
 #include "key_map.h"
 
-#include "core_internal.h"
+#include "hooks.h"
 
 #include <string.h>
 

@@ -1,6 +1,6 @@
 /* Mesh creation: copy, validate (closed, 2-manifold, consistently and outward
  * oriented), derive normals, adjacency, bounds, mass properties and the BVH. */
-#include "core_internal.h"
+#include "mesh_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -165,6 +165,14 @@ static rtcd_error derive_geometry(rtcd_mesh* m)
     }
     /* Each edge is counted twice (once per triangle), which the mean absorbs. */
     m->mean_edge_length = m->triangle_count ? (float)(edge_sum / (3.0 * m->triangle_count)) : 0.0f;
+    /* Every vertex lies within reach of the origin (rounded up, so the
+     * displacement bound stays a bound). */
+    float reach2 = 0.0f;
+    for (uint32_t i = 0; i < m->vertex_count; ++i) {
+        rtcd_v3 v = v3_load(m->vertices + 3 * i);
+        reach2 = fmaxf(reach2, v3_dot(v, v));
+    }
+    m->reach = sqrtf(reach2) * (1.0f + 1e-6f);
     for (uint32_t i = 0; i < m->vertex_count; ++i) {
         double len = sqrt(vn[3 * i] * vn[3 * i] + vn[3 * i + 1] * vn[3 * i + 1] + vn[3 * i + 2] * vn[3 * i + 2]);
         /* Unreferenced vertices keep a zero normal and cast no rays. */

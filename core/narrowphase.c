@@ -3,7 +3,7 @@
  * ray along its inward normal; the ray collides when its first hit on the
  * other mesh exits that mesh and the casting mesh's own surface is not hit
  * before it (which would put the hit point outside the casting mesh). */
-#include "core_internal.h"
+#include "pair_internal.h"
 
 #include <math.h>
 #include <string.h>

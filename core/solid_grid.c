@@ -4,7 +4,7 @@
  * (the first hit from outside enters): the narrow phase skips it. This keeps
  * the candidate set to vertices near or inside the other body, instead of the
  * whole box overlap, at one table lookup per vertex. */
-#include "core_internal.h"
+#include "mesh_internal.h"
 
 #include <rtcd/rtcd_query.h>
 

@@ -2,7 +2,7 @@
  * two BVHs, then a tolerant triangle-triangle test at leaf pairs. It may say 1
  * for surfaces that only come within a tiny tolerance of each other, never 0
  * for surfaces that touch. */
-#include "core_internal.h"
+#include "mesh_internal.h"
 
 #include <math.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* The default thread pool and rtcd_parallel_for. */
 #include "task.h"
 
-#include "core_internal.h"
+#include "hooks.h"
 
 #include <pthread.h>
 #include <sched.h>

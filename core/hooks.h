@@ -1,0 +1,36 @@
+/* Private to rtcd: the allocator, log, assert and error hooks behind the
+ * public setters (core/core.c), and the conversion every module needs. */
+#ifndef RTCD_CORE_HOOKS_H
+#define RTCD_CORE_HOOKS_H
+
+#include <rtcd/rtcd.h>
+
+#include "shared/geom.h"
+
+#if defined(__GNUC__)
+#define RTCD_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#else
+#define RTCD_PRINTF(fmt, args)
+#endif
+
+void* rtcd_alloc(size_t size);          /* 64-byte aligned, NULL on failure */
+void* rtcd_calloc(size_t count, size_t size); /* zeroed, overflow-checked */
+void rtcd_free(void* memory);
+
+/* Records the message for rtcd_last_error_message, calls the user's error
+ * callback and returns `code`, so call sites read `return rtcd_fail(...)`. */
+rtcd_error rtcd_fail(rtcd_error code, const char* format, ...) RTCD_PRINTF(2, 3);
+void rtcd_log(rtcd_log_level level, const char* format, ...) RTCD_PRINTF(2, 3);
+int rtcd_assert_failed(const char* condition, const char* file, int line);
+
+#define RTCD_ASSERT(c) ((c) ? (void)0 : (void)rtcd_assert_failed(#c, __FILE__, __LINE__))
+
+static inline rtcd_xform rtcd_to_xform(const rtcd_transform* t)
+{
+    rtcd_xform x;
+    for (int i = 0; i < 9; ++i) x.r[i] = t->rotation[i];
+    for (int i = 0; i < 3; ++i) x.t[i] = t->translation[i];
+    return x;
+}
+
+#endif

@@ -1,0 +1,157 @@
+/* Private to rtcd: the mesh's layout (core/mesh.c) and what is built with
+ * it: the BVH and its 4-wide copy, the occupancy and near grids, the vertex
+ * clusters, mass properties, the surface-overlap test. */
+#ifndef RTCD_CORE_MESH_INTERNAL_H
+#define RTCD_CORE_MESH_INTERNAL_H
+
+#include "hooks.h"
+#include "shared/bvh.h"
+#include "shared/iterate.h"
+#include "shared/mesh_view.h"
+
+/* 4-wide CPU copy of the binary tree (core/bvh4.c): children's boxes side by
+ * side for one SSE slab test; child >= 0 is a node, < 0 a leaf (-1 - prims). */
+typedef struct rtcd_bvh4_node {
+    float lo[3][4], hi[3][4];
+    int32_t child[4];
+    uint32_t count;
+} rtcd_bvh4_node;
+
+typedef struct rtcd_bvh {
+    rtcd_bvh4_node* nodes4; /* NULL: use the binary walk */
+    uint32_t node4_count;
+    rtcd_bvh_node* nodes;
+    float* tris;        /* 9 per slot: leaf-ordered triangle corners */
+    uint32_t* tri_ids;
+    uint32_t node_count;
+    uint32_t depth;
+} rtcd_bvh;
+
+/* Occupancy of the mesh's box (core/solid_grid.c, RTCD_GRID_N cells per
+ * axis): bit set = the cell may hold surface or inside. */
+typedef struct rtcd_solid_grid {
+    float lo[3], inv_cell[3];
+    uint8_t solid[RTCD_GRID_BYTES];
+    /* Distance from each cell's centre to the surface in steps of
+     * min_cell / RTCD_NEAR_STEPS, rounded down: the predictive candidates
+     * (grid_may_be_near, shared/iterate.h). */
+    uint8_t near[RTCD_NEAR_BYTES];
+    float min_cell; /* smallest cell edge */
+} rtcd_solid_grid;
+
+/* Vertices in spatial runs of up to RTCD_CLUSTER_SIZE (Morton order), each
+ * with a bounding sphere: the candidate sweep skips whole runs far from the
+ * other mesh (core/solid_grid.c). */
+#define RTCD_CLUSTER_SIZE 32
+typedef struct rtcd_vertex_cluster {
+    float centre[3], radius;
+    uint32_t first, count; /* into rtcd_mesh.cluster_vertices */
+} rtcd_vertex_cluster;
+
+struct rtcd_mesh {
+    int refcount;
+    uint32_t vertex_count, triangle_count;
+    char* name;
+    float* vertices;          /* 3 per vertex */
+    uint32_t* indices;        /* 3 per triangle */
+    float* triangle_normals;  /* 3 per triangle */
+    float* vertex_normals;    /* 3 per vertex */
+    uint32_t* neighbors;      /* 3 per triangle */
+    float lo[3], hi[3];
+    float mean_edge_length;
+    float reach;              /* largest distance of a vertex from the origin */
+    rtcd_mass_properties mass;
+    rtcd_bvh bvh;
+    rtcd_solid_grid grid;
+    uint32_t* cluster_vertices; /* vertex ids, cluster by cluster */
+    rtcd_vertex_cluster* clusters;
+    uint32_t cluster_count;
+};
+
+rtcd_error rtcd_solid_grid_build(rtcd_mesh* m);
+rtcd_error rtcd_near_grid_build(rtcd_mesh* m); /* after the BVH */
+rtcd_error rtcd_vertex_clusters_build(rtcd_mesh* m);
+
+/* May a ball (centre c, radius r, in m's frame) come within `dist` of m's grid box? */
+static inline int rtcd_ball_near_grid(const rtcd_mesh* m, rtcd_v3 c, float r, float dist)
+{
+    const rtcd_solid_grid* g = &m->grid;
+    float d2 = 0.0f, lim = r + dist;
+    for (int k = 0; k < 3; ++k) {
+        float v = k == 0 ? c.x : (k == 1 ? c.y : c.z);
+        float lo = g->lo[k], hi = g->lo[k] + RTCD_GRID_N / g->inv_cell[k];
+        float e = v < lo ? lo - v : (v > hi ? v - hi : 0.0f);
+        d2 += e * e;
+    }
+    return d2 <= lim * lim;
+}
+
+/* 0 when p (mesh frame) is certainly outside the mesh. */
+static inline int rtcd_mesh_may_contain(const rtcd_mesh* m, rtcd_v3 p)
+{
+    return grid_may_contain(m->grid.solid, v3_load(m->grid.lo), v3_load(m->grid.inv_cell), p);
+}
+
+/* May p (mesh frame) be within dist of the mesh? (grid_may_be_near) */
+static inline int rtcd_mesh_may_be_near(const rtcd_mesh* m, rtcd_v3 p, float dist)
+{
+    const rtcd_solid_grid* g = &m->grid;
+    return grid_may_be_near(g->near, v3_load(g->lo), v3_load(g->inv_cell), g->min_cell, p, dist);
+}
+
+/* Builds with binned SAH over the mesh's triangles. */
+rtcd_error rtcd_bvh_build(const float* vertices, const uint32_t* indices, uint32_t triangle_count,
+                          uint32_t leaf_size, rtcd_bvh* out);
+void rtcd_bvh_destroy(rtcd_bvh* bvh);
+rtcd_error rtcd_bvh4_build(rtcd_bvh* bvh);
+/* Nearest hit through the 4-wide copy; same answer as bvh_first_hit. */
+rtcd_tri_hit rtcd_bvh4_first_hit(const rtcd_bvh* bvh, const rtcd_bvh_view* view, rtcd_v3 org, rtcd_v3 dir,
+                                 float tmin, float tmax, uint32_t skip_vertex);
+
+static inline rtcd_bvh_view rtcd_mesh_bvh_view(const rtcd_mesh* m)
+{
+    rtcd_bvh_view v;
+    v.nodes = m->bvh.nodes;
+    v.tris = m->bvh.tris;
+    v.tri_ids = m->bvh.tri_ids;
+    v.indices = m->indices;
+    v.node_count = m->bvh.node_count;
+    return v;
+}
+
+/* The mesh as the shared pipeline reads it (shared/mesh_view.h); the BVH
+ * traversal picks the 4-wide walk or the binary one (same answers). */
+static inline rtcd_mesh_view rtcd_mesh_view_of(const rtcd_mesh* m, rtcd_traversal traversal)
+{
+    rtcd_mesh_view v;
+    v.bvh = rtcd_mesh_bvh_view(m);
+    v.vertices = m->vertices;
+    v.vnormals = m->vertex_normals;
+    v.tnormals = m->triangle_normals;
+    v.indices = m->indices;
+    v.neighbors = m->neighbors;
+    v.solid = m->grid.solid;
+    v.near = m->grid.near;
+    v.vertex_count = m->vertex_count;
+    v.tri_count = m->triangle_count;
+    v.lo = v3_load(m->lo);
+    v.hi = v3_load(m->hi);
+    v.grid_lo = v3_load(m->grid.lo);
+    v.grid_inv = v3_load(m->grid.inv_cell);
+    v.min_cell = m->grid.min_cell;
+    v.accel = traversal == RTCD_TRAVERSAL_BVH && m->bvh.nodes4 ? &m->bvh : NULL;
+    return v;
+}
+
+static inline rtcd_v3 mesh_vertex(const rtcd_mesh* m, uint32_t i) { return v3_load(m->vertices + 3 * i); }
+
+/* Mass properties of a closed surface (core/mass.c). */
+rtcd_mass_properties rtcd_compute_mass_properties(const float* vertices, const uint32_t* indices,
+                                                  uint32_t triangle_count);
+
+/* Do the surfaces of a and b (b placed by b_in_a, the pose of b in a's frame)
+ * intersect? Conservative: touching or coplanar overlap counts as yes
+ * (core/surface_overlap.c). */
+int rtcd_surfaces_intersect(const rtcd_mesh* a, const rtcd_mesh* b, const rtcd_xform* b_in_a);
+
+#endif

@@ -1,0 +1,87 @@
+/* Private to rtcd: one pair on the CPU reference (core/narrowphase.c,
+ * core/iterative.c): its context for the shared pipeline, the choice of
+ * pass, the standard and iterative passes. */
+#ifndef RTCD_CORE_PAIR_INTERNAL_H
+#define RTCD_CORE_PAIR_INTERNAL_H
+
+#include <rtcd/rtcd_iterative.h>
+
+#include "mesh_internal.h"
+#include "shared/pair.h"
+
+/* What the iterative algorithms know of a pair between calls, apart from its
+ * kept rays (core/iterative.c). The CPU reference keeps it in the pair's
+ * rtcd_pair_state; the OpenCL backend on the host beside the device that
+ * holds the rays. */
+typedef struct rtcd_pair_track {
+    const rtcd_mesh* a;
+    const rtcd_mesh* b;
+    int valid;             /* a standard pass ran since the last reset */
+    int has_prev;
+    rtcd_xform ref;        /* b in a's frame at the last standard pass */
+    rtcd_xform prev;       /* b in a's frame at the last call (this call's, once planned) */
+    int has_motion;
+    rtcd_xform before;     /* b in a's frame at the call before this one: the motion of this step */
+    float step_displacement; /* relative motion in the last step */
+    rtcd_iterative_params params;
+} rtcd_pair_track;
+
+/* A bound on how far any point of either mesh moves in the other's frame
+ * between two relative poses (b in a). */
+/* exported for tests only */
+RTCD_API float rtcd_relative_displacement(const rtcd_mesh* a, const rtcd_mesh* b, const rtcd_xform* b_in_a0,
+                                 const rtcd_xform* b_in_a1);
+
+/* Decides this call's pass and updates the track: returns 1 for a standard
+ * pass (parameters chosen afresh, displacement reset), 0 for an iterative
+ * one. A track of other meshes, or of the STANDARD algorithm, resets. */
+int rtcd_track_plan(rtcd_pair_track* track, const rtcd_iterative_def* def, const rtcd_mesh* a, const rtcd_mesh* b,
+                    const rtcd_xform* pose_a, const rtcd_xform* pose_b);
+
+/* What a standard pass of the iterative algorithms keeps: one entry (2
+ * words, shared/iterate.h) per colliding ray, and for the predictive one per
+ * predictive ray, in vertex order. */
+typedef struct rtcd_keep {
+    uint32_t* entries;
+    uint32_t count, capacity;
+    int overflow;          /* more entries than capacity: the rest were dropped */
+} rtcd_keep;
+
+/* The shared pipeline's context of one pair on the CPU (shared/pair.h):
+ * params NULL for the standard algorithm, before (b in a's frame one call
+ * earlier) NULL when unknown. */
+void rtcd_pair_ctx_init(rtcd_pair_ctx* c, const rtcd_narrowphase_def* def, const rtcd_mesh* a, const rtcd_xform* pa,
+                        const rtcd_mesh* b, const rtcd_xform* pb, rtcd_algorithm algorithm,
+                        const rtcd_iterative_params* params, const rtcd_xform* before);
+
+/* core/narrowphase.c: the standard pass of c's pair; its colliding rays go
+ * to recs (room for both meshes' vertex counts), in (direction, vertex)
+ * order; keep NULL for the plain standard algorithm. */
+void rtcd_standard_pass(const rtcd_narrowphase_def* def, const rtcd_pair_ctx* c, const rtcd_mesh* a,
+                        const rtcd_mesh* b, rtcd_ray_rec* recs, uint32_t* count, rtcd_narrowphase_stats* stats,
+                        rtcd_keep* keep);
+/* core/iterative.c: one call of a pair (rtcd_collide_iterative without the
+ * argument checks): plans the pass (state NULL, or the STANDARD algorithm:
+ * a standard pass), runs it, leaves its colliding rays in recs (room for
+ * both meshes' vertex counts) and the pair's context in *ctx (to turn them
+ * into world rays or contacts). */
+rtcd_error rtcd_pair_step(const rtcd_narrowphase_def* def, rtcd_pair_state* state, const rtcd_mesh* a, const rtcd_xform* pa, const rtcd_mesh* b, const rtcd_xform* pb,
+                          rtcd_pair_ctx* ctx, rtcd_ray_rec* recs, uint32_t* count, rtcd_narrowphase_stats* st);
+static inline rtcd_contact rtcd_contact_to_public(rtcd_contact_v v)
+{
+    rtcd_contact c;
+    c.point_on_b[0] = v.point_on_b.x, c.point_on_b[1] = v.point_on_b.y, c.point_on_b[2] = v.point_on_b.z;
+    c.normal_on_b[0] = v.normal_on_b.x, c.normal_on_b[1] = v.normal_on_b.y, c.normal_on_b[2] = v.normal_on_b.z;
+    c.depth = v.depth;
+    c.feature = v.feature;
+    return c;
+}
+
+/* The world-space rays of colliding records. */
+void rtcd_recs_to_rays(const rtcd_pair_ctx* c, const rtcd_ray_rec* recs, uint32_t count, rtcd_ray_hit* rays);
+/* NULL pointers, buffer size (sum of vertex counts) and finite poses. */
+rtcd_error rtcd_check_pair_args(const char* fn, const rtcd_mesh* a, const rtcd_transform* pose_a, const rtcd_mesh* b,
+                                const rtcd_transform* pose_b, const rtcd_ray_hit* rays, uint32_t ray_capacity,
+                                const uint32_t* ray_count);
+
+#endif
