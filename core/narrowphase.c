@@ -106,10 +106,19 @@ static uint32_t mark_candidates(const rtcd_pair_ctx* c, uint32_t direction, cons
     const rtcd_xform* to_target = direction ? &c->b_in_a : &c->a_in_b;
     const rtcd_mesh_view* tv = direction ? &c->a : &c->b;
     float reach = c->predict_pass ? c->extension : 0.0f;
+    /* A ball whose centre is outside the target and farther from its surface
+     * than its radius plus `clear` holds only vertices that pair_sweep_vertex
+     * gives up on: outside, so their normal ray cannot collide, and farther
+     * than the longest predictive ray (RTCD_PREDICT_REACH x culling; the
+     * motion ray is shorter). The kernels sweep those vertices and find
+     * nothing either. The small extra keeps rounding out of it. */
+    float clear = (c->predict_pass ? RTCD_PREDICT_REACH * c->culling : 0.0f) + 1e-4f * target->reach;
     uint32_t n = 0;
     for (uint32_t k = 0; k < caster->cluster_count; ++k) {
         const rtcd_vertex_cluster* cl = &caster->clusters[k];
-        if (!rtcd_ball_near_grid(target, xf_point(to_target, v3_load(cl->centre)), cl->radius, reach)) continue;
+        rtcd_v3 centre = xf_point(to_target, v3_load(cl->centre));
+        if (!rtcd_ball_near_grid(target, centre, cl->radius, reach)) continue;
+        if (!view_may_contain(tv, centre) && !view_may_be_near(tv, centre, cl->radius + clear)) continue;
         for (uint32_t j = cl->first; j < cl->first + cl->count; ++j) {
             uint32_t i = caster->cluster_vertices[j];
             if (!pair_is_candidate(c, tv, xf_point(to_target, mesh_vertex(caster, i)))) continue;

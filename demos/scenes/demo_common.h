@@ -25,11 +25,11 @@ typedef struct demo_options {
     const char* csv_path;         /* NULL: no CSV */
     int json;
     uint32_t penetration_every;   /* measure every K steps (default 10; 0: never) */
-    rtcd_algorithm algorithm;     /* --algorithm (default predictive) -> rtcd_world_def.iterative.algorithm */
-    int adaptive;                 /* --params adaptive (1, default) | fixed (0) -> rtcd_world_def.iterative.adaptive */
+    rtcd_algorithm algorithm;     /* --algorithm (default predictive) -> rtcd_world_def.narrowphase.iterative.algorithm */
+    int adaptive;                 /* --params adaptive (1, default) | fixed (0) -> rtcd_world_def.narrowphase.iterative.adaptive */
     int check;                    /* --check: rtcd_world_def.check = 1 (the standard algorithm on the same poses) */
     int quiet;                    /* no progress bar (benchmarks) */
-    rtcd_traversal traversal;     /* --traversal bvh (default) | brute-force -> rtcd_world_def.opencl.traversal */
+    rtcd_traversal traversal;     /* --traversal bvh (default) | brute-force -> rtcd_world_def.narrowphase.traversal */
     rtcd_contact_normal contact_normal; /* --contact-normal reprojected (default) | ray | weighted */
     uint32_t threads;             /* --threads N: CPU worker threads (0, default: all cores) */
 } demo_options;
