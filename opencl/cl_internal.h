@@ -7,7 +7,7 @@
 
 #include "cl_backend.h"
 
-#include "core_internal.h"
+#include "pair_internal.h"
 #include "key_map.h"
 #include "kernels/cl_types.h"
 
