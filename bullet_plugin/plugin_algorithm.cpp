@@ -80,43 +80,15 @@ void rtcdPluginState::checkPair(const rtcd_mesh* a, const rtcd_transform& pa, co
     stats.check_ray_length += agreement.reference_length;
 }
 
-// Vertices of the mesh below the plane; the box is tested first.
-static uint32_t mesh_plane_contacts(const rtcd_mesh* mesh, const btCollisionObject* mesh_obj,
-                                    const btCollisionObject* plane_obj, bool plane_is_a,
-                                    std::vector<rtcd_contact>& out)
+// The plane of a btStaticPlaneShape in world space: normal and offset.
+static void world_plane(const btCollisionObject* plane_obj, float out[4])
 {
     const btStaticPlaneShape* plane = static_cast<const btStaticPlaneShape*>(plane_obj->getCollisionShape());
     const btTransform& pt = plane_obj->getWorldTransform();
     btVector3 n = pt.getBasis() * plane->getPlaneNormal();
     btScalar d = n.dot(pt * (plane->getPlaneNormal() * plane->getPlaneConstant()));
-    const btTransform& mt = mesh_obj->getWorldTransform();
-    float lo[3], hi[3];
-    rtcd_mesh_bounds(mesh, lo, hi);
-    btVector3 centre(0.5f * (lo[0] + hi[0]), 0.5f * (lo[1] + hi[1]), 0.5f * (lo[2] + hi[2]));
-    btVector3 half(0.5f * (hi[0] - lo[0]), 0.5f * (hi[1] - lo[1]), 0.5f * (hi[2] - lo[2]));
-    btVector3 n_local = mt.getBasis().transpose() * n;
-    btScalar reach = std::fabs(n_local[0]) * half[0] + std::fabs(n_local[1]) * half[1] + std::fabs(n_local[2]) * half[2];
-    if (n.dot(mt * centre) - d - reach > 0) return 0; // the whole box is above the plane
-    const float* v = rtcd_mesh_vertices(mesh);
-    uint32_t nv = rtcd_mesh_vertex_count(mesh);
-    out.clear();
-    for (uint32_t i = 0; i < nv; ++i) {
-        btVector3 p = mt * btVector3(v[3 * i], v[3 * i + 1], v[3 * i + 2]);
-        btScalar dist = n.dot(p) - d;
-        if (dist >= 0) continue;
-        rtcd_contact c;
-        c.depth = static_cast<float>(-dist);
-        c.feature = i;
-        // Normal from B to A: the plane pushes the mesh along n.
-        btVector3 normal_on_b = plane_is_a ? -n : n;
-        btVector3 point_on_b = plane_is_a ? p : p - n * dist;
-        for (int k = 0; k < 3; ++k) {
-            c.normal_on_b[k] = static_cast<float>(normal_on_b[k]);
-            c.point_on_b[k] = static_cast<float>(point_on_b[k]);
-        }
-        out.push_back(c);
-    }
-    return static_cast<uint32_t>(out.size());
+    for (int k = 0; k < 3; ++k) out[k] = static_cast<float>(n[k]);
+    out[3] = static_cast<float>(d);
 }
 
 void rtcdPluginState::computePair(const rtcdBatchEntry& e)
@@ -131,9 +103,15 @@ void rtcdPluginState::computePair(const rtcdBatchEntry& e)
         const btCollisionObject* plane_obj = e.plane_is_a ? e.a : e.b;
         const rtcd_mesh* mesh = meshes.find(mesh_obj->getCollisionShape());
         if (!mesh) return;
-        n = mesh_plane_contacts(mesh, mesh_obj, plane_obj, e.plane_is_a, contacts);
-        if (n == 0) stats.pairs_culled++;
-    } else {
+        float plane[4];
+        world_plane(plane_obj, plane);
+        rtcd_transform pose = rtcdFromBullet(mesh_obj->getWorldTransform());
+        if (rtcd_collide_plane(mesh, &pose, plane, e.plane_is_a, slot.contacts, &slot.count) != RTCD_OK)
+            rtcd_log_message(RTCD_LOG_WARNING, rtcd_last_error_message());
+        if (slot.count == 0) stats.pairs_culled++;
+        return;
+    }
+    {
         // A lone pair has no place in the batch (its key would make every
         // other pair forget its state): the standard algorithm.
         const rtcd_mesh* ma = meshes.find(e.a->getCollisionShape());

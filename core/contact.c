@@ -1,6 +1,8 @@
 /* Contacts from colliding rays, and their reduction to a 4-point manifold. */
 #include "pair_internal.h"
 
+#include <math.h>
+
 rtcd_contact rtcd_contact_from_ray(const rtcd_ray_hit* ray, rtcd_contact_normal mode)
 {
     return rtcd_contact_to_public(contact_from_hit(ray->direction, ray->vertex, v3_load(ray->origin), v3_load(ray->ray_dir),
@@ -35,4 +37,39 @@ uint32_t rtcd_reduce_contacts(const rtcd_contact* contacts, uint32_t count, rtcd
     for (uint32_t k = 0; k < n; ++k) out[k] = contacts[chosen[k]];
     if (v != stack) rtcd_free(v);
     return n;
+}
+
+rtcd_error rtcd_collide_plane(const rtcd_mesh* mesh, const rtcd_transform* pose, const float plane[4],
+                              int plane_is_a, rtcd_contact out[RTCD_MAX_MANIFOLD_POINTS], uint32_t* count)
+{
+    if (count) *count = 0;
+    if (!mesh || !pose || !plane || !out || !count)
+        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_collide_plane: NULL argument");
+    rtcd_v3 n = v3_load(plane);
+    float d = plane[3];
+    rtcd_xform x = rtcd_to_xform(pose);
+    int finite = isfinite(n.x) && isfinite(n.y) && isfinite(n.z) && isfinite(d);
+    for (int i = 0; i < 9; ++i) finite &= isfinite(pose->rotation[i]) != 0;
+    for (int i = 0; i < 3; ++i) finite &= isfinite(pose->translation[i]) != 0;
+    if (!finite) return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_collide_plane: %s: pose or plane not finite",
+                                  mesh->name);
+    enum { STACK = 256 };
+    rtcd_contact_v stack[STACK];
+    rtcd_contact_v* c = mesh->vertex_count <= STACK ? stack : rtcd_alloc((size_t)mesh->vertex_count * sizeof *c);
+    if (!c) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_collide_plane: no memory for %u contacts",
+                             mesh->vertex_count);
+    rtcd_mesh_view view = rtcd_mesh_view_of(mesh, RTCD_TRAVERSAL_BVH);
+    uint32_t m = 0;
+    /* Clusters whose ball lies above the plane hold no contact. */
+    for (uint32_t k = 0; k < mesh->cluster_count; ++k) {
+        const rtcd_vertex_cluster* cl = &mesh->clusters[k];
+        if (v3_dot(n, xf_point(&x, v3_load(cl->centre))) - d > cl->radius * (1.0f + 1e-5f) + 1e-6f) continue;
+        for (uint32_t j = cl->first; j < cl->first + cl->count; ++j)
+            m += (uint32_t)plane_vertex_contact(&view, &x, n, d, mesh->cluster_vertices[j], plane_is_a, &c[m]);
+    }
+    uint32_t chosen[RTCD_MANIFOLD_POINTS];
+    *count = reduce_contacts(c, m, chosen);
+    for (uint32_t k = 0; k < *count; ++k) out[k] = rtcd_contact_to_public(c[chosen[k]]);
+    if (c != stack) rtcd_free(c);
+    return RTCD_OK;
 }

@@ -177,6 +177,71 @@ static void test_small_inputs(void** state)
     assert_int_equal(rtcd_reduce_contacts(NULL, 3, out), 0);
 }
 
+/* rtcd_collide_plane against every vertex tested one by one (its cluster
+ * culling must lose nothing), both A/B orders, random poses cutting the
+ * plane at many depths. */
+static void test_plane_matches_brute_force(void** state)
+{
+    (void)state;
+    rtcd_mesh* m = test_make_blob(RTCD_AVALANCHE_BLOB_VERTICES, 0.5f, 3);
+    const float* v = rtcd_mesh_vertices(m);
+    uint32_t nv = rtcd_mesh_vertex_count(m);
+    rtcd_contact* all = calloc(nv, sizeof *all);
+    assert_non_null(all);
+    test_rng rng = {11};
+    uint32_t touching = 0;
+    for (int trial = 0; trial < 400; ++trial) {
+        rtcd_transform pose = test_random_pose(&rng, 0.3f);
+        float plane[4];
+        test_rng_unit_vector(&rng, plane);
+        plane[3] = (float)test_rng_range(&rng, -0.6, 0.6);
+        int plane_is_a = trial & 1;
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < nv; ++i) {
+            double p[3], dist = -plane[3];
+            for (int r = 0; r < 3; ++r) {
+                p[r] = pose.translation[r];
+                for (int c = 0; c < 3; ++c) p[r] += (double)pose.rotation[3 * r + c] * v[3 * i + c];
+                dist += plane[r] * p[r];
+            }
+            if (dist >= 0.0) continue;
+            rtcd_contact* c = &all[n++];
+            c->depth = (float)-dist;
+            c->feature = i;
+            for (int r = 0; r < 3; ++r) {
+                c->normal_on_b[r] = plane_is_a ? -plane[r] : plane[r];
+                c->point_on_b[r] = (float)(plane_is_a ? p[r] : p[r] - plane[r] * dist);
+            }
+        }
+        rtcd_contact want[RTCD_MAX_MANIFOLD_POINTS], got[RTCD_MAX_MANIFOLD_POINTS];
+        uint32_t nw = rtcd_reduce_contacts(all, n, want), ng = 99;
+        assert_int_equal(rtcd_collide_plane(m, &pose, plane, plane_is_a, got, &ng), RTCD_OK);
+        assert_int_equal(ng, nw);
+        for (uint32_t k = 0; k < ng; ++k) {
+            /* The same vertices; the arithmetic differs (float against double) by rounding only. */
+            assert_int_equal(got[k].feature, want[k].feature);
+            assert_float_near(got[k].depth, want[k].depth, 1e-5);
+            for (int r = 0; r < 3; ++r) {
+                assert_float_near(got[k].point_on_b[r], want[k].point_on_b[r], 1e-5);
+                assert_float_near(got[k].normal_on_b[r], want[k].normal_on_b[r], 0.0);
+            }
+        }
+        touching += n > 0 && n < nv;
+    }
+    assert_true(touching > 100); /* not vacuous: many poses cut the plane */
+    /* Bad input. */
+    rtcd_transform bad = rtcd_transform_identity();
+    bad.translation[1] = NAN;
+    float up[4] = {0, 0, 1, 0};
+    rtcd_contact out[RTCD_MAX_MANIFOLD_POINTS];
+    uint32_t count = 7;
+    assert_int_equal(rtcd_collide_plane(m, &bad, up, 0, out, &count), RTCD_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(count, 0);
+    assert_int_equal(rtcd_collide_plane(NULL, &bad, up, 0, out, &count), RTCD_ERROR_INVALID_ARGUMENT);
+    free(all);
+    rtcd_mesh_release(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -184,6 +249,7 @@ int main(void)
         cmocka_unit_test(test_reduction_properties),
         cmocka_unit_test(test_resting_patch_is_stable),
         cmocka_unit_test(test_small_inputs),
+        cmocka_unit_test(test_plane_matches_brute_force),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -229,4 +229,21 @@ RTCD_INLINE rtcd_contact_v pair_contact(const rtcd_pair_ctx* c, rtcd_ray_rec r, 
     return contact_from_hit(r.feature >> 31, r.feature & 0x7fffffffu, o, d, nrm, r.t, mode);
 }
 
+/* A mesh against a static plane (points p with dot(n, p) = d, world frame;
+ * the mesh placed by x): vertex i below the plane is a contact (Bullet's
+ * convention, the plane body being A when plane_is_a) at its depth. */
+RTCD_INLINE int plane_vertex_contact(const rtcd_mesh_view* m, const rtcd_xform* x, rtcd_v3 n, float d, rtcd_u32 i,
+                                     int plane_is_a, rtcd_contact_v* out)
+{
+    rtcd_v3 p = xf_point(x, v3_load(m->vertices + 3 * i));
+    float dist = v3_dot(n, p) - d;
+    if (!(dist < 0.0f)) return 0;
+    out->depth = -dist;
+    out->feature = i;
+    /* The plane pushes the mesh along n: from B to A. */
+    out->normal_on_b = plane_is_a ? v3_neg(n) : n;
+    out->point_on_b = plane_is_a ? p : v3_sub(p, v3_scale(n, dist));
+    return 1;
+}
+
 #endif
