@@ -107,7 +107,7 @@ static rtcd_error open_backend(const rtcd_narrowphase_def* def, rtcd_batch* b)
         char* cut = strchr(why, '\n'); /* a build log: its first line */
         if (cut) *cut = '\0';
     } else {
-        snprintf(why, sizeof why, "RTCD_DEVICES=cpu");
+        snprintf(why, sizeof why, "%s is \"cpu\"", def->devices ? "def.devices" : "RTCD_DEVICES");
     }
     rtcd_error err = open_cpu(def, b);
     if (err == RTCD_OK) say_choice(b, why);

@@ -8,14 +8,14 @@
 #include "key_map.h"
 #include "task.h"
 
-#include <stdatomic.h>
 #include <string.h>
 #include <time.h>
 
-/* A pair's entry in the backend's map: its state and the last call that saw it. */
+/* A pair's entry in the backend's map: its state (made by the worker of the
+ * pair's first call) and the last call that saw it. */
 typedef struct cpu_pair {
     rtcd_pair_state* state;
-    _Atomic uint32_t call;
+    uint32_t call;
 } cpu_pair;
 
 /* Scratch of one worker, on its own cache lines. */
@@ -35,9 +35,9 @@ typedef struct cpu_backend {
     rtcd_task_system tasks;
     uint32_t workers;
     cpu_worker* work;
-    /* key -> cpu_pair, kept across calls: the workers look pairs up in it
-     * (read-only while they run); new pairs are added and vanished ones
-     * removed between calls. */
+    /* key -> cpu_pair, kept across calls: each call claims its pairs'
+     * entries before the workers run (new keys get one), and drops the
+     * entries it did not see after. */
     rtcd_key_map map;
     uint32_t live, removed; /* entries in use, removed ones still probed past */
     uint32_t call;          /* this call's number, from 1 */
@@ -47,8 +47,8 @@ typedef struct cpu_backend {
     rtcd_pair_result* results;
     rtcd_ray_hit* rays;
     size_t* ray_offset;
-    rtcd_pair_state** fresh; /* a new pair's state, made by its worker (NULL for the others) */
-    size_t fresh_cap, offset_cap;
+    cpu_pair** entry_of;    /* pair i's entry; NULL: a repeated key, or the STANDARD algorithm */
+    size_t entry_cap, offset_cap;
 } cpu_backend;
 
 static double now_ms(void)
@@ -80,7 +80,7 @@ static void cpu_destroy(void* impl)
     rtcd_free(b->work);
     forget_states(b);
     rtcd_free(b->ray_offset);
-    rtcd_free(b->fresh);
+    rtcd_free(b->entry_of);
     rtcd_free(b);
 }
 
@@ -116,14 +116,6 @@ rtcd_error rtcd_cpu_backend_create(const rtcd_narrowphase_def* def, void** out)
     return RTCD_OK;
 }
 
-/* Pair i's entry in the map, or NULL for a new pair (or the STANDARD algorithm). */
-static cpu_pair* find_pair(const cpu_backend* b, uint32_t i)
-{
-    if (!b->map.cap) return NULL;
-    uint32_t slot = rtcd_key_map_find(&b->map, b->pairs[i].key);
-    return slot != UINT32_MAX ? pair_at(&b->map, slot) : NULL;
-}
-
 /* Pair i (its map entry e) on worker w: its pass, its contacts, its reduction. */
 static void run_pair(cpu_backend* b, cpu_worker* w, uint32_t i, cpu_pair* e)
 {
@@ -134,15 +126,10 @@ static void run_pair(cpu_backend* b, cpu_worker* w, uint32_t i, cpu_pair* e)
     rtcd_pair_ctx ctx;
     rtcd_narrowphase_stats st;
     uint32_t n = 0;
-    rtcd_pair_state* state = NULL;
     rtcd_error err = RTCD_OK;
-    if (e) {
-        /* A key given twice in one call: the second copy runs without state. */
-        if (atomic_exchange_explicit(&e->call, b->call, memory_order_relaxed) != b->call) state = e->state;
-    } else if (b->def.iterative.algorithm != RTCD_ALGORITHM_STANDARD) {
-        err = rtcd_pair_state_create(&b->fresh[i]);
-        state = b->fresh[i];
-    }
+    /* Only this pair owns its entry: a new one gets its state here. */
+    if (e && !e->state) err = rtcd_pair_state_create(&e->state);
+    rtcd_pair_state* state = e ? e->state : NULL;
     if (err == RTCD_OK) err = rtcd_pair_step(&b->def, state, p->a, &pa, p->b, &pb, &ctx, w->recs, &n, &st);
     if (err != RTCD_OK) {
         if (w->err == RTCD_OK || i < w->err_pair) {
@@ -175,17 +162,11 @@ static void run_range(uint32_t begin, uint32_t end, uint32_t worker, void* conte
     cpu_worker* w = &b->work[worker < b->workers ? worker : 0];
     /* Pairs are looked up two ahead and their states prefetched: cache
      * misses on the states were half the iterative pass's time. */
-    cpu_pair* ahead[3] = {NULL, NULL, NULL};
-    for (uint32_t k = 0; k < 2 && begin + k < end; ++k) ahead[k] = find_pair(b, begin + k);
     /* One clock read per pair: each pair's time goes to the kind of pass it ran. */
     double last = now_ms();
     for (uint32_t i = begin; i < end; ++i) {
-        if (i + 2 < end) {
-            cpu_pair* next = find_pair(b, i + 2);
-            ahead[(i + 2 - begin) % 3] = next;
-            if (next) rtcd_pair_state_prefetch(next->state);
-        }
-        run_pair(b, w, i, ahead[(i - begin) % 3]);
+        if (i + 2 < end && b->entry_of[i + 2]) rtcd_pair_state_prefetch(b->entry_of[i + 2]->state);
+        run_pair(b, w, i, b->entry_of[i]);
         double t = now_ms();
         if (b->results[i].standard_pass)
             w->standard_ms += t - last;
@@ -223,7 +204,7 @@ static rtcd_error reserve_map(cpu_backend* b, uint32_t extra)
         next.keys[t] = b->map.keys[s];
         cpu_pair* e = pair_at(&next, t);
         e->state = pair_at(&b->map, s)->state;
-        atomic_init(&e->call, atomic_load_explicit(&pair_at(&b->map, s)->call, memory_order_relaxed));
+        e->call = pair_at(&b->map, s)->call;
     }
     rtcd_key_map_free(&b->map);
     b->map = next;
@@ -231,38 +212,48 @@ static rtcd_error reserve_map(cpu_backend* b, uint32_t extra)
     return RTCD_OK;
 }
 
-/* After a call: the new pairs' states join the map (a key new twice keeps
- * its first), the pairs this call did not see leave it. */
-static rtcd_error settle_states(cpu_backend* b, const rtcd_pair_desc* pairs, uint32_t n)
+/* Before a call: each pair claims its entry (a new key gets one, with its
+ * state still to make); a key given twice runs its later copies without
+ * state, as on the OpenCL backend. */
+static rtcd_error claim_entries(cpu_backend* b, const rtcd_pair_desc* pairs, uint32_t n)
 {
-    uint32_t added = 0;
-    for (uint32_t i = 0; i < n; ++i) added += b->fresh[i] != NULL;
-    rtcd_error err = reserve_map(b, added);
+    if (b->def.iterative.algorithm == RTCD_ALGORITHM_STANDARD) {
+        forget_states(b);
+        memset(b->entry_of, 0, n * sizeof *b->entry_of);
+        return RTCD_OK;
+    }
+    rtcd_error err = reserve_map(b, n);
+    if (err != RTCD_OK) return err;
+    b->call++;
     for (uint32_t i = 0; i < n; ++i) {
-        if (!b->fresh[i]) continue;
-        uint32_t s = err == RTCD_OK ? rtcd_key_map_slot(&b->map, pairs[i].key) : 0;
-        if (err != RTCD_OK || b->map.used[s] == 1) {
-            rtcd_pair_state_release(b->fresh[i]);
-        } else {
+        uint32_t s = rtcd_key_map_slot(&b->map, pairs[i].key);
+        cpu_pair* e = pair_at(&b->map, s);
+        if (b->map.used[s] != 1) {
             b->map.used[s] = 1;
             b->map.keys[s] = pairs[i].key;
-            cpu_pair* e = pair_at(&b->map, s);
-            e->state = b->fresh[i];
-            atomic_init(&e->call, b->call);
+            e->state = NULL;
+            e->call = 0;
             b->live++;
         }
-        b->fresh[i] = NULL;
+        b->entry_of[i] = e->call == b->call ? NULL : e;
+        e->call = b->call;
     }
+    return RTCD_OK;
+}
+
+/* After a call: the pairs it did not see, and those whose state could not
+ * be made, leave the map. */
+static void drop_unseen(cpu_backend* b)
+{
     for (uint32_t s = 0; s < b->map.cap; ++s) {
         if (b->map.used[s] != 1) continue;
         cpu_pair* e = pair_at(&b->map, s);
-        if (atomic_load_explicit(&e->call, memory_order_relaxed) == b->call) continue;
+        if (e->call == b->call && e->state) continue;
         rtcd_pair_state_release(e->state);
         b->map.used[s] = 2;
         b->live--;
         b->removed++;
     }
-    return err;
 }
 
 static rtcd_error cpu_collide(void* impl, const rtcd_pair_desc* pairs, uint32_t n, rtcd_pair_result* results,
@@ -271,15 +262,11 @@ static rtcd_error cpu_collide(void* impl, const rtcd_pair_desc* pairs, uint32_t 
     cpu_backend* b = impl;
     double start = now_ms();
     memset(&b->stats, 0, sizeof b->stats);
-    size_t had = b->fresh_cap;
-    if (!grow((void**)&b->fresh, &b->fresh_cap, n + 1, sizeof *b->fresh) ||
+    if (!grow((void**)&b->entry_of, &b->entry_cap, n + 1, sizeof *b->entry_of) ||
         !grow((void**)&b->ray_offset, &b->offset_cap, n + 1, sizeof *b->ray_offset))
         return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "CPU backend: out of memory for %u pairs", n);
-    if (b->fresh_cap != had) memset(b->fresh, 0, b->fresh_cap * sizeof *b->fresh);
-    rtcd_error err = RTCD_OK;
-    if (b->def.iterative.algorithm == RTCD_ALGORITHM_STANDARD) forget_states(b);
-    else if (!b->map.cap && (err = reserve_map(b, n)) != RTCD_OK) return err;
-    b->call++;
+    rtcd_error err = claim_entries(b, pairs, n);
+    if (err != RTCD_OK) return err;
     /* Every worker's scratch holds the largest pair's rays. */
     uint32_t room = 0;
     size_t offset = 0;
@@ -306,7 +293,7 @@ static rtcd_error cpu_collide(void* impl, const rtcd_pair_desc* pairs, uint32_t 
     b->rays = rays;
     /* Pair costs differ a hundredfold: small ranges balance the workers. */
     rtcd_parallel_for(&b->tasks, n, 4, run_range, b);
-    rtcd_error settled = b->map.cap ? settle_states(b, pairs, n) : RTCD_OK;
+    if (b->map.cap) drop_unseen(b);
     uint32_t first = UINT32_MAX;
     for (uint32_t w = 0; w < b->workers; ++w) {
         cpu_worker* wk = &b->work[w];
@@ -319,7 +306,6 @@ static rtcd_error cpu_collide(void* impl, const rtcd_pair_desc* pairs, uint32_t 
     }
     b->stats.pairs_per_device[0] = n;
     b->stats.ms = now_ms() - start;
-    if (err == RTCD_OK && settled != RTCD_OK) return settled;
     if (err != RTCD_OK)
         return rtcd_fail(err, "CPU backend: pair %u (key %llu) failed: %s", first,
                          (unsigned long long)pairs[first].key, rtcd_error_name(err));
