@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
-# Configures and builds one variant: scripts/build.sh release|asan
+# Configures and builds one variant: scripts/build.sh release|asan|noopencl
+#   noopencl: Release without the OpenCL backend; find_package(OpenCL) is
+#   disabled, so the configure proves no OpenCL headers or loader are needed.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 variant="${1:-release}"
 case "$variant" in
   release) flags=(-DCMAKE_BUILD_TYPE=Release) ;;
   asan) flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DRTCD_SANITIZE=ON) ;;
-  *) echo "build: unknown variant '$variant' (release|asan)" >&2; exit 2 ;;
+  # --no-warn-unused-cli: CMAKE_DISABLE_FIND_PACKAGE_OpenCL goes unused, as it should.
+  noopencl) flags=(-DCMAKE_BUILD_TYPE=Release -DRTCD_WITH_OPENCL=OFF -DCMAKE_DISABLE_FIND_PACKAGE_OpenCL=TRUE
+                   --no-warn-unused-cli) ;;
+  *) echo "build: unknown variant '$variant' (release|asan|noopencl)" >&2; exit 2 ;;
 esac
 cmake -S "$root" -B "$root/build/$variant" "${flags[@]}" >/dev/null
 cmake --build "$root/build/$variant" -j"$(nproc)"
