@@ -208,7 +208,7 @@ void rtcdPluginState::runBatch()
         slot.count = r.contact_count;
         for (uint32_t c = 0; c < r.contact_count; ++c) slot.contacts[c] = r.contacts[c];
         stats.pairs_owned++;
-        stats.pairs_culled += r.rays_cast == 0;
+        stats.pairs_culled += r.standard_pass && r.rays_cast == 0; // no candidate, or the separation test
         stats.rays_cast += r.rays_cast;
         stats.colliding_rays += r.colliding_rays;
     }
