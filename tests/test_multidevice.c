@@ -17,6 +17,28 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* A pile of n avalanche blobs 1.2 m apart over a plane, on the CPU
+ * reference: its steps supply real poses. */
+static rtcd_world* pile_world(uint32_t n, uint64_t seed, rtcd_mesh** mesh, rtcd_shape** shape)
+{
+    rtcd_world_def wd = rtcd_default_world_def();
+    wd.narrowphase.backend = RTCD_BACKEND_CPU;
+    rtcd_world* world = NULL;
+    assert_int_equal(rtcd_world_create(&wd, &world), RTCD_OK);
+    *mesh = test_make_blob(RTCD_AVALANCHE_BLOB_VERTICES, 0.5f, 1);
+    assert_int_equal(rtcd_shape_create(world, *mesh, shape), RTCD_OK);
+    float up[3] = {0, 0, 1};
+    assert_int_equal(rtcd_world_add_plane(world, up, 0.0f), RTCD_OK);
+    test_rng rng = {seed};
+    for (uint32_t b = 0; b < n; ++b) {
+        rtcd_transform p = test_random_pose(&rng, 0.0f);
+        p.translation[0] = (float)(b % 4) * 1.2f, p.translation[1] = (float)(b / 4 % 4) * 1.2f;
+        p.translation[2] = 1.0f + (float)(b / 16) * 1.2f;
+        assert_int_equal(rtcd_world_add_body(world, *shape, 1.0f, &p, NULL), RTCD_OK);
+    }
+    return world;
+}
+
 static rtcd_opencl* open_n(uint32_t n)
 {
     rtcd_narrowphase_def def = rtcd_default_narrowphase_def();
@@ -39,24 +61,11 @@ static void test_two_devices_match_one_and_keep_pairs(void** state)
         fail();
     }
     /* A 64-body avalanche on the CPU reference supplies 300 steps of real poses. */
-    rtcd_world_def wd = rtcd_default_world_def();
-    wd.narrowphase.backend = RTCD_BACKEND_CPU;
-    rtcd_world* world = NULL;
-    assert_int_equal(rtcd_world_create(&wd, &world), RTCD_OK);
-    rtcd_mesh* mesh = test_make_blob(RTCD_AVALANCHE_BLOB_VERTICES, 0.5f, 1);
-    rtcd_shape* shape = NULL;
-    assert_int_equal(rtcd_shape_create(world, mesh, &shape), RTCD_OK);
-    const rtcd_mesh* body_mesh = rtcd_shape_body_mesh(shape);
-    float up[3] = {0, 0, 1};
-    assert_int_equal(rtcd_world_add_plane(world, up, 0.0f), RTCD_OK);
-    test_rng rng = {5};
     enum { N = 64 };
-    for (uint32_t b = 0; b < N; ++b) {
-        rtcd_transform p = test_random_pose(&rng, 0.0f);
-        p.translation[0] = (float)(b % 4) * 1.2f, p.translation[1] = (float)(b / 4 % 4) * 1.2f;
-        p.translation[2] = 1.0f + (float)(b / 16) * 1.2f;
-        assert_int_equal(rtcd_world_add_body(world, shape, 1.0f, &p, NULL), RTCD_OK);
-    }
+    rtcd_mesh* mesh = NULL;
+    rtcd_shape* shape = NULL;
+    rtcd_world* world = pile_world(N, 5, &mesh, &shape);
+    const rtcd_mesh* body_mesh = rtcd_shape_body_mesh(shape);
     rtcd_transform poses[N];
     rtcd_pair_desc* pairs = calloc(N * N / 2, sizeof *pairs);
     rtcd_pair_result* r1 = calloc(N * N / 2, sizeof *r1);
@@ -205,24 +214,11 @@ static void test_subdevices_match_one_device(void** state)
         print_message("no device 0:1: the mixed list is not run\n");
     }
 
-    rtcd_world_def wd = rtcd_default_world_def();
-    wd.narrowphase.backend = RTCD_BACKEND_CPU;
-    rtcd_world* world = NULL;
-    assert_int_equal(rtcd_world_create(&wd, &world), RTCD_OK);
-    rtcd_mesh* mesh = test_make_blob(RTCD_AVALANCHE_BLOB_VERTICES, 0.5f, 1);
-    rtcd_shape* shape = NULL;
-    assert_int_equal(rtcd_shape_create(world, mesh, &shape), RTCD_OK);
-    const rtcd_mesh* body_mesh = rtcd_shape_body_mesh(shape);
-    float up[3] = {0, 0, 1};
-    assert_int_equal(rtcd_world_add_plane(world, up, 0.0f), RTCD_OK);
-    test_rng rng = {11};
     enum { N = 32 };
-    for (uint32_t b = 0; b < N; ++b) {
-        rtcd_transform p = test_random_pose(&rng, 0.0f);
-        p.translation[0] = (float)(b % 4) * 1.2f, p.translation[1] = (float)(b / 4 % 4) * 1.2f;
-        p.translation[2] = 1.0f + (float)(b / 16) * 1.2f;
-        assert_int_equal(rtcd_world_add_body(world, shape, 1.0f, &p, NULL), RTCD_OK);
-    }
+    rtcd_mesh* mesh = NULL;
+    rtcd_shape* shape = NULL;
+    rtcd_world* world = pile_world(N, 11, &mesh, &shape);
+    const rtcd_mesh* body_mesh = rtcd_shape_body_mesh(shape);
     rtcd_transform poses[N];
     rtcd_pair_desc* pairs = calloc(N * N / 2, sizeof *pairs);
     rtcd_pair_result* r_whole = calloc(N * N / 2, sizeof *r_whole);
