@@ -1,6 +1,7 @@
 /* The batch on one or several devices: pairs keep the device that first took
- * them, new pairs go to the least-loaded device, every device gets one upload,
- * one launch and one download, and the host waits once for all of them. For
+ * them, new pairs go to the device with the least estimated work this call,
+ * every device gets one upload, one launch and one download, and the host
+ * waits once for all of them. For
  * the iterative algorithms the host plans each pair's pass (rtcd_track_plan,
  * as the CPU reference) and the kept rays stay in the pair's device slot. */
 #include "cl_internal.h"
@@ -185,10 +186,10 @@ static double now_ms(void)
 }
 
 /* The device record of pair p: meshes, poses, and for the iterative
- * algorithms this call's pass (planned as the CPU reference plans it) and
- * where its kept rays are read and written. info NULL: no state (standard). */
+ * algorithms this call's pass (already planned: `standard`) and where its
+ * kept rays are read and written. info NULL: no state (standard). */
 static rtcd_error plan_pair(rtcd_opencl* cl, cl_device_state* d, const rtcd_pair_desc* p, cl_pair_info* info,
-                            rtcd_cl_pair* cp)
+                            int standard, rtcd_cl_pair* cp)
 {
     rtcd_error err;
     uint32_t ia, ib;
@@ -206,8 +207,6 @@ static rtcd_error plan_pair(rtcd_opencl* cl, cl_device_state* d, const rtcd_pair
         return RTCD_OK;
     }
     if ((err = rtcd_cl_take_slot(d, info)) != RTCD_OK) return err;
-    rtcd_xform xa = rtcd_to_xform(&p->pose_a), xb = rtcd_to_xform(&p->pose_b);
-    int standard = rtcd_track_plan(&info->track, idef, p->a, p->b, &xa, &xb);
     const rtcd_iterative_params* prm = &info->track.params;
     cp->flags = (uint32_t)idef->algorithm | (standard ? RTCD_CL_STANDARD_PASS : 0u);
     cp->entries_in = (2 * info->slot + info->half) * RTCD_CL_STATE_ENTRIES;
@@ -223,6 +222,38 @@ static rtcd_error plan_pair(rtcd_opencl* cl, cl_device_state* d, const rtcd_pair
         memcpy(cp->before + 9, info->track.before.t, 3 * sizeof(float));
     }
     return RTCD_OK;
+}
+
+/* Estimated work of an iterative pass beyond its kept rays (a standard pass
+ * costs both meshes' vertex counts). */
+#define ITERATIVE_PASS_COST 16u
+
+/* Plans pair p's pass (rtcd_track_plan, as the CPU reference) and picks
+ * its device: a pair keeps the device that holds its kept rays; a new pair,
+ * or a repeated key's copy, goes to the device with the least estimated work
+ * so far this call. Returns 1 for a standard pass. */
+static int plan_device(rtcd_opencl* cl, const rtcd_pair_desc* p, cl_pair_info* info, uint64_t* load, uint32_t* device)
+{
+    const rtcd_iterative_def* idef = &cl->def.iterative;
+    int standard = 1;
+    if (info && idef->algorithm != RTCD_ALGORITHM_STANDARD) {
+        /* No slot yet: nothing kept, the pair starts afresh. */
+        if (info->slot == RTCD_CL_NO_SLOT) rtcd_cl_reset_track(info);
+        rtcd_xform xa = rtcd_to_xform(&p->pose_a), xb = rtcd_to_xform(&p->pose_b);
+        standard = rtcd_track_plan(&info->track, idef, p->a, p->b, &xa, &xb);
+    }
+    uint32_t best = 0;
+    if (info && info->device != 0xff) {
+        best = info->device;
+    } else {
+        for (uint32_t d = 1; d < cl->device_count; ++d)
+            if (load[d] < load[best]) best = d;
+        if (info) info->device = (uint8_t)best;
+    }
+    load[best] += standard ? (uint64_t)p->a->vertex_count + p->b->vertex_count
+                           : (uint64_t)info->entries + ITERATIVE_PASS_COST;
+    *device = best;
+    return standard;
 }
 
 /* Pair i's result from its device record; its kept rays become the current half. */
@@ -282,21 +313,25 @@ rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uin
             return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_opencl_collide: pair %u has a NULL mesh", i);
     double start = now_ms();
     memset(&cl->stats, 0, sizeof cl->stats);
-    uint8_t* device_of = rtcd_alloc(n ? n : 1);
     uint32_t* info_of = rtcd_alloc((n ? n : 1) * sizeof(uint32_t));
     size_t* ray_offset = rtcd_alloc((n ? n : 1) * sizeof(size_t));
-    if (!device_of || !info_of || !ray_offset) {
-        rtcd_free(device_of);
+    if (!info_of || !ray_offset) {
         rtcd_free(info_of);
         rtcd_free(ray_offset);
         return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_collide: out of memory");
     }
-    rtcd_error err = rtcd_cl_assign_pairs(cl, pairs, n, info_of, device_of);
+    rtcd_error err = rtcd_cl_assign_pairs(cl, pairs, n, info_of);
     for (uint32_t d = 0; d < cl->device_count; ++d) cl->devices[d].batch_count = 0;
     size_t rays_total[RTCD_CL_MAX_DEVICES] = {0}, caller_rays = 0;
+    uint64_t load[RTCD_CL_MAX_DEVICES] = {0};
+    uint32_t count[RTCD_CL_MAX_DEVICES] = {0};
     for (uint32_t i = 0; i < n && err == RTCD_OK; ++i) {
         const rtcd_pair_desc* p = &pairs[i];
-        cl_device_state* d = &cl->devices[device_of[i]];
+        cl_pair_info* info = info_of[i] != RTCD_CL_NO_SLOT ? (cl_pair_info*)rtcd_key_map_value(&cl->map, info_of[i]) : NULL;
+        uint32_t dv;
+        int standard = plan_device(cl, p, info, load, &dv);
+        count[dv]++;
+        cl_device_state* d = &cl->devices[dv];
         size_t need = (size_t)d->batch_count + 1, pc = d->batch_cap, ic = d->batch_cap, rc = d->batch_cap;
         if (!rtcd_cl_grow((void**)&d->host_pairs, &pc, need, sizeof(rtcd_cl_pair)) ||
             !rtcd_cl_grow((void**)&d->host_results, &rc, need, sizeof(rtcd_cl_result)) ||
@@ -306,14 +341,14 @@ rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uin
         }
         d->batch_cap = (uint32_t)pc;
         rtcd_cl_pair* cp = &d->host_pairs[d->batch_count];
-        cl_pair_info* info = info_of[i] != RTCD_CL_NO_SLOT ? (cl_pair_info*)rtcd_key_map_value(&cl->map, info_of[i]) : NULL;
-        if ((err = plan_pair(cl, d, p, info, cp)) != RTCD_OK) break;
-        cp->ray_offset = (uint32_t)rays_total[device_of[i]];
-        rays_total[device_of[i]] += p->a->vertex_count + p->b->vertex_count;
+        if ((err = plan_pair(cl, d, p, info, standard, cp)) != RTCD_OK) break;
+        cp->ray_offset = (uint32_t)rays_total[dv];
+        rays_total[dv] += p->a->vertex_count + p->b->vertex_count;
         ray_offset[i] = caller_rays;
         caller_rays += p->a->vertex_count + p->b->vertex_count;
         d->batch_index[d->batch_count++] = i;
     }
+    for (uint32_t dv = 0; dv < cl->device_count && dv < 16; ++dv) cl->stats.pairs_per_device[dv] = count[dv];
     for (uint32_t dv = 0; dv < cl->device_count && err == RTCD_OK; ++dv) {
         cl_device_state* d = &cl->devices[dv];
         if (rays && !rtcd_cl_grow((void**)&d->host_rays, &d->host_rays_cap, rays_total[dv] + 1, sizeof(rtcd_world_ray)))
@@ -340,7 +375,6 @@ rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uin
     }
     /* A failed call may have planned passes whose rays never came back. */
     if (err != RTCD_OK) rtcd_cl_reset_tracks(cl);
-    rtcd_free(device_of);
     rtcd_free(info_of);
     rtcd_free(ray_offset);
     cl->stats.ms = now_ms() - start;

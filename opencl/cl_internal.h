@@ -71,8 +71,9 @@ typedef struct cl_pair_info {
     rtcd_pair_track track;
     uint32_t slot;       /* RTCD_CL_NO_SLOT: none yet */
     uint32_t entries;    /* kept rays in the slot's current half */
+    uint32_t call;       /* the last call that saw the key (rtcd_opencl.call) */
     uint8_t half;        /* the half holding them */
-    uint8_t device;
+    uint8_t device;      /* 0xff: none yet */
 } cl_pair_info;
 
 struct rtcd_opencl {
@@ -81,7 +82,9 @@ struct rtcd_opencl {
     cl_device_state devices[RTCD_CL_MAX_DEVICES];
     uint32_t device_count;
     cl_mesh_registry registry;
-    rtcd_key_map map;      /* key -> cl_pair_info of the pairs present in the last call */
+    rtcd_key_map map;      /* key -> cl_pair_info of the pairs present in the last call; kept
+                            * across calls (used[] 2: removed, dropped when rebuilt) */
+    uint32_t call, live, removed;
     rtcd_batch_stats stats;
 };
 
@@ -98,14 +101,16 @@ rtcd_error rtcd_cl_upload_meshes(cl_device_state* dev, const cl_mesh_registry* r
 void rtcd_cl_registry_free(cl_mesh_registry* reg);
 
 /* cl_state.c: the pair map and the devices' kept-ray slots. */
-/* Rebuilds the map from this call's pairs: info_of[i] is pair i's slot in
- * cl->map (RTCD_CL_NO_SLOT for a key seen earlier in the batch: that
- * copy runs without state), device_of[i] its device (the old one while its
- * key persists, else the least loaded). Vanished pairs free their slots. */
-rtcd_error rtcd_cl_assign_pairs(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uint32_t n, uint32_t* info_of,
-                                uint8_t* device_of);
+/* Claims this call's pairs in cl->map (kept across calls): info_of[i] is
+ * pair i's slot in cl->map (RTCD_CL_NO_SLOT for a key seen earlier in the
+ * batch: that copy runs without state). A new key gets device 0xff and no
+ * slot. Keys the call did not see leave the map and free their slots. */
+rtcd_error rtcd_cl_assign_pairs(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uint32_t n, uint32_t* info_of);
+/* Gives the pair's state slot back to its device (none: nothing). */
+rtcd_error rtcd_cl_give_back_slot(rtcd_opencl* cl, cl_pair_info* info);
 /* Gives the pair a slot on its device, growing the device's buffer (the
- * copy is queued before this call's kernel). */
+ * copy is queued before this call's kernel). A fresh slot holds no kept
+ * rays (entries 0, half 0); the track is left as it is. */
 rtcd_error rtcd_cl_take_slot(cl_device_state* d, cl_pair_info* info);
 /* Forget every pair's kept rays: next call runs a standard pass. */
 void rtcd_cl_reset_tracks(rtcd_opencl* cl);

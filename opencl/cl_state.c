@@ -18,7 +18,7 @@ void rtcd_cl_reset_track(cl_pair_info* info)
 void rtcd_cl_reset_tracks(rtcd_opencl* cl)
 {
     for (uint32_t s = 0; s < cl->map.cap; ++s)
-        if (cl->map.used[s]) rtcd_cl_reset_track(info_at(&cl->map, s));
+        if (cl->map.used[s] == 1) rtcd_cl_reset_track(info_at(&cl->map, s));
 }
 
 static int give_back_slot(cl_device_state* d, uint32_t slot)
@@ -28,61 +28,67 @@ static int give_back_slot(cl_device_state* d, uint32_t slot)
     return 1;
 }
 
-rtcd_error rtcd_cl_assign_pairs(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uint32_t n, uint32_t* info_of,
-                                uint8_t* device_of)
+rtcd_error rtcd_cl_give_back_slot(rtcd_opencl* cl, cl_pair_info* info)
 {
+    if (info->slot == RTCD_CL_NO_SLOT) return RTCD_OK;
+    if (!give_back_slot(&cl->devices[info->device], info->slot))
+        return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "OpenCL: no memory for the free state slots");
+    info->slot = RTCD_CL_NO_SLOT;
+    return RTCD_OK;
+}
+
+/* Map room for `extra` more keys: a rebuild (removed entries dropped) when
+ * it would pass half full. */
+static rtcd_error reserve_map(rtcd_opencl* cl, uint32_t extra)
+{
+    if (cl->map.cap && 2 * ((uint64_t)cl->live + cl->removed + extra) < cl->map.cap) return RTCD_OK;
     rtcd_key_map next;
-    if (!rtcd_key_map_init(&next, n, sizeof(cl_pair_info)))
+    if (!rtcd_key_map_init(&next, cl->live + extra, sizeof(cl_pair_info)))
         return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "OpenCL: no memory for the pair map");
-    uint32_t load[RTCD_CL_MAX_DEVICES] = {0};
-    /* Persisting pairs first: they keep their device and state. */
-    for (uint32_t i = 0; i < n; ++i) {
-        uint32_t s = rtcd_key_map_slot(&next, pairs[i].key);
-        if (next.used[s]) {
-            info_of[i] = RTCD_CL_NO_SLOT; /* the key appears twice: the copy runs without state */
-            continue;
-        }
-        next.used[s] = 1;
-        next.keys[s] = pairs[i].key;
-        info_of[i] = s;
-        cl_pair_info* info = info_at(&next, s);
-        uint32_t old = rtcd_key_map_find(&cl->map, pairs[i].key);
-        if (old != UINT32_MAX) {
-            *info = *info_at(&cl->map, old);
-            load[info->device]++;
-        } else {
-            memset(info, 0, sizeof *info);
-            info->slot = RTCD_CL_NO_SLOT;
-            info->device = 0xff;
-        }
-    }
-    /* New pairs to the least loaded device; duplicates follow their first copy. */
-    for (uint32_t i = 0; i < n; ++i) {
-        cl_pair_info* info =
-            info_at(&next, info_of[i] != RTCD_CL_NO_SLOT ? info_of[i] : rtcd_key_map_slot(&next, pairs[i].key));
-        if (info->device == 0xff) {
-            uint32_t best = 0;
-            for (uint32_t d = 1; d < cl->device_count; ++d)
-                if (load[d] < load[best]) best = d;
-            info->device = (uint8_t)best;
-            load[best]++;
-        } else if (info_of[i] == RTCD_CL_NO_SLOT) {
-            load[info->device]++;
-        }
-        device_of[i] = info->device;
-    }
-    /* Vanished pairs give their slots back. */
-    rtcd_error err = RTCD_OK;
     for (uint32_t s = 0; s < cl->map.cap; ++s) {
-        if (!cl->map.used[s]) continue;
-        const cl_pair_info* gone = info_at(&cl->map, s);
-        if (gone->slot == RTCD_CL_NO_SLOT || rtcd_key_map_find(&next, cl->map.keys[s]) != UINT32_MAX) continue;
-        if (!give_back_slot(&cl->devices[gone->device], gone->slot) && err == RTCD_OK)
-            err = rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "OpenCL: no memory for the free state slots");
+        if (cl->map.used[s] != 1) continue;
+        uint32_t t = rtcd_key_map_slot(&next, cl->map.keys[s]);
+        next.used[t] = 1;
+        next.keys[t] = cl->map.keys[s];
+        *info_at(&next, t) = *info_at(&cl->map, s);
     }
     rtcd_key_map_free(&cl->map);
     cl->map = next;
-    for (uint32_t d = 0; d < cl->device_count && d < 16; ++d) cl->stats.pairs_per_device[d] = load[d];
+    cl->removed = 0;
+    return RTCD_OK;
+}
+
+rtcd_error rtcd_cl_assign_pairs(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uint32_t n, uint32_t* info_of)
+{
+    rtcd_error err = reserve_map(cl, n);
+    if (err != RTCD_OK) return err;
+    if (++cl->call == 0) cl->call = 1; /* 0: a new entry's */
+    for (uint32_t i = 0; i < n; ++i) {
+        uint32_t s = rtcd_key_map_slot(&cl->map, pairs[i].key);
+        cl_pair_info* info = info_at(&cl->map, s);
+        if (cl->map.used[s] != 1) {
+            cl->map.used[s] = 1;
+            cl->map.keys[s] = pairs[i].key;
+            memset(info, 0, sizeof *info);
+            info->slot = RTCD_CL_NO_SLOT;
+            info->device = 0xff;
+            cl->live++;
+        }
+        /* The key appears twice: the copy runs without state. */
+        info_of[i] = info->call == cl->call ? RTCD_CL_NO_SLOT : s;
+        info->call = cl->call;
+    }
+    /* Vanished pairs leave the map and give their slots back. */
+    for (uint32_t s = 0; s < cl->map.cap; ++s) {
+        if (cl->map.used[s] != 1) continue;
+        cl_pair_info* gone = info_at(&cl->map, s);
+        if (gone->call == cl->call) continue;
+        rtcd_error e = rtcd_cl_give_back_slot(cl, gone);
+        if (e != RTCD_OK && err == RTCD_OK) err = e;
+        cl->map.used[s] = 2;
+        cl->live--;
+        cl->removed++;
+    }
     return err;
 }
 
@@ -111,8 +117,8 @@ rtcd_error rtcd_cl_take_slot(cl_device_state* d, cl_pair_info* info)
         }
         info->slot = d->slots_used++;
     }
-    /* A fresh slot holds nothing yet: the pair starts with a standard pass. */
-    rtcd_cl_reset_track(info);
+    /* A fresh slot holds nothing yet (the caller planned a standard pass). */
+    info->entries = 0;
     info->half = 0;
     return RTCD_OK;
 }
