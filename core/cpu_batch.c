@@ -11,11 +11,10 @@
 #include <string.h>
 #include <time.h>
 
-/* A pair's entry in the backend's map: its state (made by the worker of the
- * pair's first call) and the last call that saw it. */
+/* A pair's entry in the backend's map: its state, made by the worker of the
+ * pair's first call. */
 typedef struct cpu_pair {
     rtcd_pair_state* state;
-    uint32_t call;
 } cpu_pair;
 
 /* Scratch of one worker, on its own cache lines. */
@@ -39,8 +38,6 @@ typedef struct cpu_backend {
      * entries before the workers run (new keys get one), and drops the
      * entries it did not see after. */
     rtcd_key_map map;
-    uint32_t live, removed; /* entries in use, removed ones still probed past */
-    uint32_t call;          /* this call's number, from 1 */
     rtcd_batch_stats stats;
     /* this call */
     const rtcd_pair_desc* pairs;
@@ -60,12 +57,19 @@ static double now_ms(void)
 
 static cpu_pair* pair_at(const rtcd_key_map* m, uint32_t slot) { return rtcd_key_map_value(m, slot); }
 
+static int drop_all(void* value, int claimed, void* ctx)
+{
+    (void)claimed;
+    (void)ctx;
+    rtcd_pair_state_release(((cpu_pair*)value)->state);
+    return 1;
+}
+
+/* Every pair forgets its state. */
 static void forget_states(cpu_backend* b)
 {
-    for (uint32_t s = 0; s < b->map.cap; ++s)
-        if (b->map.used[s] == 1) rtcd_pair_state_release(pair_at(&b->map, s)->state);
+    if (b->map.cap) rtcd_key_map_end(&b->map, drop_all, NULL);
     rtcd_key_map_free(&b->map);
-    b->live = b->removed = 0;
 }
 
 static void cpu_destroy(void* impl)
@@ -189,29 +193,6 @@ static int grow(void** p, size_t* cap, size_t need, size_t size)
     return 1;
 }
 
-/* Map room for `extra` more keys: a rebuild (removed entries dropped) when
- * it would pass half full. */
-static rtcd_error reserve_map(cpu_backend* b, uint32_t extra)
-{
-    if (b->map.cap && 2 * ((uint64_t)b->live + b->removed + extra) < b->map.cap) return RTCD_OK;
-    rtcd_key_map next;
-    if (!rtcd_key_map_init(&next, b->live + extra, sizeof(cpu_pair)))
-        return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "CPU backend: no memory for the pair map");
-    for (uint32_t s = 0; s < b->map.cap; ++s) {
-        if (b->map.used[s] != 1) continue;
-        uint32_t t = rtcd_key_map_slot(&next, b->map.keys[s]);
-        next.used[t] = 1;
-        next.keys[t] = b->map.keys[s];
-        cpu_pair* e = pair_at(&next, t);
-        e->state = pair_at(&b->map, s)->state;
-        e->call = pair_at(&b->map, s)->call;
-    }
-    rtcd_key_map_free(&b->map);
-    b->map = next;
-    b->removed = 0;
-    return RTCD_OK;
-}
-
 /* Before a call: each pair claims its entry (a new key gets one, with its
  * state still to make); a key given twice runs its later copies without
  * state, as on the OpenCL backend. */
@@ -222,38 +203,24 @@ static rtcd_error claim_entries(cpu_backend* b, const rtcd_pair_desc* pairs, uin
         memset(b->entry_of, 0, n * sizeof *b->entry_of);
         return RTCD_OK;
     }
-    rtcd_error err = reserve_map(b, n);
-    if (err != RTCD_OK) return err;
-    b->call++;
+    if (!rtcd_key_map_begin(&b->map, n, sizeof(cpu_pair)))
+        return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "CPU backend: no memory for the pair map");
     for (uint32_t i = 0; i < n; ++i) {
-        uint32_t s = rtcd_key_map_slot(&b->map, pairs[i].key);
-        cpu_pair* e = pair_at(&b->map, s);
-        if (b->map.used[s] != 1) {
-            b->map.used[s] = 1;
-            b->map.keys[s] = pairs[i].key;
-            e->state = NULL;
-            e->call = 0;
-            b->live++;
-        }
-        b->entry_of[i] = e->call == b->call ? NULL : e;
-        e->call = b->call;
+        uint32_t s = rtcd_key_map_claim(&b->map, pairs[i].key);
+        b->entry_of[i] = s == RTCD_KEY_MAP_REPEATED ? NULL : pair_at(&b->map, s);
     }
     return RTCD_OK;
 }
 
 /* After a call: the pairs it did not see, and those whose state could not
  * be made, leave the map. */
-static void drop_unseen(cpu_backend* b)
+static int drop_unseen(void* value, int claimed, void* ctx)
 {
-    for (uint32_t s = 0; s < b->map.cap; ++s) {
-        if (b->map.used[s] != 1) continue;
-        cpu_pair* e = pair_at(&b->map, s);
-        if (e->call == b->call && e->state) continue;
-        rtcd_pair_state_release(e->state);
-        b->map.used[s] = 2;
-        b->live--;
-        b->removed++;
-    }
+    (void)ctx;
+    cpu_pair* e = value;
+    if (claimed && e->state) return 0;
+    rtcd_pair_state_release(e->state);
+    return 1;
 }
 
 static rtcd_error cpu_collide(void* impl, const rtcd_pair_desc* pairs, uint32_t n, rtcd_pair_result* results,
@@ -293,7 +260,7 @@ static rtcd_error cpu_collide(void* impl, const rtcd_pair_desc* pairs, uint32_t 
     b->rays = rays;
     /* Pair costs differ a hundredfold: small ranges balance the workers. */
     rtcd_parallel_for(&b->tasks, n, 4, run_range, b);
-    if (b->map.cap) drop_unseen(b);
+    if (b->map.cap) rtcd_key_map_end(&b->map, drop_unseen, NULL);
     uint32_t first = UINT32_MAX;
     for (uint32_t w = 0; w < b->workers; ++w) {
         cpu_worker* wk = &b->work[w];

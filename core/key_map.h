@@ -1,28 +1,29 @@
 /* Private to rtcd: what a backend keeps per pair between calls, by the
- * pair's key (open addressing; each call builds the next map from the keys
- * present, so vanished pairs drop out). Shared by the CPU and OpenCL
- * backends. */
+ * pair's key (open addressing, kept across calls). Each call claims its
+ * pairs' entries in call order (a new key gets a zeroed one; a key claimed
+ * twice in a call is reported, so its later copies run without state) and
+ * ends by removing the entries it did not claim. Shared by the CPU and
+ * OpenCL backends. */
 #ifndef RTCD_CORE_KEY_MAP_H
 #define RTCD_CORE_KEY_MAP_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#define RTCD_KEY_MAP_REPEATED 0xffffffffu
+
 typedef struct rtcd_key_map {
     uint64_t* keys;
     uint8_t* used;         /* 0 empty, 1 in use, 2 removed (probed past, reclaimed when rebuilt) */
+    uint32_t* calls;       /* the call that last claimed each entry */
     unsigned char* values; /* value_size bytes per slot */
     size_t value_size;
-    uint32_t cap;          /* a power of two, 0 before the first init */
+    uint32_t cap;          /* a power of two, 0 before the first call */
+    uint32_t live, removed, call;
 } rtcd_key_map;
 
-/* Room for `entries` keys (at most half full). 0 on no memory (the map is
- * freed then). */
-int rtcd_key_map_init(rtcd_key_map* m, uint32_t entries, size_t value_size);
-void rtcd_key_map_free(rtcd_key_map* m);
-
 /* The slot holding key, or the free slot where it would go (check used[]).
- * The map must be initialised (cap > 0). */
+ * The map must have room (cap > 0). */
 static inline uint32_t rtcd_key_map_slot(const rtcd_key_map* m, uint64_t key)
 {
     uint64_t h = key * 0x9e3779b97f4a7c15ull;
@@ -31,17 +32,26 @@ static inline uint32_t rtcd_key_map_slot(const rtcd_key_map* m, uint64_t key)
     return i;
 }
 
-/* The slot of key in m when present, else UINT32_MAX (also for an empty map). */
-static inline uint32_t rtcd_key_map_find(const rtcd_key_map* m, uint64_t key)
-{
-    if (!m->cap) return UINT32_MAX;
-    uint32_t s = rtcd_key_map_slot(m, key);
-    return m->used[s] == 1 ? s : UINT32_MAX;
-}
-
 static inline void* rtcd_key_map_value(const rtcd_key_map* m, uint32_t slot)
 {
     return m->values + (size_t)slot * m->value_size;
 }
+
+/* Starts a call of at most `keys` pairs (values of value_size bytes):
+ * rebuilds without the removed entries when the map would pass half full.
+ * 0 on no memory (the map is unchanged, the call not started). A call that
+ * fails before rtcd_key_map_end only leaves its claims looking old. */
+int rtcd_key_map_begin(rtcd_key_map* m, uint32_t keys, size_t value_size);
+
+/* Claims key for this call: its slot (a new entry's value is zeroed), or
+ * RTCD_KEY_MAP_REPEATED when this call claimed it already. */
+uint32_t rtcd_key_map_claim(rtcd_key_map* m, uint64_t key);
+
+/* Ends the call: each entry in use is offered to `drop` (claimed: whether
+ * this call claimed it) and removed when drop returns 1. */
+void rtcd_key_map_end(rtcd_key_map* m, int (*drop)(void* value, int claimed, void* ctx), void* ctx);
+
+/* Frees the map (the caller has dealt with the values). */
+void rtcd_key_map_free(rtcd_key_map* m);
 
 #endif

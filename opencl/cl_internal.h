@@ -71,9 +71,9 @@ typedef struct cl_pair_info {
     rtcd_pair_track track;
     uint32_t slot;       /* RTCD_CL_NO_SLOT: none yet */
     uint32_t entries;    /* kept rays in the slot's current half */
-    uint32_t call;       /* the last call that saw the key (rtcd_opencl.call) */
     uint8_t half;        /* the half holding them */
     uint8_t device;      /* 0xff: none yet */
+    uint8_t seen;        /* 0 in a new (zeroed) entry */
 } cl_pair_info;
 
 struct rtcd_opencl {
@@ -82,9 +82,8 @@ struct rtcd_opencl {
     cl_device_state devices[RTCD_CL_MAX_DEVICES];
     uint32_t device_count;
     cl_mesh_registry registry;
-    rtcd_key_map map;      /* key -> cl_pair_info of the pairs present in the last call; kept
-                            * across calls (used[] 2: removed, dropped when rebuilt) */
-    uint32_t call, live, removed;
+    rtcd_key_map map;      /* key -> cl_pair_info, kept across calls (core/key_map.h) */
+    rtcd_error drop_error; /* while the map drops the pairs a call did not see */
     rtcd_batch_stats stats;
 };
 

@@ -37,59 +37,35 @@ rtcd_error rtcd_cl_give_back_slot(rtcd_opencl* cl, cl_pair_info* info)
     return RTCD_OK;
 }
 
-/* Map room for `extra` more keys: a rebuild (removed entries dropped) when
- * it would pass half full. */
-static rtcd_error reserve_map(rtcd_opencl* cl, uint32_t extra)
+/* A pair this call did not see gives its slot back and leaves the map. */
+static int drop_unseen(void* value, int claimed, void* ctx)
 {
-    if (cl->map.cap && 2 * ((uint64_t)cl->live + cl->removed + extra) < cl->map.cap) return RTCD_OK;
-    rtcd_key_map next;
-    if (!rtcd_key_map_init(&next, cl->live + extra, sizeof(cl_pair_info)))
-        return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "OpenCL: no memory for the pair map");
-    for (uint32_t s = 0; s < cl->map.cap; ++s) {
-        if (cl->map.used[s] != 1) continue;
-        uint32_t t = rtcd_key_map_slot(&next, cl->map.keys[s]);
-        next.used[t] = 1;
-        next.keys[t] = cl->map.keys[s];
-        *info_at(&next, t) = *info_at(&cl->map, s);
-    }
-    rtcd_key_map_free(&cl->map);
-    cl->map = next;
-    cl->removed = 0;
-    return RTCD_OK;
+    rtcd_opencl* cl = ctx;
+    if (claimed) return 0;
+    rtcd_error e = rtcd_cl_give_back_slot(cl, value);
+    if (e != RTCD_OK) cl->drop_error = e;
+    return 1;
 }
 
 rtcd_error rtcd_cl_assign_pairs(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uint32_t n, uint32_t* info_of)
 {
-    rtcd_error err = reserve_map(cl, n);
-    if (err != RTCD_OK) return err;
-    if (++cl->call == 0) cl->call = 1; /* 0: a new entry's */
+    if (!rtcd_key_map_begin(&cl->map, n, sizeof(cl_pair_info)))
+        return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "OpenCL: no memory for the pair map");
     for (uint32_t i = 0; i < n; ++i) {
-        uint32_t s = rtcd_key_map_slot(&cl->map, pairs[i].key);
+        uint32_t s = rtcd_key_map_claim(&cl->map, pairs[i].key);
+        /* The key appears twice: the copy runs without state. */
+        info_of[i] = s == RTCD_KEY_MAP_REPEATED ? RTCD_CL_NO_SLOT : s;
+        if (s == RTCD_KEY_MAP_REPEATED) continue;
         cl_pair_info* info = info_at(&cl->map, s);
-        if (cl->map.used[s] != 1) {
-            cl->map.used[s] = 1;
-            cl->map.keys[s] = pairs[i].key;
-            memset(info, 0, sizeof *info);
+        if (!info->seen) { /* a new entry, zeroed by the claim */
             info->slot = RTCD_CL_NO_SLOT;
             info->device = 0xff;
-            cl->live++;
+            info->seen = 1;
         }
-        /* The key appears twice: the copy runs without state. */
-        info_of[i] = info->call == cl->call ? RTCD_CL_NO_SLOT : s;
-        info->call = cl->call;
     }
-    /* Vanished pairs leave the map and give their slots back. */
-    for (uint32_t s = 0; s < cl->map.cap; ++s) {
-        if (cl->map.used[s] != 1) continue;
-        cl_pair_info* gone = info_at(&cl->map, s);
-        if (gone->call == cl->call) continue;
-        rtcd_error e = rtcd_cl_give_back_slot(cl, gone);
-        if (e != RTCD_OK && err == RTCD_OK) err = e;
-        cl->map.used[s] = 2;
-        cl->live--;
-        cl->removed++;
-    }
-    return err;
+    cl->drop_error = RTCD_OK;
+    rtcd_key_map_end(&cl->map, drop_unseen, cl);
+    return cl->drop_error;
 }
 
 rtcd_error rtcd_cl_take_slot(cl_device_state* d, cl_pair_info* info)
