@@ -12,8 +12,9 @@ typedef struct rtcd_opencl rtcd_opencl;
 /* Opens the devices def->devices (or RTCD_DEVICES) selects, at most
  * def->max_devices, and builds the kernels on each. RTCD_ERROR_NO_DEVICE
  * when none matches, RTCD_ERROR_KERNEL_BUILD with the build log; *out NULL
- * then. kernel_suffix (test hook, may be NULL) is appended to the kernel
- * source before it is built. */
+ * then. kernel_suffix (test hook, may be NULL; else the environment's
+ * RTCD_CL_KERNEL_SUFFIX, which reaches worlds and dispatchers too) is
+ * appended to the kernel source before it is built. */
 RTCD_API rtcd_error rtcd_opencl_create(const rtcd_narrowphase_def* def, const char* kernel_suffix, rtcd_opencl** out);
 RTCD_API void rtcd_opencl_destroy(rtcd_opencl* cl);
 RTCD_API uint32_t rtcd_opencl_device_count(const rtcd_opencl* cl);
