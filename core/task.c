@@ -4,27 +4,14 @@
 #include "hooks.h"
 
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #define RTCD_MAX_THREADS 1024u
 /* Chunks per thread: pair costs vary 100x, so hand out small pieces and let
  * fast threads take more; a chunk still costs only one atomic add. */
 #define RTCD_CHUNKS_PER_THREAD 256u
-/* After rtcd_thread_pool_wake, workers spin this long for the task instead
- * of sleeping: a sleeping thread takes ~0.3 ms to start on this VM, 10 % of
- * a resting avalanche step. */
-#define RTCD_SPIN_NS 2000000L
-
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000L + ts.tv_nsec;
-}
 
 typedef struct rtcd_worker_arg {
     rtcd_thread_pool* pool;
@@ -46,8 +33,6 @@ struct rtcd_thread_pool {
     uint32_t count, chunk;
     uint32_t active;      /* workers inside the task (mutex) */
     int quit;
-    uint64_t wake_calls;  /* rtcd_thread_pool_wake calls (mutex) */
-    _Atomic uint64_t published; /* generation, for workers spinning without the mutex */
 
     /* 64 bits: each thread may overshoot count by one chunk. */
     _Atomic uint64_t next;
@@ -77,7 +62,7 @@ static void* worker_main(void* arg)
 {
     rtcd_worker_arg* a = (rtcd_worker_arg*)arg;
     rtcd_thread_pool* pool = a->pool;
-    uint64_t seen = 0, woken = 0;
+    uint64_t seen = 0;
     pthread_mutex_lock(&pool->mutex);
     while (!pool->quit) {
         /* A worker that wakes after the others drained the task does not join
@@ -96,16 +81,6 @@ static void* worker_main(void* arg)
                 pthread_mutex_lock(&pool->mutex);
                 if (--pool->active == 0) pthread_cond_signal(&pool->idle);
             }
-            continue;
-        }
-        if (pool->wake_calls != woken) {
-            /* A task is coming: wait for it awake, for a bounded time. */
-            woken = pool->wake_calls;
-            pthread_mutex_unlock(&pool->mutex);
-            int64_t until = now_ns() + RTCD_SPIN_NS;
-            while (atomic_load_explicit(&pool->published, memory_order_acquire) == seen && now_ns() < until)
-                sched_yield();
-            pthread_mutex_lock(&pool->mutex);
             continue;
         }
         pthread_cond_wait(&pool->wake, &pool->mutex);
@@ -140,19 +115,9 @@ static void* pool_enqueue(rtcd_task_fn* task, uint32_t item_count, uint32_t min_
     pool->chunk = chunk;
     atomic_store_explicit(&pool->next, 0, memory_order_relaxed);
     pool->generation++;
-    atomic_store_explicit(&pool->published, pool->generation, memory_order_release);
     pthread_cond_broadcast(&pool->wake);
     pthread_mutex_unlock(&pool->mutex);
     return pool;
-}
-
-void rtcd_thread_pool_wake(rtcd_thread_pool* pool)
-{
-    if (!pool || pool->started == 0) return;
-    pthread_mutex_lock(&pool->mutex);
-    pool->wake_calls++;
-    pthread_cond_broadcast(&pool->wake);
-    pthread_mutex_unlock(&pool->mutex);
 }
 
 static void pool_finish(void* user_task, void* user_context)

@@ -24,9 +24,6 @@ typedef struct rtcd_thread_pool rtcd_thread_pool;
 RTCD_API rtcd_error rtcd_thread_pool_create(uint32_t threads, rtcd_thread_pool** out);
 /* Finishes a task still in flight, joins the workers. NULL is fine. */
 RTCD_API void rtcd_thread_pool_destroy(rtcd_thread_pool* pool);
-/* A task follows soon: the workers wake now and wait for it awake (at most
- * 2 ms), so they start with it rather than a thread wake-up later. */
-RTCD_API void rtcd_thread_pool_wake(rtcd_thread_pool* pool);
 /* enqueue/finish over the pool; worker_count = the threads it really has.
  * Valid while the pool lives. */
 RTCD_API rtcd_task_system rtcd_thread_pool_system(rtcd_thread_pool* pool);
