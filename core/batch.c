@@ -3,7 +3,6 @@
  * the pairs to the backend behind core/backend.h. */
 #include "backend.h"
 #include "hooks.h"
-#include "task.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -27,15 +26,6 @@ struct rtcd_batch {
     uint32_t* valid_index;
     size_t valid_cap;
 };
-
-static char* copy_string(const char* s)
-{
-    if (!s) return NULL;
-    size_t n = strlen(s) + 1;
-    char* c = rtcd_alloc(n);
-    if (c) memcpy(c, s, n);
-    return c;
-}
 
 static rtcd_error open_cpu(const rtcd_narrowphase_def* def, rtcd_batch* b)
 {
@@ -124,7 +114,7 @@ rtcd_error rtcd_batch_create(const rtcd_narrowphase_def* def, rtcd_batch** out)
     if (!b) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_batch_create: out of memory");
     b->refcount = 1;
     b->def = *def;
-    b->devices = copy_string(def->devices);
+    b->devices = rtcd_strdup(def->devices);
     b->def.devices = b->devices;
     if (def->devices && !b->devices) err = rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_batch_create: out of memory");
     if (err == RTCD_OK) err = open_backend(def, b);
@@ -239,7 +229,7 @@ rtcd_error rtcd_batch_set_def(rtcd_batch* b, const rtcd_narrowphase_def* def)
     }
     rtcd_batch fresh;
     memset(&fresh, 0, sizeof fresh);
-    fresh.devices = copy_string(def->devices);
+    fresh.devices = rtcd_strdup(def->devices);
     if (def->devices && !fresh.devices) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_batch_set_def: out of memory");
     if ((err = open_backend(def, &fresh)) != RTCD_OK) {
         rtcd_free(fresh.devices);

@@ -81,6 +81,15 @@ void rtcd_free(void* memory)
     if (memory) g_free(memory, g_alloc_user);
 }
 
+char* rtcd_strdup(const char* s)
+{
+    if (!s) return NULL;
+    size_t n = strlen(s) + 1;
+    char* c = rtcd_alloc(n);
+    if (c) memcpy(c, s, n);
+    return c;
+}
+
 void rtcd_log(rtcd_log_level level, const char* format, ...)
 {
     char buffer[1024];

@@ -16,6 +16,7 @@
 void* rtcd_alloc(size_t size);          /* 64-byte aligned, NULL on failure */
 void* rtcd_calloc(size_t count, size_t size); /* zeroed, overflow-checked */
 void rtcd_free(void* memory);
+char* rtcd_strdup(const char* s);       /* through rtcd_alloc; NULL for NULL or on failure */
 
 /* Records the message for rtcd_last_error_message, calls the user's error
  * callback and returns `code`, so call sites read `return rtcd_fail(...)`. */

@@ -212,14 +212,13 @@ rtcd_error rtcd_mesh_create(const rtcd_mesh_def* def, rtcd_mesh** out)
     m->triangle_normals = rtcd_alloc(nt * sizeof(float));
     m->vertex_normals = rtcd_alloc(nv * sizeof(float));
     m->neighbors = rtcd_alloc(nt * sizeof(uint32_t));
-    m->name = rtcd_alloc(strlen(name) + 1);
+    m->name = rtcd_strdup(name);
     rtcd_error err = RTCD_OK;
     if (!m->vertices || !m->indices || !m->triangle_normals || !m->vertex_normals || !m->neighbors || !m->name) {
         err = rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "%s: no memory for %u vertices / %u triangles", name,
                         m->vertex_count, m->triangle_count);
         goto fail;
     }
-    strcpy(m->name, name);
     for (uint32_t i = 0; i < m->vertex_count; ++i)
         memcpy(m->vertices + 3 * i, (const char*)def->vertices + stride * i, 3 * sizeof(float));
     memcpy(m->indices, def->indices, nt * sizeof(uint32_t));

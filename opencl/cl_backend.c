@@ -32,14 +32,9 @@ rtcd_error rtcd_opencl_create(const rtcd_narrowphase_def* def, const char* kerne
     cl->def = *def;
     /* Test hook for whole worlds: a suffix that breaks the kernels. */
     if (!kernel_suffix) kernel_suffix = getenv("RTCD_CL_KERNEL_SUFFIX");
-    if (kernel_suffix) {
-        size_t n = strlen(kernel_suffix) + 1;
-        cl->kernel_suffix = rtcd_alloc(n);
-        if (!cl->kernel_suffix) {
-            rtcd_free(cl);
-            return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_create: out of memory");
-        }
-        memcpy(cl->kernel_suffix, kernel_suffix, n);
+    if (kernel_suffix && !(cl->kernel_suffix = rtcd_strdup(kernel_suffix))) {
+        rtcd_free(cl);
+        return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_create: out of memory");
     }
     err = rtcd_cl_open_devices(cl);
     cl->def.devices = NULL; /* read at creation only; not owned */
