@@ -81,6 +81,20 @@ void rtcd_free(void* memory)
     if (memory) g_free(memory, g_alloc_user);
 }
 
+int rtcd_grow(void** p, size_t* cap, size_t need, size_t size)
+{
+    if (need <= *cap) return 1;
+    size_t c = *cap ? *cap : 64;
+    while (c < need) c *= 2;
+    void* q = rtcd_alloc(c * size);
+    if (!q) return 0;
+    if (*p) memcpy(q, *p, *cap * size);
+    rtcd_free(*p);
+    *p = q;
+    *cap = c;
+    return 1;
+}
+
 char* rtcd_strdup(const char* s)
 {
     if (!s) return NULL;

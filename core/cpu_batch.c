@@ -180,19 +180,6 @@ static void run_range(uint32_t begin, uint32_t end, uint32_t worker, void* conte
     }
 }
 
-static int grow(void** p, size_t* cap, size_t need, size_t size)
-{
-    if (need <= *cap && *p) return 1;
-    size_t c = *cap ? *cap : 64;
-    while (c < need) c *= 2;
-    void* q = rtcd_alloc(c * size);
-    if (!q) return 0;
-    rtcd_free(*p);
-    *p = q;
-    *cap = c;
-    return 1;
-}
-
 /* Before a call: each pair claims its entry (a new key gets one, with its
  * state still to make); a key given twice runs its later copies without
  * state, as on the OpenCL backend. */
@@ -229,8 +216,8 @@ static rtcd_error cpu_collide(void* impl, const rtcd_pair_desc* pairs, uint32_t 
     cpu_backend* b = impl;
     double start = now_ms();
     memset(&b->stats, 0, sizeof b->stats);
-    if (!grow((void**)&b->entry_of, &b->entry_cap, n + 1, sizeof *b->entry_of) ||
-        !grow((void**)&b->ray_offset, &b->offset_cap, n + 1, sizeof *b->ray_offset))
+    if (!rtcd_grow((void**)&b->entry_of, &b->entry_cap, n + 1, sizeof *b->entry_of) ||
+        !rtcd_grow((void**)&b->ray_offset, &b->offset_cap, n + 1, sizeof *b->ray_offset))
         return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "CPU backend: out of memory for %u pairs", n);
     rtcd_error err = claim_entries(b, pairs, n);
     if (err != RTCD_OK) return err;

@@ -16,6 +16,9 @@
 void* rtcd_alloc(size_t size);          /* 64-byte aligned, NULL on failure */
 void* rtcd_calloc(size_t count, size_t size); /* zeroed, overflow-checked */
 void rtcd_free(void* memory);
+/* Grows *p (keeping its contents) to hold `need` elements of `size` bytes;
+ * *cap in elements, doubled from 64. 0 on no memory (*p unchanged). */
+int rtcd_grow(void** p, size_t* cap, size_t need, size_t size);
 char* rtcd_strdup(const char* s);       /* through rtcd_alloc; NULL for NULL or on failure */
 
 /* Records the message for rtcd_last_error_message, calls the user's error

@@ -328,9 +328,9 @@ rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uin
         count[dv]++;
         cl_device_state* d = &cl->devices[dv];
         size_t need = (size_t)d->batch_count + 1, pc = d->batch_cap, ic = d->batch_cap, rc = d->batch_cap;
-        if (!rtcd_cl_grow((void**)&d->host_pairs, &pc, need, sizeof(rtcd_cl_pair)) ||
-            !rtcd_cl_grow((void**)&d->host_results, &rc, need, sizeof(rtcd_cl_result)) ||
-            !rtcd_cl_grow((void**)&d->batch_index, &ic, need, sizeof(uint32_t))) {
+        if (!rtcd_grow((void**)&d->host_pairs, &pc, need, sizeof(rtcd_cl_pair)) ||
+            !rtcd_grow((void**)&d->host_results, &rc, need, sizeof(rtcd_cl_result)) ||
+            !rtcd_grow((void**)&d->batch_index, &ic, need, sizeof(uint32_t))) {
             err = rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_collide: out of memory");
             break;
         }
@@ -346,7 +346,7 @@ rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uin
     for (uint32_t dv = 0; dv < cl->device_count && dv < 16; ++dv) cl->stats.pairs_per_device[dv] = count[dv];
     for (uint32_t dv = 0; dv < cl->device_count && err == RTCD_OK; ++dv) {
         cl_device_state* d = &cl->devices[dv];
-        if (rays && !rtcd_cl_grow((void**)&d->host_rays, &d->host_rays_cap, rays_total[dv] + 1, sizeof(rtcd_world_ray)))
+        if (rays && !rtcd_grow((void**)&d->host_rays, &d->host_rays_cap, rays_total[dv] + 1, sizeof(rtcd_world_ray)))
             err = rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_collide: out of memory for rays");
         else
             err = launch(cl, d, rays != NULL, rays_total[dv]);

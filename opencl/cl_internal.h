@@ -93,8 +93,6 @@ void rtcd_cl_close_devices(rtcd_opencl* cl);
 const char* rtcd_cl_error_string(cl_int code);
 
 /* cl_meshes.c */
-/* Grows *p (copying) to hold `need` elements of `size` bytes; *cap in elements. 0 on no memory. */
-int rtcd_cl_grow(void** p, size_t* cap, size_t need, size_t size);
 rtcd_error rtcd_cl_register_mesh(cl_mesh_registry* reg, const rtcd_mesh* mesh, uint32_t* index);
 rtcd_error rtcd_cl_upload_meshes(cl_device_state* dev, const cl_mesh_registry* reg);
 void rtcd_cl_registry_free(cl_mesh_registry* reg);

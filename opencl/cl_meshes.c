@@ -9,24 +9,10 @@
 _Static_assert(RTCD_GRID_N == RTCD_NEAR_GRID_N, "the kernels' near grid is the mesh's occupancy grid");
 _Static_assert(sizeof(((rtcd_solid_grid*)0)->near) == RTCD_NEAR_BYTES, "near grid layout");
 
-int rtcd_cl_grow(void** p, size_t* cap, size_t need, size_t size)
-{
-    if (need <= *cap) return 1;
-    size_t c = *cap ? *cap : 64;
-    while (c < need) c *= 2;
-    void* q = rtcd_alloc(c * size);
-    if (!q) return 0;
-    if (*p) memcpy(q, *p, *cap * size);
-    rtcd_free(*p);
-    *p = q;
-    *cap = c;
-    return 1;
-}
-
 static int grow(void** p, uint32_t* cap_elems, size_t need, size_t size)
 {
     size_t cap = *cap_elems;
-    int ok = rtcd_cl_grow(p, &cap, need, size);
+    int ok = rtcd_grow(p, &cap, need, size);
     *cap_elems = (uint32_t)cap;
     return ok;
 }

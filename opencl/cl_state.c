@@ -23,7 +23,7 @@ void rtcd_cl_reset_tracks(rtcd_opencl* cl)
 
 static int give_back_slot(cl_device_state* d, uint32_t slot)
 {
-    if (!rtcd_cl_grow((void**)&d->free_slots, &d->free_cap, d->free_count + 1, sizeof *d->free_slots)) return 0;
+    if (!rtcd_grow((void**)&d->free_slots, &d->free_cap, d->free_count + 1, sizeof *d->free_slots)) return 0;
     d->free_slots[d->free_count++] = slot;
     return 1;
 }
