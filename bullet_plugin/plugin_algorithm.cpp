@@ -97,7 +97,6 @@ void rtcdPluginState::computePair(const rtcdBatchEntry& e)
     slot.count = 0;
     slot.stamp = stamp;
     stats.pairs_owned++;
-    uint32_t n = 0;
     if (e.kind == RTCD_PAIR_MESH_PLANE) {
         const btCollisionObject* mesh_obj = e.plane_is_a ? e.b : e.a;
         const btCollisionObject* plane_obj = e.plane_is_a ? e.a : e.b;
@@ -111,31 +110,29 @@ void rtcdPluginState::computePair(const rtcdBatchEntry& e)
         if (slot.count == 0) stats.pairs_culled++;
         return;
     }
-    {
-        // A lone pair has no place in the batch (its key would make every
-        // other pair forget its state): the standard algorithm.
-        const rtcd_mesh* ma = meshes.find(e.a->getCollisionShape());
-        const rtcd_mesh* mb = meshes.find(e.b->getCollisionShape());
-        if (!ma || !mb) return;
-        uint32_t cap = rtcd_mesh_vertex_count(ma) + rtcd_mesh_vertex_count(mb);
-        if (rays.size() < cap) rays.resize(cap);
-        if (contacts.size() < cap) contacts.resize(cap);
-        rtcd_transform pa = rtcdFromBullet(e.a->getWorldTransform());
-        rtcd_transform pb = rtcdFromBullet(e.b->getWorldTransform());
-        rtcd_narrowphase_stats st;
-        if (rtcd_collide_standard(&def, ma, &pa, mb, &pb, rays.data(), cap, &n, &st) != RTCD_OK) {
-            // Only a non-finite pose gets here: the pair gets no contacts, and says why.
-            rtcd_log_message(RTCD_LOG_WARNING, rtcd_last_error_message());
-            return;
-        }
-        stats.standard_pairs++;
-        stats.pairs_culled += st.culled;
-        stats.rays_cast += st.rays_cast;
-        stats.colliding_rays += st.colliding_rays;
-        for (uint32_t i = 0; i < n; ++i) {
-            contacts[i] = rtcd_contact_from_ray(&rays[i], def.contact_normal);
-            stats.ray_length += rays[i].length;
-        }
+    // A lone pair has no place in the batch (its key would make every other
+    // pair forget its state): the standard algorithm.
+    const rtcd_mesh* ma = meshes.find(e.a->getCollisionShape());
+    const rtcd_mesh* mb = meshes.find(e.b->getCollisionShape());
+    if (!ma || !mb) return;
+    uint32_t cap = rtcd_mesh_vertex_count(ma) + rtcd_mesh_vertex_count(mb), n = 0;
+    if (rays.size() < cap) rays.resize(cap);
+    if (contacts.size() < cap) contacts.resize(cap);
+    rtcd_transform pa = rtcdFromBullet(e.a->getWorldTransform());
+    rtcd_transform pb = rtcdFromBullet(e.b->getWorldTransform());
+    rtcd_narrowphase_stats st;
+    if (rtcd_collide_standard(&def, ma, &pa, mb, &pb, rays.data(), cap, &n, &st) != RTCD_OK) {
+        // Only a non-finite pose gets here: the pair gets no contacts, and says why.
+        rtcd_log_message(RTCD_LOG_WARNING, rtcd_last_error_message());
+        return;
+    }
+    stats.standard_pairs++;
+    stats.pairs_culled += st.culled;
+    stats.rays_cast += st.rays_cast;
+    stats.colliding_rays += st.colliding_rays;
+    for (uint32_t i = 0; i < n; ++i) {
+        contacts[i] = rtcd_contact_from_ray(&rays[i], def.contact_normal);
+        stats.ray_length += rays[i].length;
     }
     slot.count = rtcd_reduce_contacts(contacts.data(), n, slot.contacts);
 }
