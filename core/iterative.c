@@ -249,7 +249,8 @@ static void iterative_pass(const rtcd_pair_ctx* c, rtcd_pair_state* s, rtcd_ray_
     *count = hits;
 }
 
-rtcd_error rtcd_pair_step(const rtcd_narrowphase_def* def, rtcd_pair_state* state, const rtcd_mesh* a, const rtcd_xform* pa, const rtcd_mesh* b, const rtcd_xform* pb,
+rtcd_error rtcd_pair_step(const rtcd_narrowphase_def* def, rtcd_pair_state* state, const rtcd_mesh* a,
+                          const rtcd_xform* pa, const rtcd_mesh* b, const rtcd_xform* pb,
                           rtcd_pair_ctx* ctx, rtcd_ray_rec* recs, uint32_t* count, rtcd_narrowphase_stats* st)
 {
     const rtcd_iterative_def* idef = &def->iterative;

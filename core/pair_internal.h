@@ -65,7 +65,8 @@ void rtcd_standard_pass(const rtcd_narrowphase_def* def, const rtcd_pair_ctx* c,
  * a standard pass), runs it, leaves its colliding rays in recs (room for
  * both meshes' vertex counts) and the pair's context in *ctx (to turn them
  * into world rays or contacts). */
-rtcd_error rtcd_pair_step(const rtcd_narrowphase_def* def, rtcd_pair_state* state, const rtcd_mesh* a, const rtcd_xform* pa, const rtcd_mesh* b, const rtcd_xform* pb,
+rtcd_error rtcd_pair_step(const rtcd_narrowphase_def* def, rtcd_pair_state* state, const rtcd_mesh* a,
+                          const rtcd_xform* pa, const rtcd_mesh* b, const rtcd_xform* pb,
                           rtcd_pair_ctx* ctx, rtcd_ray_rec* recs, uint32_t* count, rtcd_narrowphase_stats* st);
 static inline rtcd_contact rtcd_contact_to_public(rtcd_contact_v v)
 {
