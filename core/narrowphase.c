@@ -18,6 +18,10 @@ rtcd_narrowphase_def rtcd_default_narrowphase_def(void)
     def.contact_normal = RTCD_CONTACT_REPROJECTED;
     def.cull_separated = 1;
     def.iterative = rtcd_default_iterative_def();
+    def.speculative = 1;
+    def.speculative_margin = 0.005f;
+    def.edge_crossings = 1;
+    def.deep_contacts = 1;
     def.backend = RTCD_BACKEND_AUTO;
     return def;
 }
@@ -44,6 +48,9 @@ rtcd_error rtcd_narrowphase_def_validate(const rtcd_narrowphase_def* def)
                          "%s: iterative.fixed needs displacement_threshold > 0, distance_extension > threshold, "
                          "culling_distance >= 0 (all finite) and max_iterations >= 1",
                          fn);
+    if (!(def->speculative_margin >= 0.0f) || !(def->speculative_margin <= 1e3f))
+        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "%s: speculative_margin must be finite, >= 0 and <= 1000 m (got %g)",
+                         fn, (double)def->speculative_margin);
     if (def->backend < RTCD_BACKEND_AUTO || def->backend > RTCD_BACKEND_OPENCL)
         return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "%s: unknown backend %d", fn, (int)def->backend);
     if (def->threads > 1024)

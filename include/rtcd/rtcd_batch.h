@@ -27,6 +27,11 @@ typedef struct rtcd_pair_desc {
     const rtcd_mesh* b;
     rtcd_transform pose_a, pose_b;
     uint64_t key;                  /* identifies the pair across calls */
+    /* A bound, in metres, on how far any point of either mesh may move
+     * relative to the other over the next step (e.g. from the bodies'
+     * velocities and the time step); it widens the speculative contacts'
+     * reach. 0: the pair's own motion over the last call. */
+    float motion;
 } rtcd_pair_desc;
 
 typedef struct rtcd_pair_result {

@@ -68,6 +68,25 @@ typedef struct rtcd_narrowphase_def {
      * result is the same either way; default 1. */
     int cull_separated;
     rtcd_iterative_def iterative;   /* the algorithm and its parameters */
+    /* Contact processing (the README's "Contacts"), the same on every backend. */
+    /* 1 (default): with the predictive algorithm, a vertex outside the other
+     * mesh but within speculative_margin + the pair's motion over one step
+     * (rtcd_pair_desc.motion, else its motion over the last call) of the
+     * surface its predictive ray found becomes a contact with a positive
+     * distance (depth < 0). Bullet's solver treats it as speculative: the
+     * bodies may close the gap and no more. 0: only penetrating contacts,
+     * the papers' behaviour. */
+    int speculative;
+    float speculative_margin;       /* metres, >= 0; default 0.005 */
+    /* 1 (default): surfaces that cross with no vertex of either inside the
+     * other (an edge through a face) get contacts from rays cast along the
+     * edges of each mesh near the other (edge-edge normal and depth). */
+    int edge_crossings;
+    /* 1 (default): when every inward ray of a direction crosses its own body
+     * first (Hermann et al. Figure 9) or one mesh lies inside the other, the
+     * vertices inside get contacts towards the other mesh's nearest surface
+     * instead of none. Pairs that have a colliding ray are unchanged. */
+    int deep_contacts;
     /* Where batches run. */
     rtcd_backend backend;           /* default AUTO */
     /* OpenCL devices: "gpu" (every GPU), "all", "cpu" (none), or a comma
