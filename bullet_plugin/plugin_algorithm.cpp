@@ -2,6 +2,8 @@
 // pair's reduced contacts into its persistent manifold.
 #include "plugin_internal.h"
 
+#include <BulletDynamics/Dynamics/btRigidBody.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -91,6 +93,21 @@ static void world_plane(const btCollisionObject* plane_obj, float out[4])
     out[3] = static_cast<float>(d);
 }
 
+float rtcdPluginState::bodyMotion(const btCollisionObject* obj, const rtcd_mesh* mesh) const
+{
+    const btRigidBody* body = btRigidBody::upcast(obj);
+    if (!body || !mesh) return 0.0f;
+    float lo[3], hi[3], reach2 = 0.0f;
+    rtcd_mesh_bounds(mesh, lo, hi);
+    for (int k = 0; k < 3; ++k) {
+        float c = std::max(std::fabs(lo[k]), std::fabs(hi[k]));
+        reach2 += c * c;
+    }
+    float speed = static_cast<float>(body->getLinearVelocity().length() +
+                                     body->getAngularVelocity().length() * std::sqrt(reach2));
+    return speed * static_cast<float>(time_step);
+}
+
 void rtcdPluginState::computePair(const rtcdBatchEntry& e)
 {
     rtcdPairSlot& slot = slots[e.slot];
@@ -105,7 +122,8 @@ void rtcdPluginState::computePair(const rtcdBatchEntry& e)
         float plane[4];
         world_plane(plane_obj, plane);
         rtcd_transform pose = rtcdFromBullet(mesh_obj->getWorldTransform());
-        if (rtcd_collide_plane(mesh, &pose, plane, e.plane_is_a, slot.contacts, &slot.count) != RTCD_OK)
+        float reach = def.speculative ? def.speculative_margin + bodyMotion(mesh_obj, mesh) : 0.0f;
+        if (rtcd_collide_plane(mesh, &pose, plane, e.plane_is_a, reach, slot.contacts, &slot.count) != RTCD_OK)
             rtcd_log_message(RTCD_LOG_WARNING, rtcd_last_error_message());
         if (slot.count == 0) stats.pairs_culled++;
         return;
@@ -155,6 +173,8 @@ void rtcdPluginState::runBatch()
         d.pose_a = rtcdFromBullet(e.a->getWorldTransform());
         d.pose_b = rtcdFromBullet(e.b->getWorldTransform());
         d.key = slots[e.slot].serial;
+        // Relative motion over the step, bounded by each body's own: the speculative contacts' reach.
+        d.motion = bodyMotion(e.a, d.a) + bodyMotion(e.b, d.b);
         descs.push_back(d);
         desc_slot.push_back(e.slot);
     }
@@ -239,6 +259,12 @@ void rtcdCollisionAlgorithm::processCollision(const btCollisionObjectWrapper* bo
         rtcdBatchEntry e = {m_slot, m_kind, m_plane_is_a, body0->getCollisionObject(), body1->getCollisionObject()};
         m_state->computePair(e);
     }
+    // Speculative contacts (depth < 0) lie farther than Bullet's default
+    // contact breaking threshold: the manifold keeps them (the solver gives
+    // positive distances no positional correction, only a velocity bound).
+    btScalar gap = 0;
+    for (uint32_t i = 0; i < slot.count; ++i) gap = std::max(gap, btScalar(-slot.contacts[i].depth));
+    m_manifold->setContactBreakingThreshold(std::max(gContactBreakingThreshold, gap * btScalar(1.01)));
     for (uint32_t i = 0; i < slot.count; ++i) {
         const rtcd_contact& c = slot.contacts[i];
         btVector3 normal(c.normal_on_b[0], c.normal_on_b[1], c.normal_on_b[2]);

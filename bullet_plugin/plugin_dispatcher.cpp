@@ -88,6 +88,7 @@ void rtcdCollisionDispatcher::dispatchAllCollisionPairs(btOverlappingPairCache* 
     auto start = std::chrono::steady_clock::now();
     rtcdPluginState& s = *m_state;
     s.stamp++;
+    if (info.m_timeStep > 0) s.time_step = info.m_timeStep;
     s.stats = rtcd_step_stats();
     s.batch.clear();
     int n = pair_cache->getNumOverlappingPairs();

@@ -67,6 +67,7 @@ struct rtcdPluginState {
     std::vector<rtcd_ray_hit> check_rays; // scratch for the checking mode
     rtcd_step_stats stats;
     uint32_t stamp = 0;
+    btScalar time_step = btScalar(1) / 60; // this step's (btDispatcherInfo::m_timeStep): bounds the pairs' motion
     uint64_t next_serial = 1;
     std::vector<rtcd_pair_desc> descs;    // this step's mesh-mesh pairs
     std::vector<uint32_t> desc_slot;
@@ -83,6 +84,8 @@ struct rtcdPluginState {
     // standard algorithm, CPU reference), into its slot; adds to stats.
     void computePair(const rtcdBatchEntry& e);
     void runBatch();
+    // How far the points of a body may move over one step (its velocities).
+    float bodyMotion(const btCollisionObject* obj, const rtcd_mesh* mesh) const;
     // Checking mode: the standard algorithm on the pair's poses against `rays`.
     void checkPair(const rtcd_mesh* a, const rtcd_transform& pa, const rtcd_mesh* b, const rtcd_transform& pb,
                    const rtcd_ray_hit* rays, uint32_t count);

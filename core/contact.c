@@ -40,7 +40,8 @@ uint32_t rtcd_reduce_contacts(const rtcd_contact* contacts, uint32_t count, rtcd
 }
 
 rtcd_error rtcd_collide_plane(const rtcd_mesh* mesh, const rtcd_transform* pose, const float plane[4],
-                              int plane_is_a, rtcd_contact out[RTCD_MAX_MANIFOLD_POINTS], uint32_t* count)
+                              int plane_is_a, float speculative, rtcd_contact out[RTCD_MAX_MANIFOLD_POINTS],
+                              uint32_t* count)
 {
     if (count) *count = 0;
     if (!mesh || !pose || !plane || !out || !count)
@@ -48,11 +49,12 @@ rtcd_error rtcd_collide_plane(const rtcd_mesh* mesh, const rtcd_transform* pose,
     rtcd_v3 n = v3_load(plane);
     float d = plane[3];
     rtcd_xform x = rtcd_to_xform(pose);
-    int finite = isfinite(n.x) && isfinite(n.y) && isfinite(n.z) && isfinite(d);
+    int finite = isfinite(n.x) && isfinite(n.y) && isfinite(n.z) && isfinite(d) && isfinite(speculative);
     for (int i = 0; i < 9; ++i) finite &= isfinite(pose->rotation[i]) != 0;
     for (int i = 0; i < 3; ++i) finite &= isfinite(pose->translation[i]) != 0;
-    if (!finite) return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_collide_plane: %s: pose or plane not finite",
+    if (!finite) return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_collide_plane: %s: pose, plane or reach not finite",
                                   mesh->name);
+    float reach = speculative > 0.0f ? speculative : 0.0f;
     enum { STACK = 256 };
     rtcd_contact_v stack[STACK];
     rtcd_contact_v* c = mesh->vertex_count <= STACK ? stack : rtcd_alloc((size_t)mesh->vertex_count * sizeof *c);
@@ -60,12 +62,12 @@ rtcd_error rtcd_collide_plane(const rtcd_mesh* mesh, const rtcd_transform* pose,
                              mesh->vertex_count);
     rtcd_mesh_view view = rtcd_mesh_view_of(mesh, RTCD_TRAVERSAL_BVH);
     uint32_t m = 0;
-    /* Clusters whose ball lies above the plane hold no contact. */
+    /* Clusters whose ball lies farther above the plane than the reach hold no contact. */
     for (uint32_t k = 0; k < mesh->cluster_count; ++k) {
         const rtcd_vertex_cluster* cl = &mesh->clusters[k];
-        if (v3_dot(n, xf_point(&x, v3_load(cl->centre))) - d > cl->radius * (1.0f + 1e-5f) + 1e-6f) continue;
+        if (v3_dot(n, xf_point(&x, v3_load(cl->centre))) - d - reach > cl->radius * (1.0f + 1e-5f) + 1e-6f) continue;
         for (uint32_t j = cl->first; j < cl->first + cl->count; ++j)
-            m += (uint32_t)plane_vertex_contact(&view, &x, n, d, mesh->cluster_vertices[j], plane_is_a, &c[m]);
+            m += (uint32_t)plane_vertex_contact(&view, &x, n, d, reach, mesh->cluster_vertices[j], plane_is_a, &c[m]);
     }
     uint32_t chosen[RTCD_MANIFOLD_POINTS];
     *count = reduce_contacts(c, m, chosen);

@@ -134,7 +134,7 @@ static void run_pair(cpu_backend* b, cpu_worker* w, uint32_t i, cpu_pair* e)
     /* Only this pair owns its entry: a new one gets its state here. */
     if (e && !e->state) err = rtcd_pair_state_create(&e->state);
     rtcd_pair_state* state = e ? e->state : NULL;
-    if (err == RTCD_OK) err = rtcd_pair_step(&b->def, state, p->a, &pa, p->b, &pb, &ctx, w->recs, &n, &st);
+    if (err == RTCD_OK) err = rtcd_pair_step(&b->def, state, p->a, &pa, p->b, &pb, p->motion, &ctx, w->recs, &n, &st);
     if (err != RTCD_OK) {
         if (w->err == RTCD_OK || i < w->err_pair) {
             w->err = err;
@@ -145,13 +145,13 @@ static void run_pair(cpu_backend* b, cpu_worker* w, uint32_t i, cpu_pair* e)
     int mode = (int)b->def.contact_normal;
     for (uint32_t k = 0; k < n; ++k) {
         w->contacts[k] = pair_contact(&ctx, w->recs[k], mode);
-        r->ray_length += w->recs[k].t;
+        if (!(w->recs[k].tri & RTCD_ENTRY_PREDICTION)) r->ray_length += w->recs[k].t;
     }
     uint32_t chosen[RTCD_MANIFOLD_POINTS];
     r->contact_count = reduce_contacts(w->contacts, n, chosen);
     for (uint32_t k = 0; k < r->contact_count; ++k) r->contacts[k] = rtcd_contact_to_public(w->contacts[chosen[k]]);
     if (b->rays) rtcd_recs_to_rays(&ctx, w->recs, n, b->rays + b->ray_offset[i]);
-    r->colliding_rays = n;
+    r->colliding_rays = st.colliding_rays;
     r->rays_cast = st.rays_cast;
     r->standard_pass = st.standard_pass;
     r->predictive_rays = st.predictive_rays;

@@ -92,9 +92,21 @@ RTCD_API float rtcd_relative_displacement(const rtcd_mesh* a, const rtcd_mesh* b
     return fmaxf(turn * b->reach + move_b, turn * a->reach + move_a);
 }
 
-int rtcd_track_plan(rtcd_pair_track* track, const rtcd_iterative_def* def, const rtcd_mesh* a, const rtcd_mesh* b,
-                    const rtcd_xform* pose_a, const rtcd_xform* pose_b)
+/* How close to the other mesh a vertex gets a speculative contact this
+ * call: the margin plus how far the pair may move in one step (the
+ * caller's bound, else its last step), at most the larger mesh's reach. */
+static float speculative_reach(const rtcd_narrowphase_def* def, const rtcd_pair_track* track, float motion)
 {
+    if (!def->speculative || def->iterative.algorithm != RTCD_ALGORITHM_PREDICTIVE) return 0.0f;
+    float step = track->has_motion && track->step_displacement < RTCD_FLT_MAX ? track->step_displacement : 0.0f;
+    float m = motion > 0.0f && isfinite(motion) ? fmaxf(motion, step) : step;
+    return fminf(def->speculative_margin + m, fmaxf(track->a->reach, track->b->reach));
+}
+
+int rtcd_track_plan(rtcd_pair_track* track, const rtcd_narrowphase_def* ndef, const rtcd_mesh* a, const rtcd_mesh* b,
+                    const rtcd_xform* pose_a, const rtcd_xform* pose_b, float motion)
+{
+    const rtcd_iterative_def* def = &ndef->iterative;
     rtcd_xform now = xf_relative(pose_a, pose_b);
     if (track->a != a || track->b != b || def->algorithm == RTCD_ALGORITHM_STANDARD) {
         memset(track, 0, sizeof *track);
@@ -117,6 +129,10 @@ int rtcd_track_plan(rtcd_pair_track* track, const rtcd_iterative_def* def, const
         float moved = rtcd_relative_displacement(a, b, &track->ref, &now);
         standard = !(moved < track->params.displacement_threshold);
     }
+    /* The kept predictions reach the culling distance: a farther
+     * speculative reach needs a standard pass to find its vertices. */
+    track->speculative = speculative_reach(ndef, track, motion);
+    if (track->speculative > track->params.culling_distance) standard = 1;
     if (standard) {
         track->valid = def->algorithm != RTCD_ALGORITHM_STANDARD;
         track->ref = now;
@@ -125,6 +141,9 @@ int rtcd_track_plan(rtcd_pair_track* track, const rtcd_iterative_def* def, const
                                                  0.5f * (a->mean_edge_length + b->mean_edge_length));
         else
             track->params = def->fixed;
+        /* Predictions cover at least the speculative reach. */
+        track->params.culling_distance = fmaxf(track->params.culling_distance, track->speculative);
+        track->params.distance_extension = fmaxf(track->params.distance_extension, track->speculative);
     }
     return standard;
 }
@@ -224,7 +243,7 @@ static void iterative_pass(const rtcd_pair_ctx* c, rtcd_pair_state* s, rtcd_ray_
                            rtcd_narrowphase_stats* st)
 {
     rtcd_pass_counts n = {0, 0, 0, 0};
-    uint32_t hits = 0, kept = 0;
+    uint32_t hits = 0, records = 0, kept = 0;
     for (uint32_t k = 0; k < s->count; ++k) {
         rtcd_ray_rec rec;
         int what = pair_walk_entry(c, s->entries[2 * k], s->entries[2 * k + 1], &n, &rec);
@@ -234,10 +253,12 @@ static void iterative_pass(const rtcd_pair_ctx* c, rtcd_pair_state* s, rtcd_ray_
         kept++;
         if (what == RTCD_WALK_PREDICT) {
             st->kept_predictions++;
+            if (pair_speculative(c, &rec)) recs[records++] = rec;
             continue;
         }
         st->kept_rays++;
-        recs[hits++] = rec;
+        recs[records++] = rec;
+        hits++;
     }
     st->walked_rays = s->count;
     st->walk_steps = n.steps;
@@ -246,11 +267,11 @@ static void iterative_pass(const rtcd_pair_ctx* c, rtcd_pair_state* s, rtcd_ray_
     s->entries = s->scratch;
     s->scratch = swap;
     s->count = kept;
-    *count = hits;
+    *count = records;
 }
 
 rtcd_error rtcd_pair_step(const rtcd_narrowphase_def* def, rtcd_pair_state* state, const rtcd_mesh* a,
-                          const rtcd_xform* pa, const rtcd_mesh* b, const rtcd_xform* pb,
+                          const rtcd_xform* pa, const rtcd_mesh* b, const rtcd_xform* pb, float motion,
                           rtcd_pair_ctx* ctx, rtcd_ray_rec* recs, uint32_t* count, rtcd_narrowphase_stats* st)
 {
     const rtcd_iterative_def* idef = &def->iterative;
@@ -258,13 +279,13 @@ rtcd_error rtcd_pair_step(const rtcd_narrowphase_def* def, rtcd_pair_state* stat
     *count = 0;
     if (!state || idef->algorithm == RTCD_ALGORITHM_STANDARD) {
         if (state) rtcd_pair_state_reset(state);
-        rtcd_pair_ctx_init(ctx, def, a, pa, b, pb, RTCD_ALGORITHM_STANDARD, NULL, NULL);
+        rtcd_pair_ctx_init(ctx, def, a, pa, b, pb, RTCD_ALGORITHM_STANDARD, NULL, NULL, 0.0f);
         rtcd_standard_pass(def, ctx, a, b, recs, count, st, NULL);
         return RTCD_OK;
     }
-    int standard = rtcd_track_plan(&state->track, idef, a, b, pa, pb);
+    int standard = rtcd_track_plan(&state->track, def, a, b, pa, pb, motion);
     rtcd_pair_ctx_init(ctx, def, a, pa, b, pb, idef->algorithm, &state->track.params,
-                       state->track.has_motion ? &state->track.before : NULL);
+                       state->track.has_motion ? &state->track.before : NULL, state->track.speculative);
     if (!standard) {
         iterative_pass(ctx, state, recs, count, st);
         return RTCD_OK;
@@ -314,8 +335,8 @@ rtcd_error rtcd_collide_iterative(const rtcd_narrowphase_def* def, rtcd_pair_sta
     rtcd_xform pa = rtcd_to_xform(pose_a), pb = rtcd_to_xform(pose_b);
     rtcd_pair_ctx ctx;
     rtcd_narrowphase_stats st;
-    err = rtcd_pair_step(def, state, a, &pa, b, &pb, &ctx, recs, ray_count, &st);
-    if (err == RTCD_OK) rtcd_recs_to_rays(&ctx, recs, *ray_count, rays);
+    err = rtcd_pair_step(def, state, a, &pa, b, &pb, 0.0f, &ctx, recs, ray_count, &st);
+    if (err == RTCD_OK) *ray_count = rtcd_recs_to_rays(&ctx, recs, *ray_count, rays);
     rtcd_free(recs);
     if (stats) *stats = st;
     return err;

@@ -75,20 +75,21 @@ const char* rtcd_backend_name(rtcd_backend backend)
 
 void rtcd_pair_ctx_init(rtcd_pair_ctx* c, const rtcd_narrowphase_def* def, const rtcd_mesh* a, const rtcd_xform* pa,
                         const rtcd_mesh* b, const rtcd_xform* pb, rtcd_algorithm algorithm,
-                        const rtcd_iterative_params* params, const rtcd_xform* before)
+                        const rtcd_iterative_params* params, const rtcd_xform* before, float speculative)
 {
     c->a = rtcd_mesh_view_of(a, def->traversal);
     c->b = rtcd_mesh_view_of(b, def->traversal);
     pair_ctx_init(c, pa, pb, (rtcd_u32)algorithm, def->traversal == RTCD_TRAVERSAL_BRUTE_FORCE,
                   params ? params->distance_extension : 0.0f, params ? params->culling_distance : 0.0f,
-                  params ? params->max_iterations : 0u, before);
+                  params ? params->max_iterations : 0u, before, speculative);
 }
 
 /* The CPU's share of a standard pass: which vertices to try. The per-vertex
  * work itself is shared/pair.h's, as in the kernels. */
 typedef struct pass_sink {
     rtcd_ray_rec* recs; /* room for one per vertex of both meshes */
-    uint32_t count;
+    uint32_t count;     /* records: colliding rays and speculative contacts */
+    uint32_t hits;      /* colliding rays */
     rtcd_pass_counts counts;
     rtcd_keep* keep;    /* NULL: the plain standard algorithm */
 } pass_sink;
@@ -159,7 +160,12 @@ static void cast_direction(const rtcd_pair_ctx* c, uint32_t direction, uint32_t 
         int what = pair_sweep_vertex(c, direction, i, &sink->counts, &rec);
         if (what == RTCD_WALK_LOST) continue;
         if (sink->keep) keep_entry(sink->keep, rec.feature, rec.tri);
-        if (what == RTCD_WALK_HIT) sink->recs[sink->count++] = rec;
+        if (what == RTCD_WALK_HIT) {
+            sink->recs[sink->count++] = rec;
+            sink->hits++;
+        } else if (pair_speculative(c, &rec)) {
+            sink->recs[sink->count++] = rec;
+        }
     }
 }
 
@@ -240,17 +246,20 @@ void rtcd_standard_pass(const rtcd_narrowphase_def* def, const rtcd_pair_ctx* c,
     stats->candidate_vertices = sink.counts.candidates;
     stats->rays_cast = sink.counts.rays;
     stats->predictive_rays = sink.counts.predictive_rays;
-    stats->colliding_rays = sink.count;
+    stats->colliding_rays = sink.hits;
     *count = sink.count;
 }
 
-void rtcd_recs_to_rays(const rtcd_pair_ctx* c, const rtcd_ray_rec* recs, uint32_t count, rtcd_ray_hit* rays)
+uint32_t rtcd_recs_to_rays(const rtcd_pair_ctx* c, const rtcd_ray_rec* recs, uint32_t count, rtcd_ray_hit* rays)
 {
     _Static_assert(sizeof(rtcd_world_ray) == sizeof(rtcd_ray_hit), "rtcd_ray_hit is rtcd_world_ray's layout");
+    uint32_t n = 0;
     for (uint32_t i = 0; i < count; ++i) {
+        if (recs[i].tri & RTCD_ENTRY_PREDICTION) continue; /* a speculative contact */
         rtcd_world_ray w = pair_world_ray(c, recs[i]);
-        memcpy(&rays[i], &w, sizeof w);
+        memcpy(&rays[n++], &w, sizeof w);
     }
+    return n;
 }
 
 rtcd_error rtcd_collide_standard(const rtcd_narrowphase_def* def, const rtcd_mesh* a, const rtcd_transform* pose_a,
@@ -266,10 +275,10 @@ rtcd_error rtcd_collide_standard(const rtcd_narrowphase_def* def, const rtcd_mes
     if (!recs) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_collide_standard: out of memory");
     rtcd_xform pa = rtcd_to_xform(pose_a), pb = rtcd_to_xform(pose_b);
     rtcd_pair_ctx ctx;
-    rtcd_pair_ctx_init(&ctx, def, a, &pa, b, &pb, RTCD_ALGORITHM_STANDARD, NULL, NULL);
+    rtcd_pair_ctx_init(&ctx, def, a, &pa, b, &pb, RTCD_ALGORITHM_STANDARD, NULL, NULL, 0.0f);
     rtcd_narrowphase_stats st;
     rtcd_standard_pass(def, &ctx, a, b, recs, ray_count, &st, NULL);
-    rtcd_recs_to_rays(&ctx, recs, *ray_count, rays);
+    *ray_count = rtcd_recs_to_rays(&ctx, recs, *ray_count, rays);
     rtcd_free(recs);
     if (stats) *stats = st;
     return RTCD_OK;

@@ -23,6 +23,7 @@ typedef struct rtcd_pair_track {
     int has_motion;
     rtcd_xform before;     /* b in a's frame at the call before this one: the motion of this step */
     float step_displacement; /* relative motion in the last step */
+    float speculative;     /* this call's speculative reach (0: none) */
     rtcd_iterative_params params;
 } rtcd_pair_track;
 
@@ -34,9 +35,10 @@ RTCD_API float rtcd_relative_displacement(const rtcd_mesh* a, const rtcd_mesh* b
 
 /* Decides this call's pass and updates the track: returns 1 for a standard
  * pass (parameters chosen afresh, displacement reset), 0 for an iterative
- * one. A track of other meshes, or of the STANDARD algorithm, resets. */
-int rtcd_track_plan(rtcd_pair_track* track, const rtcd_iterative_def* def, const rtcd_mesh* a, const rtcd_mesh* b,
-                    const rtcd_xform* pose_a, const rtcd_xform* pose_b);
+ * one. A track of other meshes, or of the STANDARD algorithm, resets.
+ * motion: rtcd_pair_desc.motion (0: unknown). Sets track->speculative. */
+int rtcd_track_plan(rtcd_pair_track* track, const rtcd_narrowphase_def* def, const rtcd_mesh* a, const rtcd_mesh* b,
+                    const rtcd_xform* pose_a, const rtcd_xform* pose_b, float motion);
 
 /* What a standard pass of the iterative algorithms keeps: one entry (2
  * words, shared/iterate.h) per colliding ray, and for the predictive one per
@@ -52,21 +54,24 @@ typedef struct rtcd_keep {
  * earlier) NULL when unknown. */
 void rtcd_pair_ctx_init(rtcd_pair_ctx* c, const rtcd_narrowphase_def* def, const rtcd_mesh* a, const rtcd_xform* pa,
                         const rtcd_mesh* b, const rtcd_xform* pb, rtcd_algorithm algorithm,
-                        const rtcd_iterative_params* params, const rtcd_xform* before);
+                        const rtcd_iterative_params* params, const rtcd_xform* before, float speculative);
 
-/* core/narrowphase.c: the standard pass of c's pair; its colliding rays go
- * to recs (room for both meshes' vertex counts), in (direction, vertex)
- * order; keep NULL for the plain standard algorithm. */
+/* core/narrowphase.c: the standard pass of c's pair; its records go to
+ * recs (room for both meshes' vertex counts), in (direction, vertex) order:
+ * colliding rays, and speculative contacts (RTCD_ENTRY_PREDICTION in the
+ * triangle word; stats->colliding_rays counts the rays alone); keep NULL
+ * for the plain standard algorithm. */
 void rtcd_standard_pass(const rtcd_narrowphase_def* def, const rtcd_pair_ctx* c, const rtcd_mesh* a,
                         const rtcd_mesh* b, rtcd_ray_rec* recs, uint32_t* count, rtcd_narrowphase_stats* stats,
                         rtcd_keep* keep);
 /* core/iterative.c: one call of a pair (rtcd_collide_iterative without the
  * argument checks): plans the pass (state NULL, or the STANDARD algorithm:
- * a standard pass), runs it, leaves its colliding rays in recs (room for
- * both meshes' vertex counts) and the pair's context in *ctx (to turn them
- * into world rays or contacts). */
+ * a standard pass), runs it, leaves its records (colliding rays and
+ * speculative contacts, as rtcd_standard_pass) in recs (room for both
+ * meshes' vertex counts) and the pair's context in *ctx (to turn them into
+ * world rays or contacts). motion: rtcd_pair_desc.motion. */
 rtcd_error rtcd_pair_step(const rtcd_narrowphase_def* def, rtcd_pair_state* state, const rtcd_mesh* a,
-                          const rtcd_xform* pa, const rtcd_mesh* b, const rtcd_xform* pb,
+                          const rtcd_xform* pa, const rtcd_mesh* b, const rtcd_xform* pb, float motion,
                           rtcd_pair_ctx* ctx, rtcd_ray_rec* recs, uint32_t* count, rtcd_narrowphase_stats* st);
 static inline rtcd_contact rtcd_contact_to_public(rtcd_contact_v v)
 {
@@ -78,8 +83,9 @@ static inline rtcd_contact rtcd_contact_to_public(rtcd_contact_v v)
     return c;
 }
 
-/* The world-space rays of colliding records. */
-void rtcd_recs_to_rays(const rtcd_pair_ctx* c, const rtcd_ray_rec* recs, uint32_t count, rtcd_ray_hit* rays);
+/* The world-space rays of the colliding records (speculative ones skipped);
+ * returns how many. */
+uint32_t rtcd_recs_to_rays(const rtcd_pair_ctx* c, const rtcd_ray_rec* recs, uint32_t count, rtcd_ray_hit* rays);
 /* NULL pointers, buffer size (sum of vertex counts) and finite poses. */
 rtcd_error rtcd_check_pair_args(const char* fn, const rtcd_mesh* a, const rtcd_transform* pose_a, const rtcd_mesh* b,
                                 const rtcd_transform* pose_b, const rtcd_ray_hit* rays, uint32_t ray_capacity,

@@ -211,6 +211,7 @@ static rtcd_error plan_pair(rtcd_opencl* cl, cl_device_state* d, const rtcd_pair
     cp->threshold = prm->displacement_threshold;
     cp->extension = prm->distance_extension;
     cp->culling = prm->culling_distance;
+    cp->speculative = info->track.speculative;
     if (info->track.has_motion) {
         cp->flags |= RTCD_CL_HAS_MOTION;
         memcpy(cp->before, info->track.before.r, 9 * sizeof(float));
@@ -235,7 +236,7 @@ static int plan_device(rtcd_opencl* cl, const rtcd_pair_desc* p, cl_pair_info* i
         /* No slot yet: nothing kept, the pair starts afresh. */
         if (info->slot == RTCD_CL_NO_SLOT) rtcd_cl_reset_track(info);
         rtcd_xform xa = rtcd_to_xform(&p->pose_a), xb = rtcd_to_xform(&p->pose_b);
-        standard = rtcd_track_plan(&info->track, idef, p->a, p->b, &xa, &xb);
+        standard = rtcd_track_plan(&info->track, &cl->def, p->a, p->b, &xa, &xb, p->motion);
     }
     uint32_t best = 0;
     if (info && info->device != 0xff) {

@@ -196,6 +196,8 @@ static void test_plane_matches_brute_force(void** state)
         test_rng_unit_vector(&rng, plane);
         plane[3] = (float)test_rng_range(&rng, -0.6, 0.6);
         int plane_is_a = trial & 1;
+        /* Half the trials with a speculative reach: vertices that close above the plane count too. */
+        float reach = trial & 2 ? 0.05f : 0.0f;
         uint32_t n = 0;
         for (uint32_t i = 0; i < nv; ++i) {
             double p[3], dist = -plane[3];
@@ -204,7 +206,7 @@ static void test_plane_matches_brute_force(void** state)
                 for (int c = 0; c < 3; ++c) p[r] += (double)pose.rotation[3 * r + c] * v[3 * i + c];
                 dist += plane[r] * p[r];
             }
-            if (dist >= 0.0) continue;
+            if (dist >= 0.0 && dist >= reach) continue;
             rtcd_contact* c = &all[n++];
             c->depth = (float)-dist;
             c->feature = i;
@@ -215,7 +217,7 @@ static void test_plane_matches_brute_force(void** state)
         }
         rtcd_contact want[RTCD_MAX_MANIFOLD_POINTS], got[RTCD_MAX_MANIFOLD_POINTS];
         uint32_t nw = rtcd_reduce_contacts(all, n, want), ng = 99;
-        assert_int_equal(rtcd_collide_plane(m, &pose, plane, plane_is_a, got, &ng), RTCD_OK);
+        assert_int_equal(rtcd_collide_plane(m, &pose, plane, plane_is_a, reach, got, &ng), RTCD_OK);
         assert_int_equal(ng, nw);
         for (uint32_t k = 0; k < ng; ++k) {
             /* The same vertices; the arithmetic differs (float against double) by rounding only. */
@@ -235,9 +237,9 @@ static void test_plane_matches_brute_force(void** state)
     float up[4] = {0, 0, 1, 0};
     rtcd_contact out[RTCD_MAX_MANIFOLD_POINTS];
     uint32_t count = 7;
-    assert_int_equal(rtcd_collide_plane(m, &bad, up, 0, out, &count), RTCD_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(rtcd_collide_plane(m, &bad, up, 0, 0.0f, out, &count), RTCD_ERROR_INVALID_ARGUMENT);
     assert_int_equal(count, 0);
-    assert_int_equal(rtcd_collide_plane(NULL, &bad, up, 0, out, &count), RTCD_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(rtcd_collide_plane(NULL, &bad, up, 0, 0.0f, out, &count), RTCD_ERROR_INVALID_ARGUMENT);
     free(all);
     rtcd_mesh_release(m);
 }

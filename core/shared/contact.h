@@ -22,15 +22,12 @@ typedef struct rtcd_contact_v {
     rtcd_u32 feature;    /* direction << 31 | vertex */
 } rtcd_contact_v;
 
-/* direction 0: the caster (A's vertex at `origin`) is inside B; 1: B's vertex inside A.
- * `dir` is the unit ray, `n` the hit triangle's outward normal, `length` the hit t. */
-RTCD_INLINE rtcd_contact_v contact_from_hit(rtcd_u32 direction, rtcd_u32 vertex, rtcd_v3 origin, rtcd_v3 dir,
-                                            rtcd_v3 n, float length, int mode)
+/* The caster's vertex at `origin` (direction 0: A's, 1: B's) moves along
+ * the unit `push` by `depth` to leave the other mesh (a negative depth: it
+ * is that far from touching it). */
+RTCD_INLINE rtcd_contact_v contact_pushed(rtcd_u32 direction, rtcd_u32 vertex, rtcd_v3 origin, rtcd_v3 push,
+                                          float depth)
 {
-    float cos_alpha = v3_dot(dir, n);
-    /* The caster's vertex moves along `push` by `depth` to leave the other mesh. */
-    rtcd_v3 push = mode == RTCD_MODE_REPROJECTED ? n : dir;
-    float depth = mode == RTCD_MODE_RAY ? length : length * cos_alpha; /* JVRC 2013 eq. 2 */
     rtcd_contact_v c;
     c.depth = depth;
     c.feature = (direction << 31) | (vertex & 0x7fffffffu);
@@ -44,6 +41,17 @@ RTCD_INLINE rtcd_contact_v contact_from_hit(rtcd_u32 direction, rtcd_u32 vertex,
         c.point_on_b = origin;
     }
     return c;
+}
+
+/* direction 0: the caster (A's vertex at `origin`) is inside B; 1: B's vertex inside A.
+ * `dir` is the unit ray, `n` the hit triangle's outward normal, `length` the hit t. */
+RTCD_INLINE rtcd_contact_v contact_from_hit(rtcd_u32 direction, rtcd_u32 vertex, rtcd_v3 origin, rtcd_v3 dir,
+                                            rtcd_v3 n, float length, int mode)
+{
+    float cos_alpha = v3_dot(dir, n);
+    rtcd_v3 push = mode == RTCD_MODE_REPROJECTED ? n : dir;
+    float depth = mode == RTCD_MODE_RAY ? length : length * cos_alpha; /* JVRC 2013 eq. 2 */
+    return contact_pushed(direction, vertex, origin, push, depth);
 }
 
 RTCD_INLINE float tri_area2(rtcd_v3 a, rtcd_v3 b, rtcd_v3 c) { return v3_length(v3_cross(v3_sub(b, a), v3_sub(c, a))); }

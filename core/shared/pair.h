@@ -39,13 +39,14 @@ typedef struct rtcd_pair_ctx {
     rtcd_u32 max_iterations;
     rtcd_u32 has_motion;        /* the poses one call earlier are known: motion rays */
     rtcd_xform a_in_b_before, b_in_a_before;
+    float speculative;          /* predictions this close to their triangle's plane are contacts; 0: none */
 } rtcd_pair_ctx;
 
 /* before: b in a's frame one call earlier, or NULL. algorithm: 0 standard,
  * 1 iterative, 2 predictive (rtcd_algorithm). */
 RTCD_INLINE void pair_ctx_init(rtcd_pair_ctx* c, const rtcd_xform* xa, const rtcd_xform* xb, rtcd_u32 algorithm,
                                rtcd_u32 brute_force, float extension, float culling, rtcd_u32 max_iterations,
-                               const rtcd_xform* before)
+                               const rtcd_xform* before, float speculative)
 {
     c->xa = *xa;
     c->xb = *xb;
@@ -58,6 +59,7 @@ RTCD_INLINE void pair_ctx_init(rtcd_pair_ctx* c, const rtcd_xform* xa, const rtc
     c->culling = culling;
     c->max_iterations = max_iterations;
     c->has_motion = c->predict_pass && before != 0;
+    c->speculative = c->predict_pass ? speculative : 0.0f;
     if (c->has_motion) {
         c->b_in_a_before = *before;
         c->a_in_b_before = xf_inverse(before);
@@ -184,6 +186,27 @@ RTCD_INLINE int pair_walk_entry(const rtcd_pair_ctx* c, rtcd_u32 feature, rtcd_u
     return r;
 }
 
+/* A prediction (a vertex outside the other mesh, rec->tri the triangle its
+ * predictive ray found) as a speculative contact: when the vertex lies in
+ * front of the triangle's plane and within the pair's speculative reach of
+ * it, its distance to the plane goes to rec->t and the record is kept as a
+ * contact with that positive distance. */
+RTCD_INLINE int pair_speculative(const rtcd_pair_ctx* c, rtcd_ray_rec* rec)
+{
+    if (!(c->speculative > 0.0f)) return 0;
+    rtcd_u32 direction = rec->feature >> 31, i = rec->feature & 0x7fffffffu;
+    const rtcd_mesh_view* caster = direction ? &c->b : &c->a;
+    const rtcd_mesh_view* target = direction ? &c->a : &c->b;
+    const rtcd_xform* to_target = direction ? &c->b_in_a : &c->a_in_b;
+    rtcd_u32 tri = rec->tri & RTCD_ENTRY_TRIANGLE;
+    rtcd_v3 p = xf_point(to_target, v3_load(caster->vertices + 3 * i));
+    rtcd_v3 on_plane = v3_load(target->vertices + 3 * target->indices[3 * tri]);
+    float s = v3_dot(v3_sub(p, on_plane), v3_load(target->tnormals + 3 * tri));
+    if (!(s >= 0.0f && s <= c->speculative)) return 0;
+    rec->t = s;
+    return 1;
+}
+
 /* A colliding ray in world space (the layout of rtcd_ray_hit). */
 typedef struct rtcd_world_ray {
     rtcd_u32 direction, vertex, triangle;
@@ -221,23 +244,27 @@ RTCD_INLINE rtcd_world_ray pair_world_ray(const rtcd_pair_ctx* c, rtcd_ray_rec r
     return w;
 }
 
-/* The contact a colliding ray stands for (contact.h, Bullet's convention). */
+/* The contact a record stands for (contact.h, Bullet's convention): a
+ * colliding ray's, or a speculative one's (pair_speculative: always along
+ * the triangle's normal, at the distance to its plane). */
 RTCD_INLINE rtcd_contact_v pair_contact(const rtcd_pair_ctx* c, rtcd_ray_rec r, int mode)
 {
     rtcd_v3 o, d, nrm;
     pair_ray_frame(c, r, &o, &d, &nrm);
+    if (r.tri & RTCD_ENTRY_PREDICTION) return contact_pushed(r.feature >> 31, r.feature & 0x7fffffffu, o, nrm, -r.t);
     return contact_from_hit(r.feature >> 31, r.feature & 0x7fffffffu, o, d, nrm, r.t, mode);
 }
 
 /* A mesh against a static plane (points p with dot(n, p) = d, world frame;
  * the mesh placed by x): vertex i below the plane is a contact (Bullet's
- * convention, the plane body being A when plane_is_a) at its depth. */
-RTCD_INLINE int plane_vertex_contact(const rtcd_mesh_view* m, const rtcd_xform* x, rtcd_v3 n, float d, rtcd_u32 i,
-                                     int plane_is_a, rtcd_contact_v* out)
+ * convention, the plane body being A when plane_is_a) at its depth, and
+ * one less than `reach` above it a speculative contact (negative depth). */
+RTCD_INLINE int plane_vertex_contact(const rtcd_mesh_view* m, const rtcd_xform* x, rtcd_v3 n, float d, float reach,
+                                     rtcd_u32 i, int plane_is_a, rtcd_contact_v* out)
 {
     rtcd_v3 p = xf_point(x, v3_load(m->vertices + 3 * i));
     float dist = v3_dot(n, p) - d;
-    if (!(dist < 0.0f)) return 0;
+    if (!(dist < reach) && !(dist < 0.0f)) return 0;
     out->depth = -dist;
     out->feature = i;
     /* The plane pushes the mesh along n: from B to A. */

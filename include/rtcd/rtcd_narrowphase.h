@@ -176,11 +176,13 @@ RTCD_API uint32_t rtcd_reduce_contacts(const rtcd_contact* contacts, uint32_t co
 /* A mesh (at pose) against a static plane: the points p with
  * dot(plane[0..2], p) = plane[3] in world space, plane[0..2] a unit normal
  * pointing out of the solid side. Every vertex below the plane is a contact
- * at its depth, reduced as rtcd_reduce_contacts; plane_is_a says which body
- * of the pair the plane is (Bullet's A/B convention of rtcd_contact). */
+ * at its depth, and every vertex less than `speculative` metres above it a
+ * speculative one (its height as a negative depth; 0: none), reduced as
+ * rtcd_reduce_contacts; plane_is_a says which body of the pair the plane is
+ * (Bullet's A/B convention of rtcd_contact). */
 RTCD_API rtcd_error rtcd_collide_plane(const rtcd_mesh* mesh, const rtcd_transform* pose, const float plane[4],
-                                       int plane_is_a, rtcd_contact out[RTCD_MAX_MANIFOLD_POINTS],
-                                       uint32_t* count);
+                                       int plane_is_a, float speculative,
+                                       rtcd_contact out[RTCD_MAX_MANIFOLD_POINTS], uint32_t* count);
 
 #ifdef __cplusplus
 }

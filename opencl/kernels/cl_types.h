@@ -6,7 +6,7 @@
 #include "../../core/shared/pair.h"
 
 #define RTCD_CL_GROUP_SIZE 64   /* work items per pair */
-#define RTCD_CL_LOCAL_RAYS 2048 /* colliding rays a pair keeps on chip; past it the host redoes the pair */
+#define RTCD_CL_LOCAL_RAYS 2048 /* contact records (colliding rays, speculative contacts) a pair keeps on chip; past it the host redoes the pair */
 /* Kept rays (iterative algorithms) one pair holds on its device, per half of
  * its ping-pong slot: 2 words each (feature, triangle | prediction flag). */
 #define RTCD_CL_STATE_ENTRIES 1024
@@ -32,6 +32,7 @@ typedef struct rtcd_cl_pair {
     rtcd_u32 entries_out;  /* where this call's kept rays go (RTCD_CL_STATE_ENTRIES room) */
     rtcd_u32 max_iterations;
     float threshold, extension, culling; /* rtcd_iterative_params */
+    float speculative;     /* the speculative contacts' reach (rtcd_pair_track.speculative) */
     float pose_a[12];      /* rotation row-major, then translation */
     float pose_b[12];
     float before[12];      /* b in a's frame one call earlier (rtcd_pair_track.before) */

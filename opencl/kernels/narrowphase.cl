@@ -42,7 +42,7 @@ __kernel __attribute__((reqd_work_group_size(RTCD_CL_GROUP_SIZE, 1, 1))) void rt
     RTCD_PAIR_KERNEL_ARGS)
 {
     __local rtcd_ray_rec recs[RTCD_CL_LOCAL_RAYS];
-    __local uint count, cast, kept, predictions, predictive_rays, steps;
+    __local uint count, hits, cast, kept, predictions, predictive_rays, steps;
     __local float best_score[RTCD_CL_GROUP_SIZE];
     __local uint best_feature[RTCD_CL_GROUP_SIZE];
     __local uint chosen[RTCD_MANIFOLD_POINTS];
@@ -54,7 +54,7 @@ __kernel __attribute__((reqd_work_group_size(RTCD_CL_GROUP_SIZE, 1, 1))) void rt
     cl_buffers buffers = RTCD_CL_BUFFERS;
     rtcd_pair_ctx ctx;
     cl_pair_ctx(&ctx, &buffers, pair, brute_force);
-    if (lid == 0) count = cast = kept = predictions = predictive_rays = steps = 0;
+    if (lid == 0) count = hits = cast = kept = predictions = predictive_rays = steps = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
 
     int standard = (pair->flags & RTCD_CL_STANDARD_PASS) != 0u;
@@ -69,12 +69,14 @@ __kernel __attribute__((reqd_work_group_size(RTCD_CL_GROUP_SIZE, 1, 1))) void rt
         if (keeps) keep_entry(state, pair->entries_out, atomic_inc(&kept), r);
         if (what == RTCD_WALK_PREDICT) {
             atomic_inc(&predictions);
-            continue;
+            if (!pair_speculative(&ctx, &r)) continue;
+        } else {
+            my_length += r.t;
+            uint hit = atomic_inc(&hits);
+            if (want_rays) rays_out[pair->ray_offset + hit] = pair_world_ray(&ctx, r);
         }
-        my_length += r.t;
         uint slot = atomic_inc(&count);
         if (slot < RTCD_CL_LOCAL_RAYS) recs[slot] = r;
-        if (want_rays) rays_out[pair->ray_offset + slot] = pair_world_ray(&ctx, r);
     }
     atomic_add(&cast, mine.rays);
     atomic_add(&predictive_rays, mine.predictive_rays);
@@ -142,7 +144,7 @@ __kernel __attribute__((reqd_work_group_size(RTCD_CL_GROUP_SIZE, 1, 1))) void rt
         rtcd_pass_counts all = {0u, cast, predictive_rays, steps};
         results[p].contact_count = overflow ? 0u : n_out;
         results[p].overflow = (uint)overflow;
-        write_counts(results + p, n_rays, &all, kept, predictions, length);
+        write_counts(results + p, hits, &all, kept, predictions, length);
     }
 }
 
@@ -160,7 +162,7 @@ __kernel void rtcd_collide_pairs_serial(RTCD_PAIR_KERNEL_ARGS)
     int keeps = (pair->flags & RTCD_CL_ALGORITHM_MASK) != 0u;
     uint total = pass_items(&ctx, standard, pair->entry_count);
     rtcd_pass_counts n = {0u, 0u, 0u, 0u};
-    uint count = 0, kept = 0, predictions = 0;
+    uint count = 0, hits = 0, kept = 0, predictions = 0;
     float length = 0.0f;
     for (uint k = 0; k < total; ++k) {
         rtcd_ray_rec r;
@@ -169,11 +171,13 @@ __kernel void rtcd_collide_pairs_serial(RTCD_PAIR_KERNEL_ARGS)
         if (keeps) keep_entry(state, pair->entries_out, kept++, r);
         if (what == RTCD_WALK_PREDICT) {
             predictions++;
-            continue;
+            if (!pair_speculative(&ctx, &r)) continue;
+        } else {
+            length += r.t;
+            if (want_rays) rays_out[pair->ray_offset + hits] = pair_world_ray(&ctx, r);
+            hits++;
         }
-        length += r.t;
         if (count < RTCD_CL_LOCAL_RAYS) contacts[count] = pair_contact(&ctx, r, (int)mode);
-        if (want_rays) rays_out[pair->ray_offset + count] = pair_world_ray(&ctx, r);
         count++;
     }
     __global rtcd_cl_result* res = results + p;
@@ -186,5 +190,5 @@ __kernel void rtcd_collide_pairs_serial(RTCD_PAIR_KERNEL_ARGS)
     }
     res->contact_count = n_out;
     res->overflow = (uint)overflow;
-    write_counts(res, count, &n, kept, predictions, length);
+    write_counts(res, hits, &n, kept, predictions, length);
 }

@@ -64,7 +64,7 @@ inline void cl_pair_ctx(rtcd_pair_ctx* c, const cl_buffers* b, __global const rt
     int motion = (pair->flags & RTCD_CL_HAS_MOTION) != 0u;
     if (motion) before = load_xform(pair->before);
     pair_ctx_init(c, &xa, &xb, pair->flags & RTCD_CL_ALGORITHM_MASK, brute_force, pair->extension, pair->culling,
-                  pair->max_iterations, motion ? &before : 0);
+                  pair->max_iterations, motion ? &before : 0, pair->speculative);
 }
 
 /* How many items the pair's pass has: both meshes' vertices (A's, then
