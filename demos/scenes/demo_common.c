@@ -30,6 +30,10 @@ void demo_default_options(demo_scene_kind scene, demo_options* o)
     o->penetration_every = 10;
     o->algorithm = RTCD_ALGORITHM_PREDICTIVE;
     o->adaptive = 1;
+    /* rtcd's contact processing: what rtcd_default_narrowphase_def has */
+    o->speculative = 1;
+    o->edge_crossings = 1;
+    o->deep_contacts = 1;
 }
 
 static const demo_cli_choice narrowphase_choices[] = {
@@ -42,6 +46,7 @@ static const demo_cli_choice algorithm_choices[] = {{"standard", RTCD_ALGORITHM_
                                                     {"predictive", RTCD_ALGORITHM_PREDICTIVE},
                                                     {NULL, 0}};
 static const demo_cli_choice params_choices[] = {{"adaptive", 1}, {"fixed", 0}, {NULL, 0}};
+static const demo_cli_choice on_off_choices[] = {{"on", 1}, {"off", 0}, {NULL, 0}};
 static const demo_cli_choice traversal_choices[] = {
     {"bvh", RTCD_TRAVERSAL_BVH}, {"brute-force", RTCD_TRAVERSAL_BRUTE_FORCE}, {NULL, 0}};
 static const demo_cli_choice contact_normal_choices[] = {{"reprojected", RTCD_CONTACT_REPROJECTED},
@@ -79,6 +84,12 @@ int demo_parse_options(demo_scene_kind scene, int argc, char** argv, demo_option
          .help = "ray traversal (default bvh)"},
         {.name = "--contact-normal", .type = DEMO_CLI_ENUM, .target = &contact_normal,
          .choices = contact_normal_choices, .help = "contact normals (default reprojected)"},
+        {.name = "--speculative", .type = DEMO_CLI_ENUM, .target = &o->speculative, .choices = on_off_choices,
+         .help = "speculative contacts, predictive algorithm (default on)"},
+        {.name = "--edge-crossings", .type = DEMO_CLI_ENUM, .target = &o->edge_crossings, .choices = on_off_choices,
+         .help = "contacts of surfaces crossing edge through face (default on)"},
+        {.name = "--deep-contacts", .type = DEMO_CLI_ENUM, .target = &o->deep_contacts, .choices = on_off_choices,
+         .help = "contacts of deep or enclosed vertices (default on)"},
         {.name = "--csv", .type = DEMO_CLI_STRING, .target = &o->csv_path, .meta = "FILE", .help = "one row per step"},
         {.name = "--json", .type = DEMO_CLI_FLAG, .target = &o->json, .help = "one-line JSON summary on stdout"},
         {.name = "--penetration-every", .type = DEMO_CLI_U32, .target = &o->penetration_every, .meta = "K",
@@ -114,6 +125,9 @@ void demo_world_def(const demo_options* o, rtcd_world_def* def)
     nd->contact_normal = o->contact_normal;
     nd->iterative.algorithm = o->algorithm;
     nd->iterative.adaptive = o->adaptive;
+    nd->speculative = o->speculative;
+    nd->edge_crossings = o->edge_crossings;
+    nd->deep_contacts = o->deep_contacts;
     def->check = o->check;
 }
 
@@ -280,6 +294,12 @@ void demo_print_summary_json(FILE* f, const demo_summary* r)
                 demo_contact_normal_name(r->contact_normal));
     else fprintf(f, "\"algorithm\":null,\"params\":null,\"traversal\":null,\"contact_normal\":null,");
     fprintf(f, "\"check\":%s,", r->check ? "true" : "false");
+    /* rtcd's contact processing, as the world's def had it */
+    if (rtcd)
+        fprintf(f, "\"speculative\":%s,\"speculative_margin\":%.6g,\"edge_crossings\":%s,\"deep_contacts\":%s,",
+                r->speculative ? "true" : "false", (double)r->speculative_margin, r->edge_crossings ? "true" : "false",
+                r->deep_contacts ? "true" : "false");
+    else fprintf(f, "\"speculative\":null,\"speculative_margin\":null,\"edge_crossings\":null,\"deep_contacts\":null,");
     fprintf(f,
             "\"ms_per_step_mean\":%.3f,\"ms_per_step_p95\":%.3f,\"first_step_ms\":%.3f,\"narrowphase_ms_mean\":%.3f,"
             "\"narrowphase_ms_median\":%.3f,\"narrowphase_ms_resting\":%.3f,\"batch_ms_mean\":%.3f,"
@@ -302,11 +322,27 @@ void demo_print_summary_json(FILE* f, const demo_summary* r)
             r->ray_length_total);
     fprintf(f,
             "\"standard_ms_total\":%.3f,\"iterative_ms_total\":%.3f,\"standard_pair_steps\":%llu,"
-            "\"iterative_pair_steps\":%llu,\"predictive_rays\":%llu,\"walk_steps\":%llu,\"kept_rays\":%llu,"
-            "\"nan_detected\":%d}",
+            "\"iterative_pair_steps\":%llu,\"predictive_rays\":%llu,\"walk_steps\":%llu,\"kept_rays\":%llu,",
             r->standard_ms_total, r->iterative_ms_total, (unsigned long long)r->standard_pair_steps,
             (unsigned long long)r->iterative_pair_steps, (unsigned long long)r->predictive_rays,
-            (unsigned long long)r->walk_steps, (unsigned long long)r->kept_rays, r->nan);
+            (unsigned long long)r->walk_steps, (unsigned long long)r->kept_rays);
+    /* penetration over time, then nan_detected last (the tests match the object's end) */
+    fprintf(f, "\"penetration_window_steps\":%u,\"penetration_windows_truncated\":%s,\"penetration_windows\":",
+            DEMO_PENETRATION_WINDOW, r->pen_windows_truncated ? "true" : "false");
+    demo_print_penetration_windows_json(f, r);
+    fprintf(f, ",\"nan_detected\":%d}", r->nan);
+}
+
+void demo_print_penetration_windows_json(FILE* f, const demo_summary* r)
+{
+    fprintf(f, "[");
+    for (uint32_t w = 0; w < r->pen_window_count; ++w) {
+        const demo_penetration_window* pw = &r->pen_windows[w];
+        fprintf(f, "%s{\"first\":%u,\"last\":%u,\"samples\":%u,", w ? "," : "", pw->first, pw->last, pw->samples);
+        if (pw->samples) fprintf(f, "\"max\":%.5f,\"mean_sum\":%.5f}", (double)pw->max, pw->mean_sum);
+        else fprintf(f, "\"max\":null,\"mean_sum\":null}");
+    }
+    fprintf(f, "]");
 }
 
 int demo_run_scene(const demo_options* o, demo_summary* r)
@@ -320,6 +356,14 @@ int demo_run_scene(const demo_options* o, demo_summary* r)
     r->contact_normal = o->contact_normal;
     r->adaptive = o->adaptive;
     r->check = o->check;
+    {
+        rtcd_world_def def; /* what demo_scene_create gives the world */
+        demo_world_def(o, &def);
+        r->speculative = def.narrowphase.speculative;
+        r->speculative_margin = def.narrowphase.speculative_margin;
+        r->edge_crossings = def.narrowphase.edge_crossings;
+        r->deep_contacts = def.narrowphase.deep_contacts;
+    }
     demo_scene s;
     rtcd_error err = demo_scene_create(o, &s);
     if (err != RTCD_OK) {
@@ -384,6 +428,13 @@ int demo_run_scene(const demo_options* o, demo_summary* r)
             pen_max = pen.max > pen_max ? pen.max : pen_max;
             pen_sum_sum += pen.sum;
             pen_samples++;
+            uint32_t w = step / DEMO_PENETRATION_WINDOW;
+            if (w < DEMO_PENETRATION_WINDOWS_MAX) {
+                demo_penetration_window* pw = &r->pen_windows[w];
+                pw->max = pen.max > pw->max ? pen.max : pw->max;
+                pw->mean_sum += pen.sum; /* the window's sum of sums until the run ends */
+                pw->samples++;
+            }
         }
         if (csv) {
             fprintf(csv, "%u,%.4f,%u,%u,%u,%u,%llu,%llu,%u,%.4f,%.4f,", step, (step + 1) / DEMO_HZ,
@@ -446,6 +497,18 @@ int demo_run_scene(const demo_options* o, demo_summary* r)
     r->contacts_mean = contacts_sum / n;
     r->pen_max = pen_max;
     r->pen_sum_mean = pen_samples ? pen_sum_sum / pen_samples : 0.0;
+    if (o->penetration_every && done) {
+        uint32_t windows = (done + DEMO_PENETRATION_WINDOW - 1) / DEMO_PENETRATION_WINDOW;
+        r->pen_windows_truncated = windows > DEMO_PENETRATION_WINDOWS_MAX;
+        r->pen_window_count = r->pen_windows_truncated ? DEMO_PENETRATION_WINDOWS_MAX : windows;
+        for (uint32_t w = 0; w < r->pen_window_count; ++w) {
+            demo_penetration_window* pw = &r->pen_windows[w];
+            pw->first = w * DEMO_PENETRATION_WINDOW;
+            pw->last = pw->first + DEMO_PENETRATION_WINDOW - 1 < done - 1 ? pw->first + DEMO_PENETRATION_WINDOW - 1
+                                                                          : done - 1;
+            pw->mean_sum = pw->samples ? pw->mean_sum / pw->samples : 0.0;
+        }
+    }
     r->penetration_every = o->penetration_every;
     r->triangles_total = s.triangles_total;
     r->rays_mean = rays_sum / n;
@@ -470,9 +533,13 @@ int demo_run(const demo_options* o)
         } else {
             printf("%s through %s (%s backend, %u device(s) %s): %u objects, %llu triangles, %u steps\n", r.scene,
                    r.narrowphase, r.backend, r.devices, r.device, r.objects, (unsigned long long)r.triangles_total, r.steps);
-            if (o->narrowphase == RTCD_NARROWPHASE_RTCD)
+            if (o->narrowphase == RTCD_NARROWPHASE_RTCD) {
                 printf("  algorithm %s, %s parameters%s\n", rtcd_algorithm_name(r.algorithm),
                        r.adaptive ? "adaptive" : "fixed", r.check ? ", checked against the standard algorithm" : "");
+                printf("  contacts: speculative %s (margin %g m), edge crossings %s, deep contacts %s\n",
+                       r.speculative ? "on" : "off", (double)r.speculative_margin, r.edge_crossings ? "on" : "off",
+                       r.deep_contacts ? "on" : "off");
+            }
             printf("  step %.2f ms mean, %.2f ms p95; narrow phase %.2f ms mean, %.2f ms median, %.2f ms over the last %u steps;"
                    " up to %u pairs; %.0f contacts\n",
                    r.mean, r.p95, r.np_mean, r.np_median, r.np_resting, r.resting_steps, r.pairs_max, r.contacts_mean);

@@ -32,6 +32,11 @@ typedef struct demo_options {
     rtcd_traversal traversal;     /* --traversal bvh (default) | brute-force -> rtcd_world_def.narrowphase.traversal */
     rtcd_contact_normal contact_normal; /* --contact-normal reprojected (default) | ray | weighted */
     uint32_t threads;             /* --threads N: CPU worker threads (0, default: all cores) */
+    /* rtcd's contact processing, each 1 (on, default) or 0 (off) ->
+     * rtcd_world_def.narrowphase.speculative, .edge_crossings, .deep_contacts */
+    int speculative;              /* --speculative on|off */
+    int edge_crossings;           /* --edge-crossings on|off */
+    int deep_contacts;            /* --deep-contacts on|off */
 } demo_options;
 
 /* Sets *o to the defaults of the scene's program (what demo_parse_options
@@ -86,6 +91,21 @@ void demo_scene_destroy(demo_scene* scene);
 /* Steps of the resting phase: the last 5 s of simulated time at 60 Hz. */
 #define DEMO_RESTING_STEPS 300u
 
+/* Penetration over time: the samples (every penetration_every steps) grouped
+ * by windows of DEMO_PENETRATION_WINDOW steps (window w: steps 100 w ..
+ * 100 w + 99, the last one cut at the run's end). A run longer than
+ * DEMO_PENETRATION_WINDOWS_MAX windows keeps the first ones only
+ * (demo_summary.pen_windows_truncated). */
+#define DEMO_PENETRATION_WINDOW 100u
+#define DEMO_PENETRATION_WINDOWS_MAX 256u
+
+typedef struct demo_penetration_window {
+    uint32_t first, last;         /* steps (0-based, inclusive) */
+    uint32_t samples;             /* penetration samples taken in the window (0: max and mean_sum mean nothing) */
+    float max;                    /* deepest penetration of any sample in the window */
+    double mean_sum;              /* mean over the window's samples of the per-sample penetration sum */
+} demo_penetration_window;
+
 /* What one run of a scene measured (the JSON summary's figures). */
 typedef struct demo_summary {
     const char* scene;
@@ -99,6 +119,8 @@ typedef struct demo_summary {
     rtcd_traversal traversal;
     rtcd_contact_normal contact_normal;
     int adaptive, check;
+    int speculative, edge_crossings, deep_contacts; /* as the world's def had them */
+    float speculative_margin;
     uint32_t objects, steps, pairs_max, penetration_every;
     double mean, p95, first_ms, np_mean, contacts_mean, pen_sum_mean, rays_mean, colliding_mean;
     double batch_mean, batch_resting; /* rtcd's mesh-mesh batch alone (rtcd_step_stats.batch_ms): mean, last steps */
@@ -112,6 +134,9 @@ typedef struct demo_summary {
     double ray_length_total;      /* sum of the algorithm's own colliding ray lengths */
     double check_ray_length_total;/* sum of the standard algorithm's (check mode) */
     float pen_max;
+    demo_penetration_window pen_windows[DEMO_PENETRATION_WINDOWS_MAX];
+    uint32_t pen_window_count;    /* ceil(steps / 100), at most DEMO_PENETRATION_WINDOWS_MAX; 0 without samples */
+    int pen_windows_truncated;    /* the run had more windows than were kept */
     uint64_t triangles_total;
     int nan;
 } demo_summary;
@@ -122,6 +147,11 @@ int demo_run_scene(const demo_options* opt, demo_summary* r);
 
 /* The summary as one JSON object (no newline). */
 void demo_print_summary_json(FILE* f, const demo_summary* r);
+
+/* The penetration windows as a JSON array (no newline):
+ * [{"first":0,"last":99,"samples":20,"max":0.01234,"mean_sum":0.56789},...];
+ * max and mean_sum are null in a window without samples. */
+void demo_print_penetration_windows_json(FILE* f, const demo_summary* r);
 
 /* Runs the whole scene as the programs do; returns the process exit code. */
 int demo_run(const demo_options* opt);
