@@ -93,19 +93,37 @@ static void world_plane(const btCollisionObject* plane_obj, float out[4])
     out[3] = static_cast<float>(d);
 }
 
-float rtcdPluginState::bodyMotion(const btCollisionObject* obj, const rtcd_mesh* mesh) const
+// Largest distance of a mesh point from its body's origin.
+static float meshReach(const rtcd_mesh* mesh)
 {
-    const btRigidBody* body = btRigidBody::upcast(obj);
-    if (!body || !mesh) return 0.0f;
-    float lo[3], hi[3], reach2 = 0.0f;
+    float lo[3], hi[3], r2 = 0.0f;
     rtcd_mesh_bounds(mesh, lo, hi);
     for (int k = 0; k < 3; ++k) {
         float c = std::max(std::fabs(lo[k]), std::fabs(hi[k]));
-        reach2 += c * c;
+        r2 += c * c;
     }
-    float speed = static_cast<float>(body->getLinearVelocity().length() +
-                                     body->getAngularVelocity().length() * std::sqrt(reach2));
-    return speed * static_cast<float>(time_step);
+    return std::sqrt(r2);
+}
+
+static btVector3 linearVelocity(const btCollisionObject* obj)
+{
+    const btRigidBody* body = btRigidBody::upcast(obj);
+    return body ? body->getLinearVelocity() : btVector3(0, 0, 0);
+}
+
+static btScalar angularSpeed(const btCollisionObject* obj)
+{
+    const btRigidBody* body = btRigidBody::upcast(obj);
+    return body ? body->getAngularVelocity().length() : btScalar(0);
+}
+
+float rtcdPluginState::pairMotion(const btCollisionObject* a, const rtcd_mesh* ma, const btCollisionObject* b,
+                                  const rtcd_mesh* mb) const
+{
+    // Relative translation, plus each body's turn times its reach.
+    btScalar speed = (linearVelocity(a) - (b ? linearVelocity(b) : btVector3(0, 0, 0))).length() +
+                     angularSpeed(a) * meshReach(ma) + (b ? angularSpeed(b) * meshReach(mb) : btScalar(0));
+    return static_cast<float>(speed * time_step);
 }
 
 void rtcdPluginState::computePair(const rtcdBatchEntry& e)
@@ -122,7 +140,7 @@ void rtcdPluginState::computePair(const rtcdBatchEntry& e)
         float plane[4];
         world_plane(plane_obj, plane);
         rtcd_transform pose = rtcdFromBullet(mesh_obj->getWorldTransform());
-        float reach = def.speculative ? def.speculative_margin + bodyMotion(mesh_obj, mesh) : 0.0f;
+        float reach = def.speculative ? def.speculative_margin + pairMotion(mesh_obj, mesh, nullptr, nullptr) : 0.0f;
         if (rtcd_collide_plane(mesh, &pose, plane, e.plane_is_a, reach, slot.contacts, &slot.count) != RTCD_OK)
             rtcd_log_message(RTCD_LOG_WARNING, rtcd_last_error_message());
         if (slot.count == 0) stats.pairs_culled++;
@@ -173,8 +191,8 @@ void rtcdPluginState::runBatch()
         d.pose_a = rtcdFromBullet(e.a->getWorldTransform());
         d.pose_b = rtcdFromBullet(e.b->getWorldTransform());
         d.key = slots[e.slot].serial;
-        // Relative motion over the step, bounded by each body's own: the speculative contacts' reach.
-        d.motion = bodyMotion(e.a, d.a) + bodyMotion(e.b, d.b);
+        d.motion = pairMotion(e.a, d.a, e.b, d.b); // the speculative contacts' reach
+
         descs.push_back(d);
         desc_slot.push_back(e.slot);
     }

@@ -84,8 +84,10 @@ struct rtcdPluginState {
     // standard algorithm, CPU reference), into its slot; adds to stats.
     void computePair(const rtcdBatchEntry& e);
     void runBatch();
-    // How far the points of a body may move over one step (its velocities).
-    float bodyMotion(const btCollisionObject* obj, const rtcd_mesh* mesh) const;
+    // How far the points of body a may move relative to b (NULL: the
+    // static world) over one step, from their velocities.
+    float pairMotion(const btCollisionObject* a, const rtcd_mesh* ma, const btCollisionObject* b,
+                     const rtcd_mesh* mb) const;
     // Checking mode: the standard algorithm on the pair's poses against `rays`.
     void checkPair(const rtcd_mesh* a, const rtcd_transform& pa, const rtcd_mesh* b, const rtcd_transform& pb,
                    const rtcd_ray_hit* rays, uint32_t count);

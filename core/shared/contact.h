@@ -56,18 +56,27 @@ RTCD_INLINE rtcd_contact_v contact_from_hit(rtcd_u32 direction, rtcd_u32 vertex,
 
 RTCD_INLINE float tri_area2(rtcd_v3 a, rtcd_v3 b, rtcd_v3 c) { return v3_length(v3_cross(v3_sub(b, a), v3_sub(c, a))); }
 
-/* Score of a candidate point q with depth for the k-th pick, given the points
- * already picked (p0..p{k-1}): deepest, then farthest from it, then the widest
- * triangle, then the largest area added outside that triangle. */
-RTCD_INLINE float reduce_score(int k, rtcd_v3 q, float depth, rtcd_v3 p0, rtcd_v3 p1, rtcd_v3 p2)
+/* How a candidate point q spreads the manifold at the k-th pick (k >= 1),
+ * given the points already picked (p0..p{k-1}): farthest from the deepest,
+ * then the widest triangle, then the largest area added outside it. */
+RTCD_INLINE float reduce_spread(int k, rtcd_v3 q, rtcd_v3 p0, rtcd_v3 p1, rtcd_v3 p2)
 {
-    if (k == 0) return depth;
     if (k == 1) {
         rtcd_v3 d = v3_sub(q, p0);
         return v3_dot(d, d);
     }
     if (k == 2) return tri_area2(p0, p1, q);
     return tri_area2(p0, p1, q) + tri_area2(p1, p2, q) + tri_area2(p2, p0, q) - tri_area2(p0, p1, p2);
+}
+
+/* Penetrating points come first at every pick: a speculative point (depth
+ * < 0) scores below every penetrating one, its spread s mapped to -1/s,
+ * which keeps the order and the relative tie band among speculative points. */
+RTCD_INLINE float reduce_score(int k, rtcd_v3 q, float depth, rtcd_v3 p0, rtcd_v3 p1, rtcd_v3 p2)
+{
+    if (k == 0) return depth;
+    float s = reduce_spread(k, q, p0, p1, p2);
+    return depth >= 0.0f ? s : -1.0f / (rtcd_maxf(s, 0.0f) + 1e-30f);
 }
 
 /* Lowest score still tied with `best`. */
