@@ -141,7 +141,8 @@ void rtcdPluginState::computePair(const rtcdBatchEntry& e)
         world_plane(plane_obj, plane);
         rtcd_transform pose = rtcdFromBullet(mesh_obj->getWorldTransform());
         float reach = def.speculative ? def.speculative_margin + pairMotion(mesh_obj, mesh, nullptr, nullptr) : 0.0f;
-        if (rtcd_collide_plane(mesh, &pose, plane, e.plane_is_a, reach, slot.contacts, &slot.count) != RTCD_OK)
+        if (rtcd_collide_plane(mesh, &pose, plane, e.plane_is_a, reach, def.speculative ? def.speculative_margin : 0.0f,
+                               slot.contacts, &slot.count) != RTCD_OK)
             rtcd_log_message(RTCD_LOG_WARNING, rtcd_last_error_message());
         if (slot.count == 0) stats.pairs_culled++;
         return;

@@ -33,14 +33,14 @@ uint32_t rtcd_reduce_contacts(const rtcd_contact* contacts, uint32_t count, rtcd
     }
     for (uint32_t i = 0; i < count; ++i) v[i] = from_public(&contacts[i]);
     uint32_t chosen[RTCD_MANIFOLD_POINTS];
-    uint32_t n = reduce_contacts(v, count, chosen);
+    uint32_t n = reduce_contacts(v, count, 0.0f, chosen);
     for (uint32_t k = 0; k < n; ++k) out[k] = contacts[chosen[k]];
     if (v != stack) rtcd_free(v);
     return n;
 }
 
 rtcd_error rtcd_collide_plane(const rtcd_mesh* mesh, const rtcd_transform* pose, const float plane[4],
-                              int plane_is_a, float speculative, rtcd_contact out[RTCD_MAX_MANIFOLD_POINTS],
+                              int plane_is_a, float speculative, float touch, rtcd_contact out[RTCD_MAX_MANIFOLD_POINTS],
                               uint32_t* count)
 {
     if (count) *count = 0;
@@ -49,7 +49,7 @@ rtcd_error rtcd_collide_plane(const rtcd_mesh* mesh, const rtcd_transform* pose,
     rtcd_v3 n = v3_load(plane);
     float d = plane[3];
     rtcd_xform x = rtcd_to_xform(pose);
-    int finite = isfinite(n.x) && isfinite(n.y) && isfinite(n.z) && isfinite(d) && isfinite(speculative);
+    int finite = isfinite(n.x) && isfinite(n.y) && isfinite(n.z) && isfinite(d) && isfinite(speculative) && isfinite(touch);
     for (int i = 0; i < 9; ++i) finite &= isfinite(pose->rotation[i]) != 0;
     for (int i = 0; i < 3; ++i) finite &= isfinite(pose->translation[i]) != 0;
     if (!finite) return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_collide_plane: %s: pose, plane or reach not finite",
@@ -70,7 +70,7 @@ rtcd_error rtcd_collide_plane(const rtcd_mesh* mesh, const rtcd_transform* pose,
             m += (uint32_t)plane_vertex_contact(&view, &x, n, d, reach, mesh->cluster_vertices[j], plane_is_a, &c[m]);
     }
     uint32_t chosen[RTCD_MANIFOLD_POINTS];
-    *count = reduce_contacts(c, m, chosen);
+    *count = reduce_contacts(c, m, touch > 0.0f ? touch : 0.0f, chosen);
     for (uint32_t k = 0; k < *count; ++k) out[k] = rtcd_contact_to_public(c[chosen[k]]);
     if (c != stack) rtcd_free(c);
     return RTCD_OK;

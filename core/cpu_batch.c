@@ -145,10 +145,10 @@ static void run_pair(cpu_backend* b, cpu_worker* w, uint32_t i, cpu_pair* e)
     int mode = (int)b->def.contact_normal;
     for (uint32_t k = 0; k < n; ++k) {
         w->contacts[k] = pair_contact(&ctx, w->recs[k], mode);
-        if (!(w->recs[k].tri & RTCD_ENTRY_PREDICTION)) r->ray_length += w->recs[k].t;
+        if (!(w->recs[k].tri & RTCD_ENTRY_PREDICTION) && !rec_is_crossing(w->recs[k])) r->ray_length += w->recs[k].t;
     }
     uint32_t chosen[RTCD_MANIFOLD_POINTS];
-    r->contact_count = reduce_contacts(w->contacts, n, chosen);
+    r->contact_count = reduce_contacts(w->contacts, n, ctx.touch, chosen);
     for (uint32_t k = 0; k < r->contact_count; ++k) r->contacts[k] = rtcd_contact_to_public(w->contacts[chosen[k]]);
     if (b->rays) rtcd_recs_to_rays(&ctx, w->recs, n, b->rays + b->ray_offset[i]);
     r->colliding_rays = st.colliding_rays;
@@ -158,6 +158,7 @@ static void run_pair(cpu_backend* b, cpu_worker* w, uint32_t i, cpu_pair* e)
     r->walk_steps = st.walk_steps;
     r->kept_rays = st.kept_rays;
     r->kept_predictions = st.kept_predictions;
+    r->crossing_contacts = st.crossing_contacts;
 }
 
 static void run_range(uint32_t begin, uint32_t end, uint32_t worker, void* context)
@@ -221,14 +222,14 @@ static rtcd_error cpu_collide(void* impl, const rtcd_pair_desc* pairs, uint32_t 
         return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "CPU backend: out of memory for %u pairs", n);
     rtcd_error err = claim_entries(b, pairs, n);
     if (err != RTCD_OK) return err;
-    /* Every worker's scratch holds the largest pair's rays. */
+    /* Every worker's scratch holds the largest pair's records. */
     uint32_t room = 0;
     size_t offset = 0;
     for (uint32_t i = 0; i < n; ++i) {
-        uint32_t r = rtcd_pair_ray_room(&pairs[i]);
+        uint32_t r = rtcd_pair_record_room(pairs[i].a, pairs[i].b);
         room = r > room ? r : room;
         b->ray_offset[i] = offset;
-        offset += r;
+        offset += rtcd_pair_ray_room(&pairs[i]);
     }
     for (uint32_t w = 0; w < b->workers; ++w) {
         cpu_worker* wk = &b->work[w];
@@ -240,7 +241,7 @@ static rtcd_error cpu_collide(void* impl, const rtcd_pair_desc* pairs, uint32_t 
         wk->recs = rtcd_alloc((size_t)room * sizeof *wk->recs);
         wk->contacts = rtcd_alloc((size_t)room * sizeof *wk->contacts);
         wk->cap = wk->recs && wk->contacts ? room : 0;
-        if (!wk->cap) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "CPU backend: no scratch for %u rays", room);
+        if (!wk->cap) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "CPU backend: no scratch for %u records", room);
     }
     b->pairs = pairs;
     b->results = results;

@@ -121,7 +121,7 @@ int rtcd_track_plan(rtcd_pair_track* track, const rtcd_narrowphase_def* ndef, co
     track->before = track->prev;
     track->prev = now;
     track->has_prev = 1;
-    int standard = !track->valid;
+    int standard = !track->valid || track->refresh;
     /* A predictive pass that cast no predictions (a pair moving a threshold
      * per step) leaves nothing to find new contacts with: standard again. */
     if (def->algorithm == RTCD_ALGORITHM_PREDICTIVE && !(track->params.distance_extension > 0.0f)) standard = 1;
@@ -253,7 +253,7 @@ static void iterative_pass(const rtcd_pair_ctx* c, rtcd_pair_state* s, rtcd_ray_
         kept++;
         if (what == RTCD_WALK_PREDICT) {
             st->kept_predictions++;
-            if (pair_speculative(c, &rec)) recs[records++] = rec;
+            if (pair_speculative(c, &rec, &n)) recs[records++] = rec;
             continue;
         }
         st->kept_rays++;
@@ -262,6 +262,7 @@ static void iterative_pass(const rtcd_pair_ctx* c, rtcd_pair_state* s, rtcd_ray_
     }
     st->walked_rays = s->count;
     st->walk_steps = n.steps;
+    st->predictive_rays = n.predictive_rays; /* speculative contacts' motion rays */
     st->colliding_rays = hits;
     uint32_t* swap = s->entries;
     s->entries = s->scratch;
@@ -309,6 +310,7 @@ rtcd_error rtcd_pair_step(const rtcd_narrowphase_def* def, rtcd_pair_state* stat
         rtcd_standard_pass(def, ctx, a, b, recs, count, st, &keep);
     }
     state->count = keep.count;
+    state->track.refresh = st->crossing_contacts > 0;
     for (uint32_t k = 0; k < keep.count; ++k) {
         if (keep.entries[2 * k + 1] & RTCD_ENTRY_PREDICTION)
             st->kept_predictions++;
@@ -330,7 +332,7 @@ rtcd_error rtcd_collide_iterative(const rtcd_narrowphase_def* def, rtcd_pair_sta
     if (err != RTCD_OK) return err;
     err = rtcd_check_pair_args("rtcd_collide_iterative", a, pose_a, b, pose_b, rays, ray_capacity, ray_count);
     if (err != RTCD_OK) return err;
-    rtcd_ray_rec* recs = rtcd_alloc(((size_t)a->vertex_count + b->vertex_count) * sizeof *recs);
+    rtcd_ray_rec* recs = rtcd_alloc((size_t)rtcd_pair_record_room(a, b) * sizeof *recs);
     if (!recs) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_collide_iterative: out of memory");
     rtcd_xform pa = rtcd_to_xform(pose_a), pb = rtcd_to_xform(pose_b);
     rtcd_pair_ctx ctx;

@@ -82,6 +82,9 @@ void rtcd_pair_ctx_init(rtcd_pair_ctx* c, const rtcd_narrowphase_def* def, const
     pair_ctx_init(c, pa, pb, (rtcd_u32)algorithm, def->traversal == RTCD_TRAVERSAL_BRUTE_FORCE,
                   params ? params->distance_extension : 0.0f, params ? params->culling_distance : 0.0f,
                   params ? params->max_iterations : 0u, before, speculative);
+    c->edge_crossings = def->edge_crossings != 0;
+    c->deep_contacts = def->deep_contacts != 0;
+    c->margin = c->touch = c->speculative > 0.0f ? def->speculative_margin : 0.0f;
 }
 
 /* The CPU's share of a standard pass: which vertices to try. The per-vertex
@@ -90,6 +93,7 @@ typedef struct pass_sink {
     rtcd_ray_rec* recs; /* room for one per vertex of both meshes */
     uint32_t count;     /* records: colliding rays and speculative contacts */
     uint32_t hits;      /* colliding rays */
+    uint32_t crossings; /* second-phase records (crossing.h) */
     rtcd_pass_counts counts;
     rtcd_keep* keep;    /* NULL: the plain standard algorithm */
 } pass_sink;
@@ -163,7 +167,7 @@ static void cast_direction(const rtcd_pair_ctx* c, uint32_t direction, uint32_t 
         if (what == RTCD_WALK_HIT) {
             sink->recs[sink->count++] = rec;
             sink->hits++;
-        } else if (pair_speculative(c, &rec)) {
+        } else if (pair_speculative(c, &rec, &sink->counts)) {
             sink->recs[sink->count++] = rec;
         }
     }
@@ -236,17 +240,34 @@ void rtcd_standard_pass(const rtcd_narrowphase_def* def, const rtcd_pair_ctx* c,
     memset(stats, 0, sizeof *stats);
     stats->standard_pass = 1;
     int many = na + nb > RTCD_CULL_MIN_CANDIDATES;
+    int second = overlap && pair_crossing_items(c) > 0;
     if (na + nb == 0 || (def->cull_separated && many && !c->predict_pass && provably_separated(c, a, b))) {
         stats->culled = 1;
+        second = second && na + nb == 0; /* the separation test rules out crossings too */
     } else {
         cast_direction(c, 0, a->vertex_count, bits, &sink);
         cast_direction(c, 1, b->vertex_count, bits ? bits + wa : NULL, &sink);
+    }
+    /* No record at all (no colliding ray, no speculative contact): edges
+     * that cross the other surface and vertices whose rays all crossed
+     * their own body. Without a crossing of the
+     * surfaces or one mesh inside the other there are none (the kernels
+     * run the items and find nothing). */
+    if (second && sink.count == 0 && !provably_separated(c, a, b)) {
+        rtcd_u32 items = pair_crossing_items(c);
+        for (rtcd_u32 k = 0; k < items; ++k) {
+            rtcd_ray_rec rec;
+            if (pair_crossing_item(c, k, &sink.counts, &rec) != RTCD_WALK_HIT) continue;
+            sink.recs[sink.count++] = rec;
+            sink.crossings++;
+        }
     }
     if (bits != stack_bits) rtcd_free(bits);
     stats->candidate_vertices = sink.counts.candidates;
     stats->rays_cast = sink.counts.rays;
     stats->predictive_rays = sink.counts.predictive_rays;
     stats->colliding_rays = sink.hits;
+    stats->crossing_contacts = sink.crossings;
     *count = sink.count;
 }
 
@@ -255,7 +276,7 @@ uint32_t rtcd_recs_to_rays(const rtcd_pair_ctx* c, const rtcd_ray_rec* recs, uin
     _Static_assert(sizeof(rtcd_world_ray) == sizeof(rtcd_ray_hit), "rtcd_ray_hit is rtcd_world_ray's layout");
     uint32_t n = 0;
     for (uint32_t i = 0; i < count; ++i) {
-        if (recs[i].tri & RTCD_ENTRY_PREDICTION) continue; /* a speculative contact */
+        if ((recs[i].tri & RTCD_ENTRY_PREDICTION) || rec_is_crossing(recs[i])) continue; /* not a ray */
         rtcd_world_ray w = pair_world_ray(c, recs[i]);
         memcpy(&rays[n++], &w, sizeof w);
     }
@@ -271,7 +292,7 @@ rtcd_error rtcd_collide_standard(const rtcd_narrowphase_def* def, const rtcd_mes
     if (!def) return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_collide_standard: NULL argument");
     rtcd_error err = rtcd_check_pair_args("rtcd_collide_standard", a, pose_a, b, pose_b, rays, ray_capacity, ray_count);
     if (err != RTCD_OK) return err;
-    rtcd_ray_rec* recs = rtcd_alloc(((size_t)a->vertex_count + b->vertex_count) * sizeof *recs);
+    rtcd_ray_rec* recs = rtcd_alloc((size_t)rtcd_pair_record_room(a, b) * sizeof *recs);
     if (!recs) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_collide_standard: out of memory");
     rtcd_xform pa = rtcd_to_xform(pose_a), pb = rtcd_to_xform(pose_b);
     rtcd_pair_ctx ctx;

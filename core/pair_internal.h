@@ -7,7 +7,7 @@
 #include <rtcd/rtcd_iterative.h>
 
 #include "mesh_internal.h"
-#include "shared/pair.h"
+#include "shared/crossing.h"
 
 /* What the iterative algorithms know of a pair between calls, apart from its
  * kept rays (core/iterative.c). The CPU reference keeps it in the pair's
@@ -24,6 +24,7 @@ typedef struct rtcd_pair_track {
     rtcd_xform before;     /* b in a's frame at the call before this one: the motion of this step */
     float step_displacement; /* relative motion in the last step */
     float speculative;     /* this call's speculative reach (0: none) */
+    int refresh;           /* the last pass found crossing contacts, which are not kept: a standard pass next */
     rtcd_iterative_params params;
 } rtcd_pair_track;
 
@@ -81,6 +82,13 @@ static inline rtcd_contact rtcd_contact_to_public(rtcd_contact_v v)
     c.depth = v.depth;
     c.feature = v.feature;
     return c;
+}
+
+/* Records one pass of the pair may write: one per vertex (a ray or a
+ * speculative contact) and one per edge slot (crossing.h). */
+static inline uint32_t rtcd_pair_record_room(const rtcd_mesh* a, const rtcd_mesh* b)
+{
+    return a->vertex_count + b->vertex_count + 3u * (a->triangle_count + b->triangle_count);
 }
 
 /* The world-space rays of the colliding records (speculative ones skipped);

@@ -197,13 +197,14 @@ static rtcd_error plan_pair(rtcd_opencl* cl, cl_device_state* d, const rtcd_pair
     pose12(&p->pose_a, cp->pose_a);
     pose12(&p->pose_b, cp->pose_b);
     const rtcd_iterative_def* idef = &cl->def.iterative;
+    uint32_t second = (cl->def.edge_crossings ? RTCD_CL_EDGES : 0u) | (cl->def.deep_contacts ? RTCD_CL_DEEP : 0u);
     if (!info || idef->algorithm == RTCD_ALGORITHM_STANDARD) {
-        cp->flags = RTCD_CL_STANDARD_PASS;
+        cp->flags = RTCD_CL_STANDARD_PASS | second;
         return RTCD_OK;
     }
     if ((err = rtcd_cl_take_slot(d, info)) != RTCD_OK) return err;
     const rtcd_iterative_params* prm = &info->track.params;
-    cp->flags = (uint32_t)idef->algorithm | (standard ? RTCD_CL_STANDARD_PASS : 0u);
+    cp->flags = (uint32_t)idef->algorithm | (standard ? RTCD_CL_STANDARD_PASS : 0u) | second;
     cp->entries_in = (2 * info->slot + info->half) * RTCD_CL_STATE_ENTRIES;
     cp->entry_count = standard ? 0u : info->entries;
     cp->entries_out = (2 * info->slot + (info->half ^ 1u)) * RTCD_CL_STATE_ENTRIES;
@@ -212,6 +213,7 @@ static rtcd_error plan_pair(rtcd_opencl* cl, cl_device_state* d, const rtcd_pair
     cp->extension = prm->distance_extension;
     cp->culling = prm->culling_distance;
     cp->speculative = info->track.speculative;
+    cp->margin = cl->def.speculative_margin;
     if (info->track.has_motion) {
         cp->flags |= RTCD_CL_HAS_MOTION;
         memcpy(cp->before, info->track.before.r, 9 * sizeof(float));
@@ -278,6 +280,7 @@ static rtcd_error finish_pair(rtcd_opencl* cl, uint32_t dv, const rtcd_cl_pair* 
     r->kept_rays = cr->kept_rays;
     r->kept_predictions = cr->kept_predictions;
     r->ray_length = cr->ray_length;
+    r->crossing_contacts = cr->crossings;
     for (uint32_t c = 0; c < cr->contact_count; ++c) {
         memcpy(r->contacts[c].point_on_b, cr->point[c], sizeof r->contacts[c].point_on_b);
         memcpy(r->contacts[c].normal_on_b, cr->normal[c], sizeof r->contacts[c].normal_on_b);
@@ -294,6 +297,7 @@ static rtcd_error finish_pair(rtcd_opencl* cl, uint32_t dv, const rtcd_cl_pair* 
         } else {
             info->half ^= 1u;
             info->entries = cr->kept_rays + cr->kept_predictions;
+            info->track.refresh = cr->crossings > 0; /* not kept: a standard pass next, as on the CPU */
         }
     }
     return RTCD_OK;

@@ -217,7 +217,7 @@ static void test_plane_matches_brute_force(void** state)
         }
         rtcd_contact want[RTCD_MAX_MANIFOLD_POINTS], got[RTCD_MAX_MANIFOLD_POINTS];
         uint32_t nw = rtcd_reduce_contacts(all, n, want), ng = 99;
-        assert_int_equal(rtcd_collide_plane(m, &pose, plane, plane_is_a, reach, got, &ng), RTCD_OK);
+        assert_int_equal(rtcd_collide_plane(m, &pose, plane, plane_is_a, reach, 0.0f, got, &ng), RTCD_OK);
         assert_int_equal(ng, nw);
         for (uint32_t k = 0; k < ng; ++k) {
             /* The same vertices; the arithmetic differs (float against double) by rounding only. */
@@ -237,9 +237,9 @@ static void test_plane_matches_brute_force(void** state)
     float up[4] = {0, 0, 1, 0};
     rtcd_contact out[RTCD_MAX_MANIFOLD_POINTS];
     uint32_t count = 7;
-    assert_int_equal(rtcd_collide_plane(m, &bad, up, 0, 0.0f, out, &count), RTCD_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(rtcd_collide_plane(m, &bad, up, 0, 0.0f, 0.0f, out, &count), RTCD_ERROR_INVALID_ARGUMENT);
     assert_int_equal(count, 0);
-    assert_int_equal(rtcd_collide_plane(NULL, &bad, up, 0, 0.0f, out, &count), RTCD_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(rtcd_collide_plane(NULL, &bad, up, 0, 0.0f, 0.0f, out, &count), RTCD_ERROR_INVALID_ARGUMENT);
     free(all);
     rtcd_mesh_release(m);
 }

@@ -69,14 +69,20 @@ RTCD_INLINE float reduce_spread(int k, rtcd_v3 q, rtcd_v3 p0, rtcd_v3 p1, rtcd_v
     return tri_area2(p0, p1, q) + tri_area2(p1, p2, q) + tri_area2(p2, p0, q) - tri_area2(p0, p1, p2);
 }
 
-/* Penetrating points come first at every pick: a speculative point (depth
- * < 0) scores below every penetrating one, its spread s mapped to -1/s,
- * which keeps the order and the relative tie band among speculative points. */
-RTCD_INLINE float reduce_score(int k, rtcd_v3 q, float depth, rtcd_v3 p0, rtcd_v3 p1, rtcd_v3 p2)
+/* After the first pick (depth0), points within `touch` of touching come
+ * first: penetrating ones and those less than touch apart, or with no
+ * penetration at all, those within touch of the nearest gap (a body about
+ * to land on its flattest side gets its points there, not one point and
+ * three far ones it would spin about). A point farther apart scores below
+ * every one of those, its spread s mapped to -1/s, which keeps the order
+ * and the relative tie band among them. */
+RTCD_INLINE float reduce_level(float depth0, float touch) { return rtcd_minf(depth0, 0.0f) - touch; }
+
+RTCD_INLINE float reduce_score(int k, rtcd_v3 q, float depth, float level, rtcd_v3 p0, rtcd_v3 p1, rtcd_v3 p2)
 {
     if (k == 0) return depth;
     float s = reduce_spread(k, q, p0, p1, p2);
-    return depth >= 0.0f ? s : -1.0f / (rtcd_maxf(s, 0.0f) + 1e-30f);
+    return depth >= level ? s : -1.0f / (rtcd_maxf(s, 0.0f) + 1e-30f);
 }
 
 /* Lowest score still tied with `best`. */
@@ -95,26 +101,28 @@ RTCD_INLINE int reduce_taken(const rtcd_u32* chosen, rtcd_u32 k, rtcd_u32 i)
  * the result does not depend on the input order. chosen[k] gets the index of
  * the k-th pick; returns how many. (The work-group kernel runs the same two
  * passes per pick across its work items.) */
-RTCD_INLINE rtcd_u32 reduce_contacts(const rtcd_contact_v* c, rtcd_u32 count, rtcd_u32* chosen)
+RTCD_INLINE rtcd_u32 reduce_contacts(const rtcd_contact_v* c, rtcd_u32 count, float touch, rtcd_u32* chosen)
 {
     rtcd_u32 n_out = count < RTCD_MANIFOLD_POINTS ? count : RTCD_MANIFOLD_POINTS;
     rtcd_v3 p[RTCD_MANIFOLD_POINTS];
     p[0] = p[1] = p[2] = p[3] = v3(0.0f, 0.0f, 0.0f);
+    float level = 0.0f;
     for (rtcd_u32 k = 0; k < n_out; ++k) {
         float best = -RTCD_FLT_MAX;
         for (rtcd_u32 i = 0; i < count; ++i)
             if (!reduce_taken(chosen, k, i))
-                best = rtcd_maxf(best, reduce_score((int)k, c[i].point_on_b, c[i].depth, p[0], p[1], p[2]));
+                best = rtcd_maxf(best, reduce_score((int)k, c[i].point_on_b, c[i].depth, level, p[0], p[1], p[2]));
         float band = reduce_band(best);
         rtcd_u32 pick = RTCD_INVALID;
         for (rtcd_u32 i = 0; i < count; ++i) {
             if (reduce_taken(chosen, k, i)) continue;
-            if (reduce_score((int)k, c[i].point_on_b, c[i].depth, p[0], p[1], p[2]) >= band &&
+            if (reduce_score((int)k, c[i].point_on_b, c[i].depth, level, p[0], p[1], p[2]) >= band &&
                 (pick == RTCD_INVALID || c[i].feature < c[pick].feature))
                 pick = i;
         }
         chosen[k] = pick;
         p[k] = c[pick].point_on_b;
+        if (k == 0) level = reduce_level(c[pick].depth, touch);
     }
     return n_out;
 }

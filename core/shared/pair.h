@@ -40,6 +40,9 @@ typedef struct rtcd_pair_ctx {
     rtcd_u32 has_motion;        /* the poses one call earlier are known: motion rays */
     rtcd_xform a_in_b_before, b_in_a_before;
     float speculative;          /* predictions this close to their triangle's plane are contacts; 0: none */
+    rtcd_u32 edge_crossings, deep_contacts; /* the second phase's items (crossing.h) */
+    float touch;                /* the reduction's band of points about to touch (reduce_level): the margin */
+    float margin;               /* speculative contacts this close need no motion towards them */
 } rtcd_pair_ctx;
 
 /* before: b in a's frame one call earlier, or NULL. algorithm: 0 standard,
@@ -60,6 +63,8 @@ RTCD_INLINE void pair_ctx_init(rtcd_pair_ctx* c, const rtcd_xform* xa, const rtc
     c->max_iterations = max_iterations;
     c->has_motion = c->predict_pass && before != 0;
     c->speculative = c->predict_pass ? speculative : 0.0f;
+    c->edge_crossings = c->deep_contacts = 0u; /* the caller's choice */
+    c->touch = c->margin = 0.0f;
     if (c->has_motion) {
         c->b_in_a_before = *before;
         c->a_in_b_before = xf_inverse(before);
@@ -190,8 +195,12 @@ RTCD_INLINE int pair_walk_entry(const rtcd_pair_ctx* c, rtcd_u32 feature, rtcd_u
  * predictive ray found) as a speculative contact: when the vertex lies in
  * front of the triangle's plane and within the pair's speculative reach of
  * it, its distance to the plane goes to rec->t and the record is kept as a
- * contact with that positive distance. */
-RTCD_INLINE int pair_speculative(const rtcd_pair_ctx* c, rtcd_ray_rec* rec)
+ * contact with that positive distance. Past the touching band, and when
+ * the pair's last step is known, only a vertex that its motion (the last
+ * step's, again) brings onto the plane and into the other mesh within the
+ * step: the plane is the surface's tangent, and a vertex passing beside
+ * the other mesh would otherwise be stopped by it (a ghost contact). */
+RTCD_INLINE int pair_speculative(const rtcd_pair_ctx* c, rtcd_ray_rec* rec, rtcd_pass_counts* n)
 {
     if (!(c->speculative > 0.0f)) return 0;
     rtcd_u32 direction = rec->feature >> 31, i = rec->feature & 0x7fffffffu;
@@ -201,8 +210,19 @@ RTCD_INLINE int pair_speculative(const rtcd_pair_ctx* c, rtcd_ray_rec* rec)
     rtcd_u32 tri = rec->tri & RTCD_ENTRY_TRIANGLE;
     rtcd_v3 p = xf_point(to_target, v3_load(caster->vertices + 3 * i));
     rtcd_v3 on_plane = v3_load(target->vertices + 3 * target->indices[3 * tri]);
-    float s = v3_dot(v3_sub(p, on_plane), v3_load(target->tnormals + 3 * tri));
+    rtcd_v3 nrm = v3_load(target->tnormals + 3 * tri);
+    float s = v3_dot(v3_sub(p, on_plane), nrm);
     if (!(s >= 0.0f && s <= c->speculative)) return 0;
+    if (s > c->margin && c->has_motion) {
+        const rtcd_xform* before = direction ? &c->b_in_a_before : &c->a_in_b_before;
+        rtcd_v3 m = v3_sub(p, xf_point(before, v3_load(caster->vertices + 3 * i)));
+        if (!(-v3_dot(m, nrm) > s - c->margin)) return 0; /* does not reach the plane in a step */
+        float travel = v3_length(m);
+        rtcd_v3 md = v3_scale(m, 1.0f / travel);
+        n->predictive_rays += 1u;
+        rtcd_tri_hit h = view_first_hit(target, c->brute_force, p, md, travel + c->margin);
+        if (h.tri == RTCD_INVALID || !(v3_dot(md, v3_load(target->tnormals + 3 * h.tri)) < 0.0f)) return 0;
+    }
     rec->t = s;
     return 1;
 }
@@ -244,10 +264,11 @@ RTCD_INLINE rtcd_world_ray pair_world_ray(const rtcd_pair_ctx* c, rtcd_ray_rec r
     return w;
 }
 
-/* The contact a record stands for (contact.h, Bullet's convention): a
- * colliding ray's, or a speculative one's (pair_speculative: always along
- * the triangle's normal, at the distance to its plane). */
-RTCD_INLINE rtcd_contact_v pair_contact(const rtcd_pair_ctx* c, rtcd_ray_rec r, int mode)
+/* The contact of a colliding ray or a speculative record (contact.h,
+ * Bullet's convention; the speculative one always along the triangle's
+ * normal, at the distance to its plane). Every record: pair_contact
+ * (crossing.h). */
+RTCD_INLINE rtcd_contact_v pair_ray_contact(const rtcd_pair_ctx* c, rtcd_ray_rec r, int mode)
 {
     rtcd_v3 o, d, nrm;
     pair_ray_frame(c, r, &o, &d, &nrm);

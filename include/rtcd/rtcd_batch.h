@@ -43,6 +43,7 @@ typedef struct rtcd_pair_result {
     uint32_t standard_pass;        /* 1: standard pass; 0: the kept rays were walked */
     uint32_t predictive_rays, walk_steps, kept_rays, kept_predictions; /* as rtcd_narrowphase_stats */
     float ray_length;              /* sum of the colliding rays' lengths */
+    uint32_t crossing_contacts;    /* edge-crossing and deep-vertex contacts found (rtcd_narrowphase_stats) */
 } rtcd_pair_result;
 
 typedef struct rtcd_batch_stats {

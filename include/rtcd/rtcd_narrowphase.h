@@ -140,6 +140,7 @@ typedef struct rtcd_narrowphase_stats {
     uint32_t walk_steps;          /* ray/triangle tests of those walks */
     uint32_t kept_rays;           /* colliding rays kept for the next step */
     uint32_t kept_predictions;    /* predictive rays kept for the next step */
+    uint32_t crossing_contacts;   /* edge-crossing and deep-vertex contacts (no colliding ray in the pair) */
 } rtcd_narrowphase_stats;
 
 /* Both directions of the standard algorithm. `rays` must hold at least
@@ -178,10 +179,12 @@ RTCD_API uint32_t rtcd_reduce_contacts(const rtcd_contact* contacts, uint32_t co
  * pointing out of the solid side. Every vertex below the plane is a contact
  * at its depth, and every vertex less than `speculative` metres above it a
  * speculative one (its height as a negative depth; 0: none), reduced as
- * rtcd_reduce_contacts; plane_is_a says which body of the pair the plane is
- * (Bullet's A/B convention of rtcd_contact). */
+ * rtcd_reduce_contacts but for `touch` (rtcd_narrowphase_def.speculative_margin):
+ * after the deepest point, points within touch of touching (or of the
+ * nearest gap) come first; plane_is_a says which body of the pair the
+ * plane is (Bullet's A/B convention of rtcd_contact). */
 RTCD_API rtcd_error rtcd_collide_plane(const rtcd_mesh* mesh, const rtcd_transform* pose, const float plane[4],
-                                       int plane_is_a, float speculative,
+                                       int plane_is_a, float speculative, float touch,
                                        rtcd_contact out[RTCD_MAX_MANIFOLD_POINTS], uint32_t* count);
 
 #ifdef __cplusplus

@@ -3,7 +3,7 @@
 #ifndef RTCD_CL_TYPES_H
 #define RTCD_CL_TYPES_H
 
-#include "../../core/shared/pair.h"
+#include "../../core/shared/crossing.h"
 
 #define RTCD_CL_GROUP_SIZE 64   /* work items per pair */
 #define RTCD_CL_LOCAL_RAYS 2048 /* contact records (colliding rays, speculative contacts) a pair keeps on chip; past it the host redoes the pair */
@@ -15,6 +15,8 @@
 #define RTCD_CL_ALGORITHM_MASK 3u  /* rtcd_algorithm: 0 standard, 1 iterative, 2 predictive */
 #define RTCD_CL_STANDARD_PASS 4u   /* run the standard algorithm (and keep its rays), else walk the kept ones */
 #define RTCD_CL_HAS_MOTION 8u      /* `before` holds the pose one call earlier (the predictive motion rays) */
+#define RTCD_CL_EDGES 16u          /* rtcd_narrowphase_def.edge_crossings */
+#define RTCD_CL_DEEP 32u           /* rtcd_narrowphase_def.deep_contacts */
 
 typedef struct rtcd_cl_mesh {
     rtcd_u32 vertex_offset, vertex_count, tri_offset, tri_count;
@@ -33,6 +35,7 @@ typedef struct rtcd_cl_pair {
     rtcd_u32 max_iterations;
     float threshold, extension, culling; /* rtcd_iterative_params */
     float speculative;     /* the speculative contacts' reach (rtcd_pair_track.speculative) */
+    float margin;          /* rtcd_narrowphase_def.speculative_margin */
     float pose_a[12];      /* rotation row-major, then translation */
     float pose_b[12];
     float before[12];      /* b in a's frame one call earlier (rtcd_pair_track.before) */
@@ -46,6 +49,7 @@ typedef struct rtcd_cl_result {
     rtcd_u32 contact_count, colliding_rays, rays_cast, overflow;
     rtcd_u32 predictive_rays, walk_steps, kept_rays, kept_predictions;
     rtcd_u32 state_overflow; /* more kept rays than RTCD_CL_STATE_ENTRIES: the host resets the pair */
+    rtcd_u32 crossings;      /* second-phase records (shared/crossing.h) */
     float ray_length;
 } rtcd_cl_result;
 

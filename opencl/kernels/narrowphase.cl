@@ -42,11 +42,12 @@ __kernel __attribute__((reqd_work_group_size(RTCD_CL_GROUP_SIZE, 1, 1))) void rt
     RTCD_PAIR_KERNEL_ARGS)
 {
     __local rtcd_ray_rec recs[RTCD_CL_LOCAL_RAYS];
-    __local uint count, hits, cast, kept, predictions, predictive_rays, steps;
+    __local uint count, hits, crossings, cast, kept, predictions, predictive_rays, steps;
     __local float best_score[RTCD_CL_GROUP_SIZE];
     __local uint best_feature[RTCD_CL_GROUP_SIZE];
     __local uint chosen[RTCD_MANIFOLD_POINTS];
     __local float chosen_pt[RTCD_MANIFOLD_POINTS][3];
+    __local float level; /* reduce_level, from the first pick */
 
     uint p = get_group_id(0), lid = get_local_id(0);
     if (p >= pair_count) return;
@@ -54,7 +55,7 @@ __kernel __attribute__((reqd_work_group_size(RTCD_CL_GROUP_SIZE, 1, 1))) void rt
     cl_buffers buffers = RTCD_CL_BUFFERS;
     rtcd_pair_ctx ctx;
     cl_pair_ctx(&ctx, &buffers, pair, brute_force);
-    if (lid == 0) count = hits = cast = kept = predictions = predictive_rays = steps = 0;
+    if (lid == 0) count = hits = crossings = cast = kept = predictions = predictive_rays = steps = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
 
     int standard = (pair->flags & RTCD_CL_STANDARD_PASS) != 0u;
@@ -69,12 +70,21 @@ __kernel __attribute__((reqd_work_group_size(RTCD_CL_GROUP_SIZE, 1, 1))) void rt
         if (keeps) keep_entry(state, pair->entries_out, atomic_inc(&kept), r);
         if (what == RTCD_WALK_PREDICT) {
             atomic_inc(&predictions);
-            if (!pair_speculative(&ctx, &r)) continue;
+            if (!pair_speculative(&ctx, &r, &mine)) continue;
         } else {
             my_length += r.t;
             uint hit = atomic_inc(&hits);
             if (want_rays) rays_out[pair->ray_offset + hit] = pair_world_ray(&ctx, r);
         }
+        uint slot = atomic_inc(&count);
+        if (slot < RTCD_CL_LOCAL_RAYS) recs[slot] = r;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uint second = crossing_items(&ctx, standard, count);
+    for (uint k = lid; k < second; k += RTCD_CL_GROUP_SIZE) {
+        rtcd_ray_rec r;
+        if (pair_crossing_item(&ctx, k, &mine, &r) != RTCD_WALK_HIT) continue;
+        atomic_inc(&crossings);
         uint slot = atomic_inc(&count);
         if (slot < RTCD_CL_LOCAL_RAYS) recs[slot] = r;
     }
@@ -106,7 +116,7 @@ __kernel __attribute__((reqd_work_group_size(RTCD_CL_GROUP_SIZE, 1, 1))) void rt
         for (uint r = lid; r < stored; r += RTCD_CL_GROUP_SIZE) {
             if (reduce_taken(taken, k, r)) continue;
             rtcd_contact_v c = pair_contact(&ctx, recs[r], (int)mode);
-            top = rtcd_maxf(top, reduce_score((int)k, c.point_on_b, c.depth, p0, p1, p2));
+            top = rtcd_maxf(top, reduce_score((int)k, c.point_on_b, c.depth, level, p0, p1, p2));
         }
         best_score[lid] = top;
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -119,7 +129,7 @@ __kernel __attribute__((reqd_work_group_size(RTCD_CL_GROUP_SIZE, 1, 1))) void rt
         for (uint r = lid; r < stored; r += RTCD_CL_GROUP_SIZE) {
             if (reduce_taken(taken, k, r)) continue;
             rtcd_contact_v c = pair_contact(&ctx, recs[r], (int)mode);
-            if (reduce_score((int)k, c.point_on_b, c.depth, p0, p1, p2) >= band && c.feature < mine_feature) {
+            if (reduce_score((int)k, c.point_on_b, c.depth, level, p0, p1, p2) >= band && c.feature < mine_feature) {
                 mine_feature = c.feature;
                 mine_index = r;
             }
@@ -136,6 +146,7 @@ __kernel __attribute__((reqd_work_group_size(RTCD_CL_GROUP_SIZE, 1, 1))) void rt
             chosen[k] = mine_index;
             rtcd_contact_v c = pair_contact(&ctx, recs[mine_index], (int)mode);
             chosen_pt[k][0] = c.point_on_b.x, chosen_pt[k][1] = c.point_on_b.y, chosen_pt[k][2] = c.point_on_b.z;
+            if (k == 0) level = reduce_level(c.depth, ctx.touch);
             write_contact(results + p, k, c);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -145,6 +156,7 @@ __kernel __attribute__((reqd_work_group_size(RTCD_CL_GROUP_SIZE, 1, 1))) void rt
         results[p].contact_count = overflow ? 0u : n_out;
         results[p].overflow = (uint)overflow;
         write_counts(results + p, hits, &all, kept, predictions, length);
+        results[p].crossings = crossings;
     }
 }
 
@@ -171,7 +183,7 @@ __kernel void rtcd_collide_pairs_serial(RTCD_PAIR_KERNEL_ARGS)
         if (keeps) keep_entry(state, pair->entries_out, kept++, r);
         if (what == RTCD_WALK_PREDICT) {
             predictions++;
-            if (!pair_speculative(&ctx, &r)) continue;
+            if (!pair_speculative(&ctx, &r, &n)) continue;
         } else {
             length += r.t;
             if (want_rays) rays_out[pair->ray_offset + hits] = pair_world_ray(&ctx, r);
@@ -180,15 +192,24 @@ __kernel void rtcd_collide_pairs_serial(RTCD_PAIR_KERNEL_ARGS)
         if (count < RTCD_CL_LOCAL_RAYS) contacts[count] = pair_contact(&ctx, r, (int)mode);
         count++;
     }
+    uint second = crossing_items(&ctx, standard, count), crossings = 0;
+    for (uint k = 0; k < second; ++k) {
+        rtcd_ray_rec r;
+        if (pair_crossing_item(&ctx, k, &n, &r) != RTCD_WALK_HIT) continue;
+        if (count < RTCD_CL_LOCAL_RAYS) contacts[count] = pair_contact(&ctx, r, (int)mode);
+        count++;
+        crossings++;
+    }
     __global rtcd_cl_result* res = results + p;
     int overflow = count > RTCD_CL_LOCAL_RAYS;
     uint n_out = 0;
     if (!overflow) {
         uint chosen[RTCD_MANIFOLD_POINTS];
-        n_out = reduce_contacts(contacts, count, chosen);
+        n_out = reduce_contacts(contacts, count, ctx.touch, chosen);
         for (uint k = 0; k < n_out; ++k) write_contact(res, k, contacts[chosen[k]]);
     }
     res->contact_count = n_out;
     res->overflow = (uint)overflow;
     write_counts(res, hits, &n, kept, predictions, length);
+    res->crossings = crossings;
 }

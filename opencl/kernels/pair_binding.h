@@ -65,6 +65,9 @@ inline void cl_pair_ctx(rtcd_pair_ctx* c, const cl_buffers* b, __global const rt
     if (motion) before = load_xform(pair->before);
     pair_ctx_init(c, &xa, &xb, pair->flags & RTCD_CL_ALGORITHM_MASK, brute_force, pair->extension, pair->culling,
                   pair->max_iterations, motion ? &before : 0, pair->speculative);
+    c->edge_crossings = (pair->flags & RTCD_CL_EDGES) != 0u;
+    c->deep_contacts = (pair->flags & RTCD_CL_DEEP) != 0u;
+    c->margin = c->touch = c->speculative > 0.0f ? pair->margin : 0.0f; /* as rtcd_pair_ctx_init on the CPU */
 }
 
 /* How many items the pair's pass has: both meshes' vertices (A's, then
@@ -86,6 +89,14 @@ inline int pass_item(const rtcd_pair_ctx* c, int standard, __global const uint* 
     }
     uint e = entries_in + k;
     return pair_walk_entry(c, state[2 * e], state[2 * e + 1], n, rec);
+}
+
+/* How many items the second phase of the pair's pass has (a standard pass
+ * that found no record: no colliding ray, no speculative contact;
+ * shared/crossing.h), 0 otherwise. */
+inline uint crossing_items(const rtcd_pair_ctx* c, int standard, uint records)
+{
+    return standard && records == 0u && pair_boxes_overlap(c) ? pair_crossing_items(c) : 0u;
 }
 
 /* Keeps entry `slot` of the pass's output (dropped past the slot's capacity:

@@ -1,0 +1,213 @@
+/* Contacts where the standard rays see none, written once for the CPU
+ * reference and the kernels (C11 and OpenCL C 1.2). A standard pass that
+ * found no colliding ray runs these items after its vertices:
+ * - edge crossings: an edge of one mesh passes through the other while both
+ *   its ends stay outside (crossed boxes, thin features, coarse meshes). A
+ *   ray along the edge from each end finds where it enters and leaves; the
+ *   contact is the edge-edge one when the two triangles share an edge
+ *   (normal = the cross product of both edges), else the entry face's.
+ * - deep vertices: a vertex inside the other mesh whose inward ray crosses
+ *   its own body first (Hermann et al. Figure 9, one mesh inside the other).
+ *   It leaves along its normal line by the nearer way out: its inward ray's
+ *   exit or its outward ray's.
+ * Records of these items carry flags (below) so that pair_contact rebuilds
+ * their contact and the ray outputs skip them. */
+#ifndef RTCD_SHARED_CROSSING_H
+#define RTCD_SHARED_CROSSING_H
+
+#include "pair.h"
+
+/* Features stay unique within a pair (the reduction breaks ties by them):
+ * direction << 31 | class | index, the class 0 for a vertex's ray or
+ * prediction, RTCD_REC_DEEP for a deep vertex, RTCD_REC_EDGE for an edge
+ * slot (3 * triangle + k of the caster). */
+#define RTCD_REC_EDGE 0x40000000u
+#define RTCD_REC_DEEP 0x20000000u
+#define RTCD_REC_INDEX 0x1fffffffu
+#define RTCD_REC_OUTWARD 0x40000000u /* in a deep record's triangle word: it leaves along its outward normal */
+#define RTCD_REC_TRI_MASK 0x0fffffffu /* an edge record's entry triangle; its shared-edge slot above (3: none) */
+#define RTCD_REC_SHARED_SHIFT 28u
+
+/* Items of the second phase: every edge slot (3 per triangle) of A then of
+ * B when edge crossings are on, then every vertex of A then B when deep
+ * contacts are. */
+RTCD_INLINE rtcd_u32 pair_crossing_items(const rtcd_pair_ctx* c)
+{
+    rtcd_u32 edges = c->edge_crossings ? 3u * (c->a.tri_count + c->b.tri_count) : 0u;
+    return edges + (c->deep_contacts ? c->a.vertex_count + c->b.vertex_count : 0u);
+}
+
+/* Does a record come from the second phase (no Hermann ray of its own)? */
+RTCD_INLINE int rec_is_crossing(rtcd_ray_rec r) { return (r.feature & (RTCD_REC_EDGE | RTCD_REC_DEEP)) != 0u; }
+
+/* Edge slot `slot` (3 t + k) of the caster, in the target's frame: its ends. */
+RTCD_INLINE void crossing_edge(const rtcd_mesh_view* caster, const rtcd_xform* x, rtcd_u32 slot, rtcd_v3* p0,
+                               rtcd_v3* p1)
+{
+    rtcd_u32 t = slot / 3u, k = slot % 3u;
+    *p0 = xf_point(x, v3_load(caster->vertices + 3 * caster->indices[3 * t + k]));
+    *p1 = xf_point(x, v3_load(caster->vertices + 3 * caster->indices[3 * t + (k + 1u) % 3u]));
+}
+
+/* The contact of an edge record in the target's frame: the caster's edge
+ * point `at`, the unit push that moves the caster out, and the depth.
+ * Returns 0 when the geometry gives no positive depth. */
+RTCD_INLINE int crossing_edge_contact(const rtcd_mesh_view* caster, const rtcd_mesh_view* target, const rtcd_xform* x,
+                                      rtcd_ray_rec r, rtcd_v3* at, rtcd_v3* push, float* depth)
+{
+    rtcd_v3 p0, p1;
+    crossing_edge(caster, x, r.feature & RTCD_REC_INDEX, &p0, &p1);
+    rtcd_u32 entry = r.tri & RTCD_REC_TRI_MASK, shared = r.tri >> RTCD_REC_SHARED_SHIFT;
+    rtcd_v3 n1 = v3_load(target->tnormals + 3 * entry);
+    rtcd_v3 e = v3_sub(p1, p0);
+    if (shared < 3u) {
+        /* Edge against edge: the normal of both lines, pointing out of the
+         * target (towards its two faces' normals), and their gap along it. */
+        rtcd_u32 exit_tri = target->neighbors[3 * entry + shared];
+        rtcd_v3 q0 = v3_load(target->vertices + 3 * target->indices[3 * entry + shared]);
+        rtcd_v3 q1 = v3_load(target->vertices + 3 * target->indices[3 * entry + (shared + 1u) % 3u]);
+        rtcd_v3 f = v3_sub(q1, q0);
+        rtcd_v3 m = v3_cross(e, f);
+        float len = v3_length(m);
+        if (len > 1e-6f * v3_length(e) * v3_length(f)) {
+            rtcd_v3 n = v3_scale(m, 1.0f / len);
+            if (v3_dot(n, v3_add(n1, v3_load(target->tnormals + 3 * exit_tri))) < 0.0f) n = v3_neg(n);
+            float d = v3_dot(v3_sub(q0, p0), n);
+            if (!(d > 0.0f)) return 0;
+            /* The caster's point nearest the target's edge line. */
+            rtcd_v3 w = v3_sub(p0, q0);
+            float a = v3_dot(e, e), b = v3_dot(e, f), cc = v3_dot(f, f), dd = v3_dot(e, w), ee = v3_dot(f, w);
+            float den = a * cc - b * b;
+            float s = den > 0.0f ? rtcd_minf(rtcd_maxf((b * ee - cc * dd) / den, 0.0f), 1.0f) : 0.5f;
+            *at = v3_add(p0, v3_scale(e, s));
+            *push = n;
+            *depth = d;
+            return 1;
+        }
+    }
+    /* Else the entry face: the edge's exit point lies deepest below it. */
+    rtcd_v3 exit_point = v3_add(p0, v3_scale(e, r.t));
+    float d = v3_dot(v3_sub(v3_load(target->vertices + 3 * target->indices[3 * entry]), exit_point), n1);
+    if (!(d > 0.0f)) return 0;
+    *at = exit_point;
+    *push = n1;
+    *depth = d;
+    return 1;
+}
+
+/* Edge slot `slot` of the caster (direction 0: A's edges into B): a record
+ * when the edge enters and leaves the target between its two ends. */
+RTCD_INLINE int pair_edge_item(const rtcd_pair_ctx* c, rtcd_u32 direction, rtcd_u32 slot, rtcd_pass_counts* n,
+                               rtcd_ray_rec* rec)
+{
+    const rtcd_mesh_view* caster = direction ? &c->b : &c->a;
+    const rtcd_mesh_view* target = direction ? &c->a : &c->b;
+    const rtcd_xform* to_target = direction ? &c->b_in_a : &c->a_in_b;
+    rtcd_u32 t = slot / 3u;
+    /* Each edge once: from the lower of its two triangles. */
+    if (caster->neighbors[slot] < t || slot > RTCD_REC_INDEX) return RTCD_WALK_LOST;
+    rtcd_v3 p0, p1;
+    crossing_edge(caster, to_target, slot, &p0, &p1);
+    rtcd_v3 e = v3_sub(p1, p0);
+    float len = v3_length(e);
+    if (!(len > 0.0f)) return RTCD_WALK_LOST;
+    /* One end lies within half the edge of where it crosses the surface. */
+    rtcd_v3 mid = v3_scale(v3_add(p0, p1), 0.5f);
+    if (!view_may_contain(target, mid) && !view_may_be_near(target, mid, 0.5f * len)) return RTCD_WALK_LOST;
+    n->candidates += 1u;
+    rtcd_v3 d = v3_scale(e, 1.0f / len);
+    n->rays += 1u;
+    rtcd_tri_hit in = view_first_hit(target, c->brute_force, p0, d, len);
+    if (in.tri == RTCD_INVALID || !(v3_dot(d, v3_load(target->tnormals + 3 * in.tri)) < 0.0f))
+        return RTCD_WALK_LOST; /* does not enter from this end: outside, or the end is inside */
+    rtcd_v3 back = v3_neg(d);
+    n->rays += 1u;
+    rtcd_tri_hit out = view_first_hit(target, c->brute_force, p1, back, len);
+    if (out.tri == RTCD_INVALID || !(v3_dot(back, v3_load(target->tnormals + 3 * out.tri)) < 0.0f) ||
+        !(in.t + out.t < len) || in.tri >= RTCD_REC_TRI_MASK)
+        return RTCD_WALK_LOST;
+    rtcd_u32 shared = 3u;
+    for (rtcd_u32 k = 0; k < 3u; ++k)
+        if (target->neighbors[3 * in.tri + k] == out.tri) shared = k;
+    rec->feature = (direction << 31) | RTCD_REC_EDGE | slot;
+    rec->tri = in.tri | (shared << RTCD_REC_SHARED_SHIFT);
+    rec->t = (len - out.t) / len; /* where it leaves, as a fraction of the edge */
+    rtcd_v3 at, push;
+    float depth;
+    return crossing_edge_contact(caster, target, to_target, *rec, &at, &push, &depth) ? RTCD_WALK_HIT
+                                                                                       : RTCD_WALK_LOST;
+}
+
+/* Vertex i of the caster when every ray of its direction was rejected: a
+ * record when it lies inside the target (its inward and outward rays both
+ * leave the target first), along the nearer way out. */
+RTCD_INLINE int pair_deep_item(const rtcd_pair_ctx* c, rtcd_u32 direction, rtcd_u32 i, rtcd_pass_counts* n,
+                               rtcd_ray_rec* rec)
+{
+    const rtcd_mesh_view* caster = direction ? &c->b : &c->a;
+    const rtcd_mesh_view* target = direction ? &c->a : &c->b;
+    const rtcd_xform* to_target = direction ? &c->b_in_a : &c->a_in_b;
+    rtcd_v3 nrm = v3_load(caster->vnormals + 3 * i);
+    if (nrm.x == 0.0f && nrm.y == 0.0f && nrm.z == 0.0f) return RTCD_WALK_LOST;
+    rtcd_v3 o = xf_point(to_target, v3_load(caster->vertices + 3 * i));
+    if (!view_may_contain(target, o)) return RTCD_WALK_LOST;
+    n->candidates += 1u;
+    rtcd_v3 dir = xf_rotate(to_target, v3_neg(nrm));
+    n->rays += 2u;
+    rtcd_tri_hit hin = view_first_hit(target, c->brute_force, o, dir, RTCD_FLT_MAX);
+    rtcd_tri_hit hout = view_first_hit(target, c->brute_force, o, v3_neg(dir), RTCD_FLT_MAX);
+    if (hin.tri == RTCD_INVALID || hout.tri == RTCD_INVALID || hin.tri >= RTCD_REC_OUTWARD ||
+        hout.tri >= RTCD_REC_OUTWARD || i > RTCD_REC_INDEX)
+        return RTCD_WALK_LOST;
+    float cin = v3_dot(dir, v3_load(target->tnormals + 3 * hin.tri));
+    float cout = -v3_dot(dir, v3_load(target->tnormals + 3 * hout.tri));
+    if (!(cin > 0.0f) || !(cout > 0.0f)) return RTCD_WALK_LOST; /* outside */
+    int outward = hout.t * cout < hin.t * cin;
+    rec->feature = (direction << 31) | RTCD_REC_DEEP | i;
+    rec->tri = outward ? hout.tri | RTCD_REC_OUTWARD : hin.tri;
+    rec->t = outward ? hout.t : hin.t;
+    return RTCD_WALK_HIT;
+}
+
+/* Item k of the second phase (pair_crossing_items). */
+RTCD_INLINE int pair_crossing_item(const rtcd_pair_ctx* c, rtcd_u32 k, rtcd_pass_counts* n, rtcd_ray_rec* rec)
+{
+    if (c->edge_crossings) {
+        rtcd_u32 ea = 3u * c->a.tri_count, eb = 3u * c->b.tri_count;
+        if (k < ea) return pair_edge_item(c, 0u, k, n, rec);
+        if (k < ea + eb) return pair_edge_item(c, 1u, k - ea, n, rec);
+        k -= ea + eb;
+    }
+    if (k < c->a.vertex_count) return pair_deep_item(c, 0u, k, n, rec);
+    return pair_deep_item(c, 1u, k - c->a.vertex_count, n, rec);
+}
+
+/* The contact of any record, in world space (Bullet's convention): a
+ * colliding ray's or a speculative one's (pair_ray_contact), an edge
+ * crossing's, or a deep vertex's (along its normal line, the ray's way). */
+RTCD_INLINE rtcd_contact_v pair_contact(const rtcd_pair_ctx* c, rtcd_ray_rec r, int mode)
+{
+    if (!rec_is_crossing(r)) return pair_ray_contact(c, r, mode);
+    rtcd_u32 direction = r.feature >> 31;
+    const rtcd_xform* xt = direction ? &c->xa : &c->xb;
+    if (r.feature & RTCD_REC_EDGE) {
+        const rtcd_mesh_view* caster = direction ? &c->b : &c->a;
+        const rtcd_mesh_view* target = direction ? &c->a : &c->b;
+        const rtcd_xform* to_target = direction ? &c->b_in_a : &c->a_in_b;
+        rtcd_v3 at = v3(0.0f, 0.0f, 0.0f), push = at;
+        float depth = 0.0f;
+        crossing_edge_contact(caster, target, to_target, r, &at, &push, &depth);
+        return contact_pushed(direction, r.feature & 0x7fffffffu, xf_point(xt, at), xf_rotate(xt, push), depth);
+    }
+    rtcd_ray_rec plain = r;
+    plain.feature = (r.feature & 0x80000000u) | (r.feature & RTCD_REC_INDEX);
+    plain.tri = r.tri & ~RTCD_REC_OUTWARD;
+    rtcd_v3 o, d, nrm;
+    pair_ray_frame(c, plain, &o, &d, &nrm);
+    if (r.tri & RTCD_REC_OUTWARD) d = v3_neg(d);
+    rtcd_contact_v out = contact_from_hit(direction, 0u, o, d, nrm, r.t, mode);
+    out.feature = r.feature;
+    return out;
+}
+
+#endif
