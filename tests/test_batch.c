@@ -455,7 +455,12 @@ static void reference_check(single_pair_reference* r, const rtcd_narrowphase_def
         for (uint32_t c = 0; c < count; ++c) r->contacts[c] = rtcd_contact_from_ray(&r->rays[c], def->contact_normal);
         rtcd_contact reduced[RTCD_MAX_MANIFOLD_POINTS];
         uint32_t m = rtcd_reduce_contacts(r->contacts, count, reduced);
-        same_contacts(reduced, m, &res[i]);
+        /* Speculative, edge and deep contacts have no ray in the single-pair
+         * API: pairs that may have them are compared between the batch
+         * variants only (bit for bit, below). */
+        int rays_only = res[i].crossing_contacts == 0 &&
+                        !(def->speculative && def->iterative.algorithm == RTCD_ALGORITHM_PREDICTIVE);
+        if (rays_only) same_contacts(reduced, m, &res[i]);
         if (!copy) {
             same_u32("standard_pass", st.standard_pass, res[i].standard_pass);
             same_u32("rays_cast", st.rays_cast, res[i].rays_cast);

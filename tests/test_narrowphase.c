@@ -289,37 +289,58 @@ static void test_culling_and_traversal_do_not_change_results(void** state)
 /* Hermann et al. Figure 9: every inward ray crosses its own body first. A thin
  * plate (corners only) pushed deep into a thick box: each corner inside the
  * box casts a ray that leaves the plate through its own face before it can
- * leave the box, so today nothing is detected. A later fix shows up here. */
-static void test_known_failure_thin_plate(void** state)
+ * leave the box, so the standard algorithm has no ray; the deep contacts
+ * (deep_contacts, on by default) give the pair contacts without one
+ * (tests/test_contact_quality.c checks their directions and the world). */
+static void test_figure9_thin_plate(void** state)
 {
     (void)state;
     rtcd_mesh* plate = test_make_box(1.0f, 1.0f, 0.05f, 1);
     rtcd_mesh* block = test_make_box(2.0f, 2.0f, 2.0f, 1);
     rtcd_transform pa = translated(-2.0f - 1.0f + 0.5f, 0.0f, 0.0f), pb = translated(0, 0, 0); /* 0.5 deep */
     rtcd_narrowphase_def def = rtcd_default_narrowphase_def();
+    def.deep_contacts = def.edge_crossings = 0; /* the papers' algorithm */
     pair_result r = collide(&def, plate, &pa, block, &pb);
     float corner[3] = {-2.0f + 0.5f, 1.0f, 0.05f}; /* a plate corner, in the block's frame */
     assert_int_equal(rtcd_mesh_contains_point(block, corner), 1); /* really interpenetrating */
     assert_int_equal(r.stats.candidate_vertices, 4);
-    assert_int_equal(r.count, 0); /* today's behaviour: missed */
+    assert_int_equal(r.count, 0); /* the papers' algorithm: missed */
+    assert_int_equal(r.stats.crossing_contacts, 0);
+    free(r.rays);
+    def.deep_contacts = 1;
+    r = collide(&def, plate, &pa, block, &pb);
+    assert_int_equal(r.count, 0);                     /* still no Hermann ray... */
+    assert_int_equal(r.stats.crossing_contacts, 4);   /* ...but each corner inside has a deep contact */
+    free(r.rays);
+    def.edge_crossings = 1;
+    r = collide(&def, plate, &pa, block, &pb);
+    assert_true(r.stats.crossing_contacts >= 4);      /* and the plate's edges through the block's face */
     free(r.rays);
     rtcd_mesh_release(plate);
     rtcd_mesh_release(block);
 }
 
 /* One mesh entirely inside another: no surfaces cross, the containment test
- * keeps the pair, but every ray of the inner mesh hits itself first. */
-static void test_known_failure_contained(void** state)
+ * keeps the pair, but every ray of the inner mesh hits itself first: no
+ * Hermann ray; every inner vertex gets a deep contact. */
+static void test_contained(void** state)
 {
     (void)state;
     rtcd_mesh* small = test_make_uv_sphere(8, 16, 0.3f);
     rtcd_mesh* big = test_make_uv_sphere(16, 32, 2.0f);
     rtcd_transform pa = translated(0.2f, 0.1f, -0.3f), pb = translated(0, 0, 0);
     rtcd_narrowphase_def def = rtcd_default_narrowphase_def();
+    def.deep_contacts = 0;
     pair_result r = collide(&def, small, &pa, big, &pb);
     assert_int_equal(r.stats.culled, 0);          /* containment is not culled away */
     assert_true(r.stats.candidate_vertices > 0);
-    assert_int_equal(r.count, 0);                 /* today's behaviour: no contact */
+    assert_int_equal(r.count, 0);                 /* the papers' algorithm: no contact */
+    assert_int_equal(r.stats.crossing_contacts, 0);
+    free(r.rays);
+    def.deep_contacts = 1;
+    r = collide(&def, small, &pa, big, &pb);
+    assert_int_equal(r.count, 0);
+    assert_int_equal(r.stats.crossing_contacts, rtcd_mesh_vertex_count(small));
     free(r.rays);
     rtcd_mesh_release(small);
     rtcd_mesh_release(big);
@@ -351,8 +372,8 @@ int main(void)
         cmocka_unit_test(test_rotated_cubes),
         cmocka_unit_test(test_swap_mirrors),
         cmocka_unit_test(test_culling_and_traversal_do_not_change_results),
-        cmocka_unit_test(test_known_failure_thin_plate),
-        cmocka_unit_test(test_known_failure_contained),
+        cmocka_unit_test(test_figure9_thin_plate),
+        cmocka_unit_test(test_contained),
         cmocka_unit_test(test_bad_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

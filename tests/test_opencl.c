@@ -17,6 +17,10 @@ static rtcd_opencl* open_backend_with(rtcd_traversal traversal, uint32_t max_dev
     def.traversal = traversal;
     def.max_devices = max_devices;
     if (idef) def.iterative = *idef;
+    /* These tests compare with the rays of the single-pair C API; edge and
+     * deep contacts have no ray (the batch tests compare them between the
+     * backends bit for bit), nor have speculative ones. */
+    def.edge_crossings = def.deep_contacts = def.speculative = 0;
     rtcd_opencl* cl = NULL;
     rtcd_error err = rtcd_opencl_create(&def, NULL, &cl);
     if (err != RTCD_OK) fprintf(stderr, "%s: %s\n", rtcd_error_name(err), rtcd_last_error_message());
@@ -62,6 +66,7 @@ static void compare_batch(rtcd_traversal traversal, uint32_t max_devices)
     assert_int_equal(rtcd_opencl_last_stats(cl).cpu_fallback_pairs, 0);
     rtcd_narrowphase_def nd = rtcd_default_narrowphase_def();
     nd.traversal = traversal;
+    nd.edge_crossings = nd.deep_contacts = nd.speculative = 0; /* as open_backend_with */
     size_t offset = 0;
     uint32_t colliding = 0, touching = 0;
     for (int i = 0; i < PAIRS; ++i) {
@@ -266,6 +271,7 @@ static void compare_sequence(rtcd_traversal traversal, uint32_t max_devices, con
     rtcd_opencl* cl = open_backend_with(traversal, max_devices, idef);
     rtcd_narrowphase_def nd = rtcd_default_narrowphase_def();
     nd.traversal = traversal;
+    nd.edge_crossings = nd.deep_contacts = nd.speculative = 0; /* as open_backend_with */
     sequence_totals tot;
     memset(&tot, 0, sizeof tot);
     int present[PAIRS];
@@ -377,6 +383,7 @@ static void test_state_slots_grow_and_recycle(void** state)
     rtcd_iterative_def def = algorithm_def(RTCD_ALGORITHM_PREDICTIVE, 0);
     rtcd_opencl* cl = open_backend_with(RTCD_TRAVERSAL_BVH, 1, &def);
     rtcd_narrowphase_def nd = rtcd_default_narrowphase_def();
+    nd.edge_crossings = nd.deep_contacts = nd.speculative = 0; /* as open_backend_with */
     sequence_totals tot;
     memset(&tot, 0, sizeof tot);
     int present[PAIRS];
@@ -413,6 +420,7 @@ static void test_state_overflow_forces_standard_pass(void** state)
     rtcd_iterative_def def = algorithm_def(RTCD_ALGORITHM_ITERATIVE, 0);
     rtcd_opencl* cl = open_backend_with(RTCD_TRAVERSAL_BVH, 1, &def);
     rtcd_narrowphase_def nd = rtcd_default_narrowphase_def();
+    nd.edge_crossings = nd.deep_contacts = nd.speculative = 0; /* as open_backend_with */
     uint32_t cap = 2 * rtcd_mesh_vertex_count(m), n = 0;
     rtcd_ray_hit* got = calloc(cap, sizeof *got);
     rtcd_ray_hit* ref = calloc(cap, sizeof *ref);
