@@ -272,6 +272,33 @@ rtcdCollisionAlgorithm::~rtcdCollisionAlgorithm()
     m_state->freeSlot(m_slot);
 }
 
+// btManifoldResult::addContactPoint without its distance limit: a point of
+// a speculative contact, matched against the cached ones within the
+// manifold's (default) breaking threshold, with Bullet's combined material.
+static void addSpeculativePoint(btManifoldResult& result, const btVector3& normal_on_b, const btVector3& point_on_b,
+                                btScalar distance)
+{
+    btPersistentManifold* m = result.getPersistentManifold();
+    const btCollisionObject* o0 = result.getBody0Internal();
+    const btCollisionObject* o1 = result.getBody1Internal();
+    bool swapped = m->getBody0() != o0;
+    btVector3 point_a = point_on_b + normal_on_b * distance;
+    const btTransform& t_a = (swapped ? o1 : o0)->getWorldTransform();
+    const btTransform& t_b = (swapped ? o0 : o1)->getWorldTransform();
+    btManifoldPoint pt(t_a.invXform(point_a), t_b.invXform(point_on_b), normal_on_b, distance);
+    pt.m_positionWorldOnA = point_a;
+    pt.m_positionWorldOnB = point_on_b;
+    pt.m_combinedFriction = btManifoldResult::calculateCombinedFriction(o0, o1);
+    pt.m_combinedRestitution = btManifoldResult::calculateCombinedRestitution(o0, o1);
+    pt.m_combinedRollingFriction = btManifoldResult::calculateCombinedRollingFriction(o0, o1);
+    pt.m_combinedSpinningFriction = btManifoldResult::calculateCombinedSpinningFriction(o0, o1);
+    int index = m->getCacheEntry(pt);
+    if (index >= 0)
+        m->replaceContactPoint(pt, index);
+    else
+        m->addManifoldPoint(pt);
+}
+
 void rtcdCollisionAlgorithm::processCollision(const btCollisionObjectWrapper* body0,
                                               const btCollisionObjectWrapper* body1, const btDispatcherInfo& info,
                                               btManifoldResult* result)
@@ -285,18 +312,27 @@ void rtcdCollisionAlgorithm::processCollision(const btCollisionObjectWrapper* bo
         rtcdBatchEntry e = {m_slot, m_kind, m_plane_is_a, body0->getCollisionObject(), body1->getCollisionObject()};
         m_state->computePair(e);
     }
-    // Speculative contacts (depth < 0) lie farther than Bullet's default
-    // contact breaking threshold: the manifold keeps them (the solver gives
-    // positive distances no positional correction, only a velocity bound).
+    // Speculative contacts (depth < 0) may lie farther apart than Bullet's
+    // contact breaking threshold, which addContactPoint would refuse, and the
+    // same threshold is the radius within which a new point replaces a cached
+    // one: raised to the gap, every speculative point of the step would merge
+    // into one. So points are matched with the default threshold, those past
+    // it added here (addSpeculativePoint), and the threshold raised to the
+    // largest gap only afterwards, for the refresh.
+    m_manifold->setContactBreakingThreshold(gContactBreakingThreshold);
     btScalar gap = 0;
-    for (uint32_t i = 0; i < slot.count; ++i) gap = std::max(gap, btScalar(-slot.contacts[i].depth));
-    m_manifold->setContactBreakingThreshold(std::max(gContactBreakingThreshold, gap * btScalar(1.01)));
     for (uint32_t i = 0; i < slot.count; ++i) {
         const rtcd_contact& c = slot.contacts[i];
         btVector3 normal(c.normal_on_b[0], c.normal_on_b[1], c.normal_on_b[2]);
         btVector3 point(c.point_on_b[0], c.point_on_b[1], c.point_on_b[2]);
-        result->addContactPoint(normal, point, -c.depth);
+        btScalar distance = -c.depth;
+        gap = std::max(gap, distance);
+        if (distance > gContactBreakingThreshold)
+            addSpeculativePoint(*result, normal, point, distance);
+        else
+            result->addContactPoint(normal, point, distance);
     }
+    m_manifold->setContactBreakingThreshold(std::max(gContactBreakingThreshold, gap * btScalar(1.01)));
     // Drops cached points that moved apart; the ones matched above keep their warm start.
     result->refreshContactPoints();
 }

@@ -749,18 +749,11 @@ static int report_throw(rtcd_narrowphase_kind kind, int at_plane, float speed, i
 static void throws(int at_plane)
 {
     const float speeds[2] = {10.0f, 30.0f};
-    for (int i = 0; i < 2; ++i) {
-        /* The issue's target (never through, stopped, under 5 % of the
-         * diameter deep) is printed with [ok]/[FAIL]: not met yet (see the
-         * README). Asserted: rtcd is never deeper than Bullet's GImpact on
-         * the same throw, and at 10 m/s it does not tunnel. */
-        (void)report_throw(RTCD_NARROWPHASE_RTCD, at_plane, speeds[i], 1);
-        (void)report_throw(RTCD_NARROWPHASE_GIMPACT, at_plane, speeds[i], 0);
-        throw_outcome mine = throw_blob(RTCD_NARROWPHASE_RTCD, at_plane, speeds[i]);
-        throw_outcome bullet = throw_blob(RTCD_NARROWPHASE_GIMPACT, at_plane, speeds[i]);
-        assert_true(mine.max_penetration <= bullet.max_penetration);
-        if (speeds[i] <= 10.0f) assert_false(mine.tunnelled);
-    }
+    int ok = 1;
+    for (int i = 0; i < 2; ++i) ok &= report_throw(RTCD_NARROWPHASE_RTCD, at_plane, speeds[i], 1);
+    for (int i = 0; i < 2; ++i) (void)report_throw(RTCD_NARROWPHASE_GIMPACT, at_plane, speeds[i], 0);
+    /* rtcd: never through, stopped, and under 5 % of the diameter deep. */
+    assert_true(ok);
 }
 
 /* A blob thrown at a resting blob of equal mass at 10 and 30 m/s. */

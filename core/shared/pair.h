@@ -222,6 +222,13 @@ RTCD_INLINE int pair_speculative(const rtcd_pair_ctx* c, rtcd_ray_rec* rec, rtcd
         n->predictive_rays += 1u;
         rtcd_tri_hit h = view_first_hit(target, c->brute_force, p, md, travel + c->margin);
         if (h.tri == RTCD_INVALID || !(v3_dot(md, v3_load(target->tnormals + 3 * h.tri)) < 0.0f)) return 0;
+        /* The contact is where the motion goes in, not where the normal
+         * points: a vertex on the side of a bump would push sideways. */
+        tri = h.tri;
+        nrm = v3_load(target->tnormals + 3 * tri);
+        s = v3_dot(v3_sub(p, v3_load(target->vertices + 3 * target->indices[3 * tri])), nrm);
+        if (!(s >= 0.0f && s <= c->speculative)) return 0;
+        rec->tri = tri | RTCD_ENTRY_PREDICTION;
     }
     rec->t = s;
     return 1;
