@@ -8,8 +8,11 @@
  *   (normal = the cross product of both edges), else the entry face's.
  * - deep vertices: a vertex inside the other mesh whose inward ray crosses
  *   its own body first (Hermann et al. Figure 9, one mesh inside the other).
- *   It leaves along its normal line by the nearer way out: its inward ray's
- *   exit or its outward ray's.
+ *   Every such vertex of the pair leaves the same way, along the line from
+ *   the other mesh's centre through its own mesh's (so their pushes add up
+ *   instead of cancelling: a wide plate's corners each nearest a different
+ *   side); where that line does not lead out, by the nearer way along its
+ *   normal line.
  * Records of these items carry flags (below) so that pair_contact rebuilds
  * their contact and the ray outputs skip them. */
 #ifndef RTCD_SHARED_CROSSING_H
@@ -25,6 +28,7 @@
 #define RTCD_REC_DEEP 0x20000000u
 #define RTCD_REC_INDEX 0x1fffffffu
 #define RTCD_REC_OUTWARD 0x40000000u /* in a deep record's triangle word: it leaves along its outward normal */
+#define RTCD_REC_CENTRE 0x20000000u  /* ...: it leaves along the pair's centre line (deep_way_out) */
 #define RTCD_REC_TRI_MASK 0x0fffffffu /* an edge record's entry triangle; its shared-edge slot above (3: none) */
 #define RTCD_REC_SHARED_SHIFT 28u
 
@@ -138,9 +142,25 @@ RTCD_INLINE int pair_edge_item(const rtcd_pair_ctx* c, rtcd_u32 direction, rtcd_
                                                                                        : RTCD_WALK_LOST;
 }
 
+/* The deep vertices' common way out, in the target's frame: from the
+ * target's box centre through the caster's; zero when they coincide. */
+RTCD_INLINE rtcd_v3 deep_way_out(const rtcd_pair_ctx* c, rtcd_u32 direction)
+{
+    const rtcd_mesh_view* caster = direction ? &c->b : &c->a;
+    const rtcd_mesh_view* target = direction ? &c->a : &c->b;
+    const rtcd_xform* to_target = direction ? &c->b_in_a : &c->a_in_b;
+    rtcd_v3 from = v3_scale(v3_add(target->lo, target->hi), 0.5f);
+    rtcd_v3 to = xf_point(to_target, v3_scale(v3_add(caster->lo, caster->hi), 0.5f));
+    rtcd_v3 d = v3_sub(to, from);
+    float len = v3_length(d);
+    if (!(len > 1e-4f * v3_length(v3_sub(target->hi, target->lo)))) return v3(0.0f, 0.0f, 0.0f);
+    return v3_scale(d, 1.0f / len);
+}
+
 /* Vertex i of the caster when every ray of its direction was rejected: a
  * record when it lies inside the target (its inward and outward rays both
- * leave the target first), along the nearer way out. */
+ * leave the target first), along the pair's way out, else the nearer way
+ * along its normal line. */
 RTCD_INLINE int pair_deep_item(const rtcd_pair_ctx* c, rtcd_u32 direction, rtcd_u32 i, rtcd_pass_counts* n,
                                rtcd_ray_rec* rec)
 {
@@ -156,14 +176,24 @@ RTCD_INLINE int pair_deep_item(const rtcd_pair_ctx* c, rtcd_u32 direction, rtcd_
     n->rays += 2u;
     rtcd_tri_hit hin = view_first_hit(target, c->brute_force, o, dir, RTCD_FLT_MAX);
     rtcd_tri_hit hout = view_first_hit(target, c->brute_force, o, v3_neg(dir), RTCD_FLT_MAX);
-    if (hin.tri == RTCD_INVALID || hout.tri == RTCD_INVALID || hin.tri >= RTCD_REC_OUTWARD ||
-        hout.tri >= RTCD_REC_OUTWARD || i > RTCD_REC_INDEX)
+    if (hin.tri == RTCD_INVALID || hout.tri == RTCD_INVALID || hin.tri >= RTCD_REC_CENTRE ||
+        hout.tri >= RTCD_REC_CENTRE || i > RTCD_REC_INDEX)
         return RTCD_WALK_LOST;
     float cin = v3_dot(dir, v3_load(target->tnormals + 3 * hin.tri));
     float cout = -v3_dot(dir, v3_load(target->tnormals + 3 * hout.tri));
     if (!(cin > 0.0f) || !(cout > 0.0f)) return RTCD_WALK_LOST; /* outside */
-    int outward = hout.t * cout < hin.t * cin;
     rec->feature = (direction << 31) | RTCD_REC_DEEP | i;
+    rtcd_v3 way = deep_way_out(c, direction);
+    if (way.x != 0.0f || way.y != 0.0f || way.z != 0.0f) {
+        n->rays += 1u;
+        rtcd_tri_hit h = view_first_hit(target, c->brute_force, o, way, RTCD_FLT_MAX);
+        if (h.tri < RTCD_REC_CENTRE && v3_dot(way, v3_load(target->tnormals + 3 * h.tri)) > 0.0f) {
+            rec->tri = h.tri | RTCD_REC_CENTRE;
+            rec->t = h.t;
+            return RTCD_WALK_HIT;
+        }
+    }
+    int outward = hout.t * cout < hin.t * cin;
     rec->tri = outward ? hout.tri | RTCD_REC_OUTWARD : hin.tri;
     rec->t = outward ? hout.t : hin.t;
     return RTCD_WALK_HIT;
@@ -184,7 +214,7 @@ RTCD_INLINE int pair_crossing_item(const rtcd_pair_ctx* c, rtcd_u32 k, rtcd_pass
 
 /* The contact of any record, in world space (Bullet's convention): a
  * colliding ray's or a speculative one's (pair_ray_contact), an edge
- * crossing's, or a deep vertex's (along its normal line, the ray's way). */
+ * crossing's, or a deep vertex's (along the way its record says). */
 RTCD_INLINE rtcd_contact_v pair_contact(const rtcd_pair_ctx* c, rtcd_ray_rec r, int mode)
 {
     if (!rec_is_crossing(r)) return pair_ray_contact(c, r, mode);
@@ -201,10 +231,11 @@ RTCD_INLINE rtcd_contact_v pair_contact(const rtcd_pair_ctx* c, rtcd_ray_rec r, 
     }
     rtcd_ray_rec plain = r;
     plain.feature = (r.feature & 0x80000000u) | (r.feature & RTCD_REC_INDEX);
-    plain.tri = r.tri & ~RTCD_REC_OUTWARD;
+    plain.tri = r.tri & ~(RTCD_REC_OUTWARD | RTCD_REC_CENTRE);
     rtcd_v3 o, d, nrm;
     pair_ray_frame(c, plain, &o, &d, &nrm);
     if (r.tri & RTCD_REC_OUTWARD) d = v3_neg(d);
+    if (r.tri & RTCD_REC_CENTRE) d = xf_rotate(xt, deep_way_out(c, direction));
     rtcd_contact_v out = contact_from_hit(direction, 0u, o, d, nrm, r.t, mode);
     out.feature = r.feature;
     return out;
