@@ -160,7 +160,9 @@ static rtcd_error derive_geometry(rtcd_mesh* m)
             vn[3 * tri[c]] += angle * n.x;
             vn[3 * tri[c] + 1] += angle * n.y;
             vn[3 * tri[c] + 2] += angle * n.z;
-            edge_sum += v3_length(v3_sub(p[(c + 1) % 3], p[c]));
+            float edge = v3_length(v3_sub(p[(c + 1) % 3], p[c]));
+            edge_sum += edge;
+            m->max_edge_length = fmaxf(m->max_edge_length, edge * (1.0f + 1e-6f)); /* rounded up: a bound */
         }
     }
     /* Each edge is counted twice (once per triangle), which the mean absorbs. */

@@ -59,6 +59,7 @@ struct rtcd_mesh {
     uint32_t* neighbors;      /* 3 per triangle */
     float lo[3], hi[3];
     float mean_edge_length;
+    float max_edge_length;    /* longest edge (crossings: a triangle lies within it of its vertices) */
     float reach;              /* largest distance of a vertex from the origin */
     rtcd_mass_properties mass;
     rtcd_bvh bvh;

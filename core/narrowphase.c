@@ -94,6 +94,7 @@ typedef struct pass_sink {
     uint32_t count;     /* records: colliding rays and speculative contacts */
     uint32_t hits;      /* colliding rays */
     uint32_t crossings; /* second-phase records (crossing.h) */
+    uint32_t predictions; /* predictive rays found (kept or not) */
     rtcd_pass_counts counts;
     rtcd_keep* keep;    /* NULL: the plain standard algorithm */
 } pass_sink;
@@ -167,10 +168,32 @@ static void cast_direction(const rtcd_pair_ctx* c, uint32_t direction, uint32_t 
         if (what == RTCD_WALK_HIT) {
             sink->recs[sink->count++] = rec;
             sink->hits++;
-        } else if (pair_speculative(c, &rec, &sink->counts)) {
+            continue;
+        }
+        sink->predictions++;
+        if (pair_speculative(c, &rec, &sink->counts)) {
             sink->recs[sink->count++] = rec;
         }
     }
+}
+
+/* May a triangle of the caster (direction 0: A) touch the target or lie
+ * inside it? Every point of a triangle is within the caster's longest edge
+ * of the triangle's vertices, so a cluster of them farther than its radius
+ * plus that edge from the target's surface, and outside it, holds none.
+ * Cheap and exact in that direction: it spares the separation test the
+ * pairs whose surfaces are clearly apart. */
+static int may_cross(const rtcd_pair_ctx* c, uint32_t direction, const rtcd_mesh* caster)
+{
+    const rtcd_xform* to_target = direction ? &c->b_in_a : &c->a_in_b;
+    const rtcd_mesh_view* tv = direction ? &c->a : &c->b;
+    for (uint32_t k = 0; k < caster->cluster_count; ++k) {
+        const rtcd_vertex_cluster* cl = &caster->clusters[k];
+        rtcd_v3 centre = xf_point(to_target, v3_load(cl->centre));
+        if (view_may_contain(tv, centre) || view_may_be_near(tv, centre, cl->radius + caster->max_edge_length))
+            return 1;
+    }
+    return 0;
 }
 
 /* No triangle pair crosses and neither mesh holds the other: no vertex of
@@ -248,12 +271,13 @@ void rtcd_standard_pass(const rtcd_narrowphase_def* def, const rtcd_pair_ctx* c,
         cast_direction(c, 0, a->vertex_count, bits, &sink);
         cast_direction(c, 1, b->vertex_count, bits ? bits + wa : NULL, &sink);
     }
-    /* No record at all (no colliding ray, no speculative contact): edges
-     * that cross the other surface and vertices whose rays all crossed
-     * their own body. Without a crossing of the
+    /* Nothing found (no colliding ray, no prediction): edges that cross the
+     * other surface and vertices whose rays all crossed their own body. A
+     * pair with predictions has vertices near the other surface that
+     * follow it; the second phase is for the pairs the vertices miss. Without a crossing of the
      * surfaces or one mesh inside the other there are none (the kernels
      * run the items and find nothing). */
-    if (second && sink.count == 0 && !provably_separated(c, a, b)) {
+    if (second && sink.count == 0 && sink.predictions == 0 && (may_cross(c, 0, a) || may_cross(c, 1, b)) && !provably_separated(c, a, b)) {
         rtcd_u32 items = pair_crossing_items(c);
         for (rtcd_u32 k = 0; k < items; ++k) {
             rtcd_ray_rec rec;

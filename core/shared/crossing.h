@@ -1,6 +1,7 @@
 /* Contacts where the standard rays see none, written once for the CPU
  * reference and the kernels (C11 and OpenCL C 1.2). A standard pass that
- * found no colliding ray runs these items after its vertices:
+ * found nothing (no colliding ray, no prediction: no vertex near the other
+ * surface follows it) runs these items after its vertices:
  * - edge crossings: an edge of one mesh passes through the other while both
  *   its ends stay outside (crossed boxes, thin features, coarse meshes). A
  *   ray along the edge from each end finds where it enters and leaves; the

@@ -80,7 +80,7 @@ __kernel __attribute__((reqd_work_group_size(RTCD_CL_GROUP_SIZE, 1, 1))) void rt
         if (slot < RTCD_CL_LOCAL_RAYS) recs[slot] = r;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    uint second = crossing_items(&ctx, standard, count);
+    uint second = crossing_items(&ctx, standard, count + predictions);
     for (uint k = lid; k < second; k += RTCD_CL_GROUP_SIZE) {
         rtcd_ray_rec r;
         if (pair_crossing_item(&ctx, k, &mine, &r) != RTCD_WALK_HIT) continue;
@@ -192,7 +192,7 @@ __kernel void rtcd_collide_pairs_serial(RTCD_PAIR_KERNEL_ARGS)
         if (count < RTCD_CL_LOCAL_RAYS) contacts[count] = pair_contact(&ctx, r, (int)mode);
         count++;
     }
-    uint second = crossing_items(&ctx, standard, count), crossings = 0;
+    uint second = crossing_items(&ctx, standard, count + predictions), crossings = 0;
     for (uint k = 0; k < second; ++k) {
         rtcd_ray_rec r;
         if (pair_crossing_item(&ctx, k, &n, &r) != RTCD_WALK_HIT) continue;

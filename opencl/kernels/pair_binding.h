@@ -92,11 +92,11 @@ inline int pass_item(const rtcd_pair_ctx* c, int standard, __global const uint* 
 }
 
 /* How many items the second phase of the pair's pass has (a standard pass
- * that found no record: no colliding ray, no speculative contact;
- * shared/crossing.h), 0 otherwise. */
-inline uint crossing_items(const rtcd_pair_ctx* c, int standard, uint records)
+ * that found nothing: no colliding ray, no prediction; shared/crossing.h),
+ * 0 otherwise. */
+inline uint crossing_items(const rtcd_pair_ctx* c, int standard, uint found)
 {
-    return standard && records == 0u && pair_boxes_overlap(c) ? pair_crossing_items(c) : 0u;
+    return standard && found == 0u && pair_boxes_overlap(c) ? pair_crossing_items(c) : 0u;
 }
 
 /* Keeps entry `slot` of the pass's output (dropped past the slot's capacity:
