@@ -3,6 +3,7 @@
 #include "plugin_internal.h"
 
 #include <BulletDynamics/Dynamics/btRigidBody.h>
+#include <LinearMath/btTransformUtil.h>
 
 #include <algorithm>
 #include <chrono>
@@ -117,6 +118,18 @@ static btScalar angularSpeed(const btCollisionObject* obj)
     return body ? body->getAngularVelocity().length() : btScalar(0);
 }
 
+// The body's pose one step back along its present velocities: with the
+// present pose, where each of its points is heading.
+static rtcd_transform poseBack(const btCollisionObject* obj, btScalar dt)
+{
+    const btRigidBody* body = btRigidBody::upcast(obj);
+    if (!body) return rtcdFromBullet(obj->getWorldTransform());
+    btTransform back;
+    btTransformUtil::integrateTransform(obj->getWorldTransform(), -body->getLinearVelocity(),
+                                        -body->getAngularVelocity(), dt, back);
+    return rtcdFromBullet(back);
+}
+
 float rtcdPluginState::pairMotion(const btCollisionObject* a, const rtcd_mesh* ma, const btCollisionObject* b,
                                   const rtcd_mesh* mb) const
 {
@@ -200,7 +213,9 @@ void rtcdPluginState::runBatch()
         d.pose_b = rtcdFromBullet(e.b->getWorldTransform());
         d.key = slots[e.slot].serial;
         d.motion = pairMotion(e.a, d.a, e.b, d.b); // the speculative contacts' reach
-
+        d.has_back = 1;
+        d.back_a = poseBack(e.a, time_step);
+        d.back_b = poseBack(e.b, time_step);
         descs.push_back(d);
         desc_slot.push_back(e.slot);
     }

@@ -134,7 +134,8 @@ static void run_pair(cpu_backend* b, cpu_worker* w, uint32_t i, cpu_pair* e)
     /* Only this pair owns its entry: a new one gets its state here. */
     if (e && !e->state) err = rtcd_pair_state_create(&e->state);
     rtcd_pair_state* state = e ? e->state : NULL;
-    if (err == RTCD_OK) err = rtcd_pair_step(&b->def, state, p->a, &pa, p->b, &pb, p->motion, &ctx, w->recs, &n, &st);
+    rtcd_pair_motion motion = rtcd_pair_motion_of(p);
+    if (err == RTCD_OK) err = rtcd_pair_step(&b->def, state, p->a, &pa, p->b, &pb, &motion, &ctx, w->recs, &n, &st);
     if (err != RTCD_OK) {
         if (w->err == RTCD_OK || i < w->err_pair) {
             w->err = err;

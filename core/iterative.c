@@ -95,6 +95,25 @@ RTCD_API float rtcd_relative_displacement(const rtcd_mesh* a, const rtcd_mesh* b
 /* How close to the other mesh a vertex gets a speculative contact this
  * call: the margin plus how far the pair may move in one step (the
  * caller's bound, else its last step), at most the larger mesh's reach. */
+rtcd_pair_motion rtcd_pair_motion_of(const rtcd_pair_desc* desc)
+{
+    rtcd_pair_motion m;
+    memset(&m, 0, sizeof m);
+    m.bound = desc->motion > 0.0f && isfinite(desc->motion) ? desc->motion : 0.0f;
+    if (desc->has_back) {
+        int finite = 1;
+        for (int i = 0; i < 9; ++i) finite &= isfinite(desc->back_a.rotation[i]) && isfinite(desc->back_b.rotation[i]);
+        for (int i = 0; i < 3; ++i)
+            finite &= isfinite(desc->back_a.translation[i]) && isfinite(desc->back_b.translation[i]);
+        if (finite) {
+            rtcd_xform xa = rtcd_to_xform(&desc->back_a), xb = rtcd_to_xform(&desc->back_b);
+            m.back = xf_relative(&xa, &xb);
+            m.has_back = 1;
+        }
+    }
+    return m;
+}
+
 static float speculative_reach(const rtcd_narrowphase_def* def, const rtcd_pair_track* track, float motion)
 {
     if (!def->speculative || def->iterative.algorithm != RTCD_ALGORITHM_PREDICTIVE) return 0.0f;
@@ -104,7 +123,7 @@ static float speculative_reach(const rtcd_narrowphase_def* def, const rtcd_pair_
 }
 
 int rtcd_track_plan(rtcd_pair_track* track, const rtcd_narrowphase_def* ndef, const rtcd_mesh* a, const rtcd_mesh* b,
-                    const rtcd_xform* pose_a, const rtcd_xform* pose_b, float motion)
+                    const rtcd_xform* pose_a, const rtcd_xform* pose_b, const rtcd_pair_motion* motion)
 {
     const rtcd_iterative_def* def = &ndef->iterative;
     rtcd_xform now = xf_relative(pose_a, pose_b);
@@ -119,6 +138,12 @@ int rtcd_track_plan(rtcd_pair_track* track, const rtcd_narrowphase_def* ndef, co
     track->step_displacement = isfinite(step) ? step : RTCD_FLT_MAX;
     track->has_motion = track->has_prev;
     track->before = track->prev;
+    if (motion && motion->has_back) {
+        /* Where the velocities head: better than the last call's motion,
+         * and known from the first call. */
+        track->has_motion = 1;
+        track->before = motion->back;
+    }
     track->prev = now;
     track->has_prev = 1;
     int standard = !track->valid || track->refresh;
@@ -131,7 +156,7 @@ int rtcd_track_plan(rtcd_pair_track* track, const rtcd_narrowphase_def* ndef, co
     }
     /* The kept predictions reach the culling distance: a farther
      * speculative reach needs a standard pass to find its vertices. */
-    track->speculative = speculative_reach(ndef, track, motion);
+    track->speculative = speculative_reach(ndef, track, motion ? motion->bound : 0.0f);
     if (track->speculative > track->params.culling_distance) standard = 1;
     if (standard) {
         track->valid = def->algorithm != RTCD_ALGORITHM_STANDARD;
@@ -272,7 +297,7 @@ static void iterative_pass(const rtcd_pair_ctx* c, rtcd_pair_state* s, rtcd_ray_
 }
 
 rtcd_error rtcd_pair_step(const rtcd_narrowphase_def* def, rtcd_pair_state* state, const rtcd_mesh* a,
-                          const rtcd_xform* pa, const rtcd_mesh* b, const rtcd_xform* pb, float motion,
+                          const rtcd_xform* pa, const rtcd_mesh* b, const rtcd_xform* pb, const rtcd_pair_motion* motion,
                           rtcd_pair_ctx* ctx, rtcd_ray_rec* recs, uint32_t* count, rtcd_narrowphase_stats* st)
 {
     const rtcd_iterative_def* idef = &def->iterative;
@@ -337,7 +362,7 @@ rtcd_error rtcd_collide_iterative(const rtcd_narrowphase_def* def, rtcd_pair_sta
     rtcd_xform pa = rtcd_to_xform(pose_a), pb = rtcd_to_xform(pose_b);
     rtcd_pair_ctx ctx;
     rtcd_narrowphase_stats st;
-    err = rtcd_pair_step(def, state, a, &pa, b, &pb, 0.0f, &ctx, recs, ray_count, &st);
+    err = rtcd_pair_step(def, state, a, &pa, b, &pb, NULL, &ctx, recs, ray_count, &st);
     if (err == RTCD_OK) *ray_count = rtcd_recs_to_rays(&ctx, recs, *ray_count, rays);
     rtcd_free(recs);
     if (stats) *stats = st;

@@ -4,6 +4,7 @@
 #ifndef RTCD_CORE_PAIR_INTERNAL_H
 #define RTCD_CORE_PAIR_INTERNAL_H
 
+#include <rtcd/rtcd_batch.h>
 #include <rtcd/rtcd_iterative.h>
 
 #include "mesh_internal.h"
@@ -34,12 +35,23 @@ typedef struct rtcd_pair_track {
 RTCD_API float rtcd_relative_displacement(const rtcd_mesh* a, const rtcd_mesh* b, const rtcd_xform* b_in_a0,
                                  const rtcd_xform* b_in_a1);
 
+/* What the caller says of a pair's motion over the next step
+ * (rtcd_pair_desc.motion, .has_back, .back_a, .back_b). */
+typedef struct rtcd_pair_motion {
+    float bound;           /* 0: unknown */
+    int has_back;
+    rtcd_xform back;       /* b in a's frame one step back along the velocities */
+} rtcd_pair_motion;
+
+rtcd_pair_motion rtcd_pair_motion_of(const rtcd_pair_desc* desc);
+
 /* Decides this call's pass and updates the track: returns 1 for a standard
  * pass (parameters chosen afresh, displacement reset), 0 for an iterative
  * one. A track of other meshes, or of the STANDARD algorithm, resets.
- * motion: rtcd_pair_desc.motion (0: unknown). Sets track->speculative. */
+ * motion may be NULL (nothing known). Sets track->speculative, and
+ * track->before from motion->back when given. */
 int rtcd_track_plan(rtcd_pair_track* track, const rtcd_narrowphase_def* def, const rtcd_mesh* a, const rtcd_mesh* b,
-                    const rtcd_xform* pose_a, const rtcd_xform* pose_b, float motion);
+                    const rtcd_xform* pose_a, const rtcd_xform* pose_b, const rtcd_pair_motion* motion);
 
 /* What a standard pass of the iterative algorithms keeps: one entry (2
  * words, shared/iterate.h) per colliding ray, and for the predictive one per
@@ -70,9 +82,9 @@ void rtcd_standard_pass(const rtcd_narrowphase_def* def, const rtcd_pair_ctx* c,
  * a standard pass), runs it, leaves its records (colliding rays and
  * speculative contacts, as rtcd_standard_pass) in recs (room for both
  * meshes' vertex counts) and the pair's context in *ctx (to turn them into
- * world rays or contacts). motion: rtcd_pair_desc.motion. */
+ * world rays or contacts). motion: rtcd_pair_motion_of(desc), or NULL. */
 rtcd_error rtcd_pair_step(const rtcd_narrowphase_def* def, rtcd_pair_state* state, const rtcd_mesh* a,
-                          const rtcd_xform* pa, const rtcd_mesh* b, const rtcd_xform* pb, float motion,
+                          const rtcd_xform* pa, const rtcd_mesh* b, const rtcd_xform* pb, const rtcd_pair_motion* motion,
                           rtcd_pair_ctx* ctx, rtcd_ray_rec* recs, uint32_t* count, rtcd_narrowphase_stats* st);
 static inline rtcd_contact rtcd_contact_to_public(rtcd_contact_v v)
 {

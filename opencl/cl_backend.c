@@ -238,7 +238,8 @@ static int plan_device(rtcd_opencl* cl, const rtcd_pair_desc* p, cl_pair_info* i
         /* No slot yet: nothing kept, the pair starts afresh. */
         if (info->slot == RTCD_CL_NO_SLOT) rtcd_cl_reset_track(info);
         rtcd_xform xa = rtcd_to_xform(&p->pose_a), xb = rtcd_to_xform(&p->pose_b);
-        standard = rtcd_track_plan(&info->track, &cl->def, p->a, p->b, &xa, &xb, p->motion);
+        rtcd_pair_motion motion = rtcd_pair_motion_of(p);
+        standard = rtcd_track_plan(&info->track, &cl->def, p->a, p->b, &xa, &xb, &motion);
     }
     uint32_t best = 0;
     if (info && info->device != 0xff) {

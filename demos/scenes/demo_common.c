@@ -32,6 +32,7 @@ void demo_default_options(demo_scene_kind scene, demo_options* o)
     o->adaptive = 1;
     /* rtcd's contact processing: what rtcd_default_narrowphase_def has */
     o->speculative = 1;
+    o->speculative_margin = rtcd_default_narrowphase_def().speculative_margin;
     o->edge_crossings = 1;
     o->deep_contacts = 1;
 }
@@ -86,6 +87,8 @@ int demo_parse_options(demo_scene_kind scene, int argc, char** argv, demo_option
          .choices = contact_normal_choices, .help = "contact normals (default reprojected)"},
         {.name = "--speculative", .type = DEMO_CLI_ENUM, .target = &o->speculative, .choices = on_off_choices,
          .help = "speculative contacts, predictive algorithm (default on)"},
+        {.name = "--speculative-margin", .type = DEMO_CLI_FLOAT, .target = &o->speculative_margin, .meta = "M",
+         .fmin = 0.0f, .fmax = 1.0f, .help = "speculative contacts' margin in metres (default 0.005)"},
         {.name = "--edge-crossings", .type = DEMO_CLI_ENUM, .target = &o->edge_crossings, .choices = on_off_choices,
          .help = "contacts of surfaces crossing edge through face (default on)"},
         {.name = "--deep-contacts", .type = DEMO_CLI_ENUM, .target = &o->deep_contacts, .choices = on_off_choices,
@@ -126,6 +129,7 @@ void demo_world_def(const demo_options* o, rtcd_world_def* def)
     nd->iterative.algorithm = o->algorithm;
     nd->iterative.adaptive = o->adaptive;
     nd->speculative = o->speculative;
+    nd->speculative_margin = o->speculative_margin;
     nd->edge_crossings = o->edge_crossings;
     nd->deep_contacts = o->deep_contacts;
     def->check = o->check;

@@ -35,6 +35,7 @@ typedef struct demo_options {
     /* rtcd's contact processing, each 1 (on, default) or 0 (off) ->
      * rtcd_world_def.narrowphase.speculative, .edge_crossings, .deep_contacts */
     int speculative;              /* --speculative on|off */
+    float speculative_margin;     /* --speculative-margin M -> rtcd_world_def.narrowphase.speculative_margin */
     int edge_crossings;           /* --edge-crossings on|off */
     int deep_contacts;            /* --deep-contacts on|off */
 } demo_options;

@@ -32,6 +32,13 @@ typedef struct rtcd_pair_desc {
      * velocities and the time step); it widens the speculative contacts'
      * reach. 0: the pair's own motion over the last call. */
     float motion;
+    /* Optional (has_back = 1): each body's pose one step back along its
+     * present velocities (the plugin integrates Bullet's velocities over
+     * -dt). With them the speculative contacts know where each vertex is
+     * heading from the pair's first call; without, from the pair's motion
+     * since its last call. Non-finite ones are ignored. */
+    int has_back;
+    rtcd_transform back_a, back_b;
 } rtcd_pair_desc;
 
 typedef struct rtcd_pair_result {

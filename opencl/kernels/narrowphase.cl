@@ -80,7 +80,9 @@ __kernel __attribute__((reqd_work_group_size(RTCD_CL_GROUP_SIZE, 1, 1))) void rt
         if (slot < RTCD_CL_LOCAL_RAYS) recs[slot] = r;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    uint second = crossing_items(&ctx, standard, count + predictions);
+    uint found = count + predictions; /* read by every item before any adds a crossing */
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uint second = crossing_items(&ctx, standard, found);
     for (uint k = lid; k < second; k += RTCD_CL_GROUP_SIZE) {
         rtcd_ray_rec r;
         if (pair_crossing_item(&ctx, k, &mine, &r) != RTCD_WALK_HIT) continue;
