@@ -14,7 +14,7 @@ static rtcd_contact_v from_public(const rtcd_contact* c)
     rtcd_contact_v v;
     v.point_on_b = v3_load(c->point_on_b);
     v.normal_on_b = v3_load(c->normal_on_b);
-    v.depth = c->depth;
+    v.depth = v.rank = c->depth;
     v.feature = c->feature;
     return v;
 }

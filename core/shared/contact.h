@@ -19,6 +19,7 @@ typedef struct rtcd_contact_v {
     rtcd_v3 point_on_b;
     rtcd_v3 normal_on_b; /* from B to A */
     float depth;         /* >= 0: penetration */
+    float rank;          /* the reduction's key: the depth it would reach over the next step (depth + approach) */
     rtcd_u32 feature;    /* direction << 31 | vertex */
 } rtcd_contact_v;
 
@@ -30,6 +31,7 @@ RTCD_INLINE rtcd_contact_v contact_pushed(rtcd_u32 direction, rtcd_u32 vertex, r
 {
     rtcd_contact_v c;
     c.depth = depth;
+    c.rank = depth;
     c.feature = (direction << 31) | (vertex & 0x7fffffffu);
     if (direction == 0) {
         /* A's vertex inside B: A moves along push; B's point is where the vertex lands. */
@@ -111,18 +113,18 @@ RTCD_INLINE rtcd_u32 reduce_contacts(const rtcd_contact_v* c, rtcd_u32 count, fl
         float best = -RTCD_FLT_MAX;
         for (rtcd_u32 i = 0; i < count; ++i)
             if (!reduce_taken(chosen, k, i))
-                best = rtcd_maxf(best, reduce_score((int)k, c[i].point_on_b, c[i].depth, level, p[0], p[1], p[2]));
+                best = rtcd_maxf(best, reduce_score((int)k, c[i].point_on_b, c[i].rank, level, p[0], p[1], p[2]));
         float band = reduce_band(best);
         rtcd_u32 pick = RTCD_INVALID;
         for (rtcd_u32 i = 0; i < count; ++i) {
             if (reduce_taken(chosen, k, i)) continue;
-            if (reduce_score((int)k, c[i].point_on_b, c[i].depth, level, p[0], p[1], p[2]) >= band &&
+            if (reduce_score((int)k, c[i].point_on_b, c[i].rank, level, p[0], p[1], p[2]) >= band &&
                 (pick == RTCD_INVALID || c[i].feature < c[pick].feature))
                 pick = i;
         }
         chosen[k] = pick;
         p[k] = c[pick].point_on_b;
-        if (k == 0) level = reduce_level(c[pick].depth, touch);
+        if (k == 0) level = reduce_level(c[pick].rank, touch);
     }
     return n_out;
 }

@@ -279,8 +279,23 @@ RTCD_INLINE rtcd_contact_v pair_ray_contact(const rtcd_pair_ctx* c, rtcd_ray_rec
 {
     rtcd_v3 o, d, nrm;
     pair_ray_frame(c, r, &o, &d, &nrm);
-    if (r.tri & RTCD_ENTRY_PREDICTION) return contact_pushed(r.feature >> 31, r.feature & 0x7fffffffu, o, nrm, -r.t);
-    return contact_from_hit(r.feature >> 31, r.feature & 0x7fffffffu, o, d, nrm, r.t, mode);
+    rtcd_u32 direction = r.feature >> 31, i = r.feature & 0x7fffffffu;
+    rtcd_contact_v out = (r.tri & RTCD_ENTRY_PREDICTION) ? contact_pushed(direction, i, o, nrm, -r.t)
+                                                         : contact_from_hit(direction, i, o, d, nrm, r.t, mode);
+    if (c->has_motion && c->speculative > 0.0f) {
+        /* Ranked by the depth it reaches if the step goes on as the last:
+         * of a body about to land, the points it lands on come first, not
+         * the nearest gap on the side of a bump. */
+        const rtcd_mesh_view* caster = direction ? &c->b : &c->a;
+        const rtcd_mesh_view* target = direction ? &c->a : &c->b;
+        const rtcd_xform* to_target = direction ? &c->b_in_a : &c->a_in_b;
+        const rtcd_xform* before = direction ? &c->b_in_a_before : &c->a_in_b_before;
+        rtcd_v3 v = v3_load(caster->vertices + 3 * i);
+        rtcd_v3 m = v3_sub(xf_point(to_target, v), xf_point(before, v));
+        float approach = -v3_dot(m, v3_load(target->tnormals + 3 * (r.tri & RTCD_ENTRY_TRIANGLE)));
+        out.rank = out.depth + rtcd_maxf(approach, 0.0f);
+    }
+    return out;
 }
 
 /* A mesh against a static plane (points p with dot(n, p) = d, world frame;
@@ -293,7 +308,7 @@ RTCD_INLINE int plane_vertex_contact(const rtcd_mesh_view* m, const rtcd_xform* 
     rtcd_v3 p = xf_point(x, v3_load(m->vertices + 3 * i));
     float dist = v3_dot(n, p) - d;
     if (!(dist < reach) && !(dist < 0.0f)) return 0;
-    out->depth = -dist;
+    out->depth = out->rank = -dist;
     out->feature = i;
     /* The plane pushes the mesh along n: from B to A. */
     out->normal_on_b = plane_is_a ? v3_neg(n) : n;

@@ -118,7 +118,7 @@ __kernel __attribute__((reqd_work_group_size(RTCD_CL_GROUP_SIZE, 1, 1))) void rt
         for (uint r = lid; r < stored; r += RTCD_CL_GROUP_SIZE) {
             if (reduce_taken(taken, k, r)) continue;
             rtcd_contact_v c = pair_contact(&ctx, recs[r], (int)mode);
-            top = rtcd_maxf(top, reduce_score((int)k, c.point_on_b, c.depth, level, p0, p1, p2));
+            top = rtcd_maxf(top, reduce_score((int)k, c.point_on_b, c.rank, level, p0, p1, p2));
         }
         best_score[lid] = top;
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -131,7 +131,7 @@ __kernel __attribute__((reqd_work_group_size(RTCD_CL_GROUP_SIZE, 1, 1))) void rt
         for (uint r = lid; r < stored; r += RTCD_CL_GROUP_SIZE) {
             if (reduce_taken(taken, k, r)) continue;
             rtcd_contact_v c = pair_contact(&ctx, recs[r], (int)mode);
-            if (reduce_score((int)k, c.point_on_b, c.depth, level, p0, p1, p2) >= band && c.feature < mine_feature) {
+            if (reduce_score((int)k, c.point_on_b, c.rank, level, p0, p1, p2) >= band && c.feature < mine_feature) {
                 mine_feature = c.feature;
                 mine_index = r;
             }
@@ -148,7 +148,7 @@ __kernel __attribute__((reqd_work_group_size(RTCD_CL_GROUP_SIZE, 1, 1))) void rt
             chosen[k] = mine_index;
             rtcd_contact_v c = pair_contact(&ctx, recs[mine_index], (int)mode);
             chosen_pt[k][0] = c.point_on_b.x, chosen_pt[k][1] = c.point_on_b.y, chosen_pt[k][2] = c.point_on_b.z;
-            if (k == 0) level = reduce_level(c.depth, ctx.touch);
+            if (k == 0) level = reduce_level(c.rank, ctx.touch);
             write_contact(results + p, k, c);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
