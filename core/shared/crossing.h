@@ -105,41 +105,39 @@ RTCD_INLINE int crossing_edge_contact(const rtcd_mesh_view* caster, const rtcd_m
 RTCD_INLINE int pair_edge_item(const rtcd_pair_ctx* c, rtcd_u32 direction, rtcd_u32 slot, rtcd_pass_counts* n,
                                rtcd_ray_rec* rec)
 {
-    const rtcd_mesh_view* caster = direction ? &c->b : &c->a;
-    const rtcd_mesh_view* target = direction ? &c->a : &c->b;
-    const rtcd_xform* to_target = direction ? &c->b_in_a : &c->a_in_b;
+    const rtcd_pair_side side = pair_side(c, direction);
     rtcd_u32 t = slot / 3u;
     /* Each edge once: from the lower of its two triangles. */
-    if (caster->neighbors[slot] < t || slot > RTCD_REC_INDEX) return RTCD_WALK_LOST;
+    if (side.caster->neighbors[slot] < t || slot > RTCD_REC_INDEX) return RTCD_WALK_LOST;
     rtcd_v3 p0, p1;
-    crossing_edge(caster, to_target, slot, &p0, &p1);
+    crossing_edge(side.caster, side.to_target, slot, &p0, &p1);
     rtcd_v3 e = v3_sub(p1, p0);
     float len = v3_length(e);
     if (!(len > 0.0f)) return RTCD_WALK_LOST;
     /* One end lies within half the edge of where it crosses the surface. */
     rtcd_v3 mid = v3_scale(v3_add(p0, p1), 0.5f);
-    if (!view_may_contain(target, mid) && !view_may_be_near(target, mid, 0.5f * len)) return RTCD_WALK_LOST;
+    if (!view_may_contain(side.target, mid) && !view_may_be_near(side.target, mid, 0.5f * len)) return RTCD_WALK_LOST;
     n->candidates += 1u;
     rtcd_v3 d = v3_scale(e, 1.0f / len);
     n->rays += 1u;
-    rtcd_tri_hit in = view_first_hit(target, c->brute_force, p0, d, len);
-    if (in.tri == RTCD_INVALID || !(v3_dot(d, v3_load(target->tnormals + 3 * in.tri)) < 0.0f))
+    rtcd_tri_hit in = view_first_hit(side.target, c->brute_force, p0, d, len);
+    if (in.tri == RTCD_INVALID || !(v3_dot(d, v3_load(side.target->tnormals + 3 * in.tri)) < 0.0f))
         return RTCD_WALK_LOST; /* does not enter from this end: outside, or the end is inside */
     rtcd_v3 back = v3_neg(d);
     n->rays += 1u;
-    rtcd_tri_hit out = view_first_hit(target, c->brute_force, p1, back, len);
-    if (out.tri == RTCD_INVALID || !(v3_dot(back, v3_load(target->tnormals + 3 * out.tri)) < 0.0f) ||
+    rtcd_tri_hit out = view_first_hit(side.target, c->brute_force, p1, back, len);
+    if (out.tri == RTCD_INVALID || !(v3_dot(back, v3_load(side.target->tnormals + 3 * out.tri)) < 0.0f) ||
         !(in.t + out.t < len) || in.tri >= RTCD_REC_TRI_MASK)
         return RTCD_WALK_LOST;
     rtcd_u32 shared = 3u;
     for (rtcd_u32 k = 0; k < 3u; ++k)
-        if (target->neighbors[3 * in.tri + k] == out.tri) shared = k;
+        if (side.target->neighbors[3 * in.tri + k] == out.tri) shared = k;
     rec->feature = (direction << 31) | RTCD_REC_EDGE | slot;
     rec->tri = in.tri | (shared << RTCD_REC_SHARED_SHIFT);
     rec->t = (len - out.t) / len; /* where it leaves, as a fraction of the edge */
     rtcd_v3 at, push;
     float depth;
-    return crossing_edge_contact(caster, target, to_target, *rec, &at, &push, &depth) ? RTCD_WALK_HIT
+    return crossing_edge_contact(side.caster, side.target, side.to_target, *rec, &at, &push, &depth) ? RTCD_WALK_HIT
                                                                                        : RTCD_WALK_LOST;
 }
 
@@ -147,14 +145,12 @@ RTCD_INLINE int pair_edge_item(const rtcd_pair_ctx* c, rtcd_u32 direction, rtcd_
  * target's box centre through the caster's; zero when they coincide. */
 RTCD_INLINE rtcd_v3 deep_way_out(const rtcd_pair_ctx* c, rtcd_u32 direction)
 {
-    const rtcd_mesh_view* caster = direction ? &c->b : &c->a;
-    const rtcd_mesh_view* target = direction ? &c->a : &c->b;
-    const rtcd_xform* to_target = direction ? &c->b_in_a : &c->a_in_b;
-    rtcd_v3 from = v3_scale(v3_add(target->lo, target->hi), 0.5f);
-    rtcd_v3 to = xf_point(to_target, v3_scale(v3_add(caster->lo, caster->hi), 0.5f));
+    const rtcd_pair_side side = pair_side(c, direction);
+    rtcd_v3 from = v3_scale(v3_add(side.target->lo, side.target->hi), 0.5f);
+    rtcd_v3 to = xf_point(side.to_target, v3_scale(v3_add(side.caster->lo, side.caster->hi), 0.5f));
     rtcd_v3 d = v3_sub(to, from);
     float len = v3_length(d);
-    if (!(len > 1e-4f * v3_length(v3_sub(target->hi, target->lo)))) return v3(0.0f, 0.0f, 0.0f);
+    if (!(len > 1e-4f * v3_length(v3_sub(side.target->hi, side.target->lo)))) return v3(0.0f, 0.0f, 0.0f);
     return v3_scale(d, 1.0f / len);
 }
 
@@ -165,30 +161,28 @@ RTCD_INLINE rtcd_v3 deep_way_out(const rtcd_pair_ctx* c, rtcd_u32 direction)
 RTCD_INLINE int pair_deep_item(const rtcd_pair_ctx* c, rtcd_u32 direction, rtcd_u32 i, rtcd_pass_counts* n,
                                rtcd_ray_rec* rec)
 {
-    const rtcd_mesh_view* caster = direction ? &c->b : &c->a;
-    const rtcd_mesh_view* target = direction ? &c->a : &c->b;
-    const rtcd_xform* to_target = direction ? &c->b_in_a : &c->a_in_b;
-    rtcd_v3 nrm = v3_load(caster->vnormals + 3 * i);
+    const rtcd_pair_side side = pair_side(c, direction);
+    rtcd_v3 nrm = v3_load(side.caster->vnormals + 3 * i);
     if (nrm.x == 0.0f && nrm.y == 0.0f && nrm.z == 0.0f) return RTCD_WALK_LOST;
-    rtcd_v3 o = xf_point(to_target, v3_load(caster->vertices + 3 * i));
-    if (!view_may_contain(target, o)) return RTCD_WALK_LOST;
+    rtcd_v3 o = xf_point(side.to_target, v3_load(side.caster->vertices + 3 * i));
+    if (!view_may_contain(side.target, o)) return RTCD_WALK_LOST;
     n->candidates += 1u;
-    rtcd_v3 dir = xf_rotate(to_target, v3_neg(nrm));
+    rtcd_v3 dir = xf_rotate(side.to_target, v3_neg(nrm));
     n->rays += 2u;
-    rtcd_tri_hit hin = view_first_hit(target, c->brute_force, o, dir, RTCD_FLT_MAX);
-    rtcd_tri_hit hout = view_first_hit(target, c->brute_force, o, v3_neg(dir), RTCD_FLT_MAX);
+    rtcd_tri_hit hin = view_first_hit(side.target, c->brute_force, o, dir, RTCD_FLT_MAX);
+    rtcd_tri_hit hout = view_first_hit(side.target, c->brute_force, o, v3_neg(dir), RTCD_FLT_MAX);
     if (hin.tri == RTCD_INVALID || hout.tri == RTCD_INVALID || hin.tri >= RTCD_REC_CENTRE ||
         hout.tri >= RTCD_REC_CENTRE || i > RTCD_REC_INDEX)
         return RTCD_WALK_LOST;
-    float cin = v3_dot(dir, v3_load(target->tnormals + 3 * hin.tri));
-    float cout = -v3_dot(dir, v3_load(target->tnormals + 3 * hout.tri));
+    float cin = v3_dot(dir, v3_load(side.target->tnormals + 3 * hin.tri));
+    float cout = -v3_dot(dir, v3_load(side.target->tnormals + 3 * hout.tri));
     if (!(cin > 0.0f) || !(cout > 0.0f)) return RTCD_WALK_LOST; /* outside */
     rec->feature = (direction << 31) | RTCD_REC_DEEP | i;
     rtcd_v3 way = deep_way_out(c, direction);
     if (way.x != 0.0f || way.y != 0.0f || way.z != 0.0f) {
         n->rays += 1u;
-        rtcd_tri_hit h = view_first_hit(target, c->brute_force, o, way, RTCD_FLT_MAX);
-        if (h.tri < RTCD_REC_CENTRE && v3_dot(way, v3_load(target->tnormals + 3 * h.tri)) > 0.0f) {
+        rtcd_tri_hit h = view_first_hit(side.target, c->brute_force, o, way, RTCD_FLT_MAX);
+        if (h.tri < RTCD_REC_CENTRE && v3_dot(way, v3_load(side.target->tnormals + 3 * h.tri)) > 0.0f) {
             rec->tri = h.tri | RTCD_REC_CENTRE;
             rec->t = h.t;
             return RTCD_WALK_HIT;
@@ -222,12 +216,10 @@ RTCD_INLINE rtcd_contact_v pair_contact(const rtcd_pair_ctx* c, rtcd_ray_rec r, 
     rtcd_u32 direction = r.feature >> 31;
     const rtcd_xform* xt = direction ? &c->xa : &c->xb;
     if (r.feature & RTCD_REC_EDGE) {
-        const rtcd_mesh_view* caster = direction ? &c->b : &c->a;
-        const rtcd_mesh_view* target = direction ? &c->a : &c->b;
-        const rtcd_xform* to_target = direction ? &c->b_in_a : &c->a_in_b;
+        const rtcd_pair_side side = pair_side(c, direction);
         rtcd_v3 at = v3(0.0f, 0.0f, 0.0f), push = at;
         float depth = 0.0f;
-        crossing_edge_contact(caster, target, to_target, r, &at, &push, &depth);
+        crossing_edge_contact(side.caster, side.target, side.to_target, r, &at, &push, &depth);
         return contact_pushed(direction, r.feature & 0x7fffffffu, xf_point(xt, at), xf_rotate(xt, push), depth);
     }
     rtcd_ray_rec plain = r;

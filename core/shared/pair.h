@@ -45,6 +45,23 @@ typedef struct rtcd_pair_ctx {
     float margin;               /* speculative contacts this close need no motion towards them */
 } rtcd_pair_ctx;
 
+/* One direction of a pair: the caster's vertices against the target
+ * (direction 0: A's vertices into B, 1: B's into A). */
+typedef struct rtcd_pair_side {
+    const rtcd_mesh_view* caster;
+    const rtcd_mesh_view* target;
+    const rtcd_xform* to_target; /* caster's frame to the target's */
+} rtcd_pair_side;
+
+RTCD_INLINE rtcd_pair_side pair_side(const rtcd_pair_ctx* c, rtcd_u32 direction)
+{
+    rtcd_pair_side s;
+    s.caster = direction ? &c->b : &c->a;
+    s.target = direction ? &c->a : &c->b;
+    s.to_target = direction ? &c->b_in_a : &c->a_in_b;
+    return s;
+}
+
 /* before: b in a's frame one call earlier, or NULL. algorithm: 0 standard,
  * 1 iterative, 2 predictive (rtcd_algorithm). */
 RTCD_INLINE void pair_ctx_init(rtcd_pair_ctx* c, const rtcd_xform* xa, const rtcd_xform* xb, rtcd_u32 algorithm,
@@ -110,21 +127,19 @@ RTCD_INLINE int pair_cast_normal(const rtcd_pair_ctx* c, const rtcd_mesh_view* c
 RTCD_INLINE int pair_sweep_vertex(const rtcd_pair_ctx* c, rtcd_u32 direction, rtcd_u32 i, rtcd_pass_counts* n,
                                   rtcd_ray_rec* rec)
 {
-    const rtcd_mesh_view* caster = direction ? &c->b : &c->a;
-    const rtcd_mesh_view* target = direction ? &c->a : &c->b;
-    const rtcd_xform* to_target = direction ? &c->b_in_a : &c->a_in_b;
-    rtcd_v3 nrm = v3_load(caster->vnormals + 3 * i);
+    const rtcd_pair_side side = pair_side(c, direction);
+    rtcd_v3 nrm = v3_load(side.caster->vnormals + 3 * i);
     if (nrm.x == 0.0f && nrm.y == 0.0f && nrm.z == 0.0f) return RTCD_WALK_LOST; /* unreferenced vertex */
-    rtcd_v3 local_v = v3_load(caster->vertices + 3 * i);
-    rtcd_v3 o = xf_point(to_target, local_v);
-    int inside = view_may_contain(target, o);
-    if (!inside && !(c->predict_pass && view_may_be_near(target, o, c->extension))) return RTCD_WALK_LOST;
+    rtcd_v3 local_v = v3_load(side.caster->vertices + 3 * i);
+    rtcd_v3 o = xf_point(side.to_target, local_v);
+    int inside = view_may_contain(side.target, o);
+    if (!inside && !(c->predict_pass && view_may_be_near(side.target, o, c->extension))) return RTCD_WALK_LOST;
     n->candidates += 1u;
     rtcd_v3 dir_local = v3_neg(nrm);
-    rtcd_v3 dir = xf_rotate(to_target, dir_local);
+    rtcd_v3 dir = xf_rotate(side.to_target, dir_local);
     rec->feature = (direction << 31) | i;
     rtcd_tri_hit hit;
-    if (inside && pair_cast_normal(c, caster, target, i, local_v, dir_local, o, dir, n, &hit)) {
+    if (inside && pair_cast_normal(c, side.caster, side.target, i, local_v, dir_local, o, dir, n, &hit)) {
         rec->tri = hit.tri;
         rec->t = hit.t;
         return RTCD_WALK_HIT;
@@ -134,9 +149,9 @@ RTCD_INLINE int pair_sweep_vertex(const rtcd_pair_ctx* c, rtcd_u32 direction, rt
      * go in, kept when the vertex is within the culling distance of its plane. */
     n->predictive_rays += 1u;
     rtcd_v3 back = v3_neg(dir);
-    rtcd_tri_hit ph = view_first_hit(target, c->brute_force, o, back, RTCD_PREDICT_REACH * c->culling);
+    rtcd_tri_hit ph = view_first_hit(side.target, c->brute_force, o, back, RTCD_PREDICT_REACH * c->culling);
     if (ph.tri != RTCD_INVALID) {
-        float cosn = v3_dot(back, v3_load(target->tnormals + 3 * ph.tri));
+        float cosn = v3_dot(back, v3_load(side.target->tnormals + 3 * ph.tri));
         if (cosn < 0.0f && prediction_within(ph.t, -cosn, c->culling)) {
             rec->tri = ph.tri | RTCD_ENTRY_PREDICTION;
             rec->t = ph.t;
@@ -152,8 +167,8 @@ RTCD_INLINE int pair_sweep_vertex(const rtcd_pair_ctx* c, rtcd_u32 direction, rt
     if (!(travel > 0.0f)) return RTCD_WALK_LOST;
     n->predictive_rays += 1u;
     rtcd_v3 md = v3_scale(motion, 1.0f / travel);
-    rtcd_tri_hit mh = view_first_hit(target, c->brute_force, o, md, c->culling);
-    if (mh.tri == RTCD_INVALID || !(v3_dot(md, v3_load(target->tnormals + 3 * mh.tri)) < 0.0f))
+    rtcd_tri_hit mh = view_first_hit(side.target, c->brute_force, o, md, c->culling);
+    if (mh.tri == RTCD_INVALID || !(v3_dot(md, v3_load(side.target->tnormals + 3 * mh.tri)) < 0.0f))
         return RTCD_WALK_LOST;
     rec->tri = mh.tri | RTCD_ENTRY_PREDICTION;
     rec->t = mh.t;
@@ -166,18 +181,16 @@ RTCD_INLINE int pair_walk_entry(const rtcd_pair_ctx* c, rtcd_u32 feature, rtcd_u
                                 rtcd_ray_rec* rec)
 {
     rtcd_u32 direction = feature >> 31, i = feature & 0x7fffffffu;
-    const rtcd_mesh_view* caster = direction ? &c->b : &c->a;
-    const rtcd_mesh_view* target = direction ? &c->a : &c->b;
-    const rtcd_xform* to_target = direction ? &c->b_in_a : &c->a_in_b;
-    rtcd_v3 p = xf_point(to_target, v3_load(caster->vertices + 3 * i));
-    rtcd_v3 dir = xf_rotate(to_target, v3_neg(v3_load(caster->vnormals + 3 * i)));
+    const rtcd_pair_side side = pair_side(c, direction);
+    rtcd_v3 p = xf_point(side.to_target, v3_load(side.caster->vertices + 3 * i));
+    rtcd_v3 dir = xf_rotate(side.to_target, v3_neg(v3_load(side.caster->vnormals + 3 * i)));
     rtcd_u32 tri = tri_word & RTCD_ENTRY_TRIANGLE;
     float t = 0.0f;
-    int r = walk_ray(target->vertices, target->indices, target->neighbors, target->tnormals, p, dir,
+    int r = walk_ray(side.target->vertices, side.target->indices, side.target->neighbors, side.target->tnormals, p, dir,
                      c->max_iterations, (int)c->predictive, c->culling, &tri, &t, &n->steps);
     /* A vertex in an empty cell of the other mesh's grid is certainly
      * outside it, whatever triangle the walk reached. */
-    if (r == RTCD_WALK_HIT && !view_may_contain(target, p)) r = RTCD_WALK_LOST;
+    if (r == RTCD_WALK_HIT && !view_may_contain(side.target, p)) r = RTCD_WALK_LOST;
     if (r == RTCD_WALK_LOST && c->predictive) {
         /* With predictions, a ray the walk lost stays as one, on the
          * triangle it had, until the next standard pass: a prediction not
@@ -204,29 +217,27 @@ RTCD_INLINE int pair_speculative(const rtcd_pair_ctx* c, rtcd_ray_rec* rec, rtcd
 {
     if (!(c->speculative > 0.0f)) return 0;
     rtcd_u32 direction = rec->feature >> 31, i = rec->feature & 0x7fffffffu;
-    const rtcd_mesh_view* caster = direction ? &c->b : &c->a;
-    const rtcd_mesh_view* target = direction ? &c->a : &c->b;
-    const rtcd_xform* to_target = direction ? &c->b_in_a : &c->a_in_b;
+    const rtcd_pair_side side = pair_side(c, direction);
     rtcd_u32 tri = rec->tri & RTCD_ENTRY_TRIANGLE;
-    rtcd_v3 p = xf_point(to_target, v3_load(caster->vertices + 3 * i));
-    rtcd_v3 on_plane = v3_load(target->vertices + 3 * target->indices[3 * tri]);
-    rtcd_v3 nrm = v3_load(target->tnormals + 3 * tri);
+    rtcd_v3 p = xf_point(side.to_target, v3_load(side.caster->vertices + 3 * i));
+    rtcd_v3 on_plane = v3_load(side.target->vertices + 3 * side.target->indices[3 * tri]);
+    rtcd_v3 nrm = v3_load(side.target->tnormals + 3 * tri);
     float s = v3_dot(v3_sub(p, on_plane), nrm);
     if (!(s >= 0.0f && s <= c->speculative)) return 0;
     if (s > c->margin && c->has_motion) {
         const rtcd_xform* before = direction ? &c->b_in_a_before : &c->a_in_b_before;
-        rtcd_v3 m = v3_sub(p, xf_point(before, v3_load(caster->vertices + 3 * i)));
+        rtcd_v3 m = v3_sub(p, xf_point(before, v3_load(side.caster->vertices + 3 * i)));
         if (!(-v3_dot(m, nrm) > s - c->margin)) return 0; /* does not reach the plane in a step */
         float travel = v3_length(m);
         rtcd_v3 md = v3_scale(m, 1.0f / travel);
         n->predictive_rays += 1u;
-        rtcd_tri_hit h = view_first_hit(target, c->brute_force, p, md, travel + c->margin);
-        if (h.tri == RTCD_INVALID || !(v3_dot(md, v3_load(target->tnormals + 3 * h.tri)) < 0.0f)) return 0;
+        rtcd_tri_hit h = view_first_hit(side.target, c->brute_force, p, md, travel + c->margin);
+        if (h.tri == RTCD_INVALID || !(v3_dot(md, v3_load(side.target->tnormals + 3 * h.tri)) < 0.0f)) return 0;
         /* The contact is where the motion goes in, not where the normal
          * points: a vertex on the side of a bump would push sideways. */
         tri = h.tri;
-        nrm = v3_load(target->tnormals + 3 * tri);
-        s = v3_dot(v3_sub(p, v3_load(target->vertices + 3 * target->indices[3 * tri])), nrm);
+        nrm = v3_load(side.target->tnormals + 3 * tri);
+        s = v3_dot(v3_sub(p, v3_load(side.target->vertices + 3 * side.target->indices[3 * tri])), nrm);
         if (!(s >= 0.0f && s <= c->speculative)) return 0;
         rec->tri = tri | RTCD_ENTRY_PREDICTION;
     }
@@ -286,13 +297,11 @@ RTCD_INLINE rtcd_contact_v pair_ray_contact(const rtcd_pair_ctx* c, rtcd_ray_rec
         /* Ranked by the depth it reaches if the step goes on as the last:
          * of a body about to land, the points it lands on come first, not
          * the nearest gap on the side of a bump. */
-        const rtcd_mesh_view* caster = direction ? &c->b : &c->a;
-        const rtcd_mesh_view* target = direction ? &c->a : &c->b;
-        const rtcd_xform* to_target = direction ? &c->b_in_a : &c->a_in_b;
+        const rtcd_pair_side side = pair_side(c, direction);
         const rtcd_xform* before = direction ? &c->b_in_a_before : &c->a_in_b_before;
-        rtcd_v3 v = v3_load(caster->vertices + 3 * i);
-        rtcd_v3 m = v3_sub(xf_point(to_target, v), xf_point(before, v));
-        float approach = -v3_dot(m, v3_load(target->tnormals + 3 * (r.tri & RTCD_ENTRY_TRIANGLE)));
+        rtcd_v3 v = v3_load(side.caster->vertices + 3 * i);
+        rtcd_v3 m = v3_sub(xf_point(side.to_target, v), xf_point(before, v));
+        float approach = -v3_dot(m, v3_load(side.target->tnormals + 3 * (r.tri & RTCD_ENTRY_TRIANGLE)));
         out.rank = out.depth + rtcd_maxf(approach, 0.0f);
     }
     return out;
