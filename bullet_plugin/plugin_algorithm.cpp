@@ -130,6 +130,26 @@ static rtcd_transform poseBack(const btCollisionObject* obj, btScalar dt)
     return rtcdFromBullet(back);
 }
 
+const rtcd_transform& rtcdPluginState::backOf(const btCollisionObject* obj)
+{
+    // Once per body and step (a body is in many pairs), by its index in the world.
+    int index = obj->getWorldArrayIndex();
+    if (index < 0) {
+        back_scratch = poseBack(obj, time_step);
+        return back_scratch;
+    }
+    size_t k = static_cast<size_t>(index);
+    if (k >= back_poses.size()) {
+        back_poses.resize(k + 1);
+        back_stamps.resize(k + 1, 0);
+    }
+    if (back_stamps[k] != stamp) {
+        back_poses[k] = poseBack(obj, time_step);
+        back_stamps[k] = stamp;
+    }
+    return back_poses[k];
+}
+
 float rtcdPluginState::pairMotion(const btCollisionObject* a, const rtcd_mesh* ma, const btCollisionObject* b,
                                   const rtcd_mesh* mb) const
 {
@@ -214,8 +234,8 @@ void rtcdPluginState::runBatch()
         d.key = slots[e.slot].serial;
         d.motion = pairMotion(e.a, d.a, e.b, d.b); // the speculative contacts' reach
         d.has_back = 1;
-        d.back_a = poseBack(e.a, time_step);
-        d.back_b = poseBack(e.b, time_step);
+        d.back_a = backOf(e.a);
+        d.back_b = backOf(e.b);
         descs.push_back(d);
         desc_slot.push_back(e.slot);
     }

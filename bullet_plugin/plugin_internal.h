@@ -84,6 +84,11 @@ struct rtcdPluginState {
     // standard algorithm, CPU reference), into its slot; adds to stats.
     void computePair(const rtcdBatchEntry& e);
     void runBatch();
+    // The body's pose one step back along its velocities (rtcd_pair_desc.back_a).
+    const rtcd_transform& backOf(const btCollisionObject* obj);
+    std::vector<rtcd_transform> back_poses; // by world index, computed once a step
+    std::vector<uint32_t> back_stamps;
+    rtcd_transform back_scratch;
     // How far the points of body a may move relative to b (NULL: the
     // static world) over one step, from their velocities.
     float pairMotion(const btCollisionObject* a, const rtcd_mesh* ma, const btCollisionObject* b,
