@@ -146,10 +146,10 @@ static void run_pair(cpu_backend* b, cpu_worker* w, uint32_t i, cpu_pair* e)
     int mode = (int)b->def.contact_normal;
     for (uint32_t k = 0; k < n; ++k) {
         w->contacts[k] = pair_contact(&ctx, w->recs[k], mode);
-        if (!(w->recs[k].tri & RTCD_ENTRY_PREDICTION) && !rec_is_crossing(w->recs[k])) r->ray_length += w->recs[k].t;
+        if (rec_is_ray(w->recs[k])) r->ray_length += w->recs[k].t;
     }
     uint32_t chosen[RTCD_MANIFOLD_POINTS];
-    r->contact_count = reduce_contacts(w->contacts, n, ctx.touch, chosen);
+    r->contact_count = reduce_contacts(w->contacts, n, ctx.margin, chosen);
     for (uint32_t k = 0; k < r->contact_count; ++k) r->contacts[k] = rtcd_contact_to_public(w->contacts[chosen[k]]);
     if (b->rays) rtcd_recs_to_rays(&ctx, w->recs, n, b->rays + b->ray_offset[i]);
     r->colliding_rays = st.colliding_rays;

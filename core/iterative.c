@@ -92,9 +92,6 @@ RTCD_API float rtcd_relative_displacement(const rtcd_mesh* a, const rtcd_mesh* b
     return fmaxf(turn * b->reach + move_b, turn * a->reach + move_a);
 }
 
-/* How close to the other mesh a vertex gets a speculative contact this
- * call: the margin plus how far the pair may move in one step (the
- * caller's bound, else its last step), at most the larger mesh's reach. */
 rtcd_pair_motion rtcd_pair_motion_of(const rtcd_pair_desc* desc)
 {
     rtcd_pair_motion m;
@@ -114,12 +111,15 @@ rtcd_pair_motion rtcd_pair_motion_of(const rtcd_pair_desc* desc)
     return m;
 }
 
-static float speculative_reach(const rtcd_narrowphase_def* def, const rtcd_pair_track* track, float motion)
+/* How close to the other mesh a vertex gets a speculative contact this
+ * call: the margin plus how far the pair may move in one step (the
+ * caller's bound, rtcd_pair_motion_of's, or its last step, whichever is
+ * larger), at most the larger mesh's reach. */
+static float speculative_reach(const rtcd_narrowphase_def* def, const rtcd_pair_track* track, float bound)
 {
     if (!def->speculative || def->iterative.algorithm != RTCD_ALGORITHM_PREDICTIVE) return 0.0f;
     float step = track->has_motion && track->step_displacement < RTCD_FLT_MAX ? track->step_displacement : 0.0f;
-    float m = motion > 0.0f && isfinite(motion) ? fmaxf(motion, step) : step;
-    return fminf(def->speculative_margin + m, fmaxf(track->a->reach, track->b->reach));
+    return fminf(def->speculative_margin + fmaxf(bound, step), fmaxf(track->a->reach, track->b->reach));
 }
 
 int rtcd_track_plan(rtcd_pair_track* track, const rtcd_narrowphase_def* ndef, const rtcd_mesh* a, const rtcd_mesh* b,

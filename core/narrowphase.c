@@ -84,7 +84,7 @@ void rtcd_pair_ctx_init(rtcd_pair_ctx* c, const rtcd_narrowphase_def* def, const
                   params ? params->max_iterations : 0u, before, speculative);
     c->edge_crossings = def->edge_crossings != 0;
     c->deep_contacts = def->deep_contacts != 0;
-    c->margin = c->touch = c->speculative > 0.0f ? def->speculative_margin : 0.0f;
+    c->margin = c->speculative > 0.0f ? def->speculative_margin : 0.0f;
 }
 
 /* The CPU's share of a standard pass: which vertices to try. The per-vertex
@@ -185,12 +185,12 @@ static void cast_direction(const rtcd_pair_ctx* c, uint32_t direction, uint32_t 
  * pairs whose surfaces are clearly apart. */
 static int may_cross(const rtcd_pair_ctx* c, uint32_t direction, const rtcd_mesh* caster)
 {
-    const rtcd_xform* to_target = direction ? &c->b_in_a : &c->a_in_b;
-    const rtcd_mesh_view* tv = direction ? &c->a : &c->b;
+    const rtcd_pair_side side = pair_side(c, direction);
     for (uint32_t k = 0; k < caster->cluster_count; ++k) {
         const rtcd_vertex_cluster* cl = &caster->clusters[k];
-        rtcd_v3 centre = xf_point(to_target, v3_load(cl->centre));
-        if (view_may_contain(tv, centre) || view_may_be_near(tv, centre, cl->radius + caster->max_edge_length))
+        rtcd_v3 centre = xf_point(side.to_target, v3_load(cl->centre));
+        if (view_may_contain(side.target, centre) ||
+            view_may_be_near(side.target, centre, cl->radius + caster->max_edge_length))
             return 1;
     }
     return 0;
@@ -263,21 +263,23 @@ void rtcd_standard_pass(const rtcd_narrowphase_def* def, const rtcd_pair_ctx* c,
     memset(stats, 0, sizeof *stats);
     stats->standard_pass = 1;
     int many = na + nb > RTCD_CULL_MIN_CANDIDATES;
-    int second = overlap && pair_crossing_items(c) > 0;
-    if (na + nb == 0 || (def->cull_separated && many && !c->predict_pass && provably_separated(c, a, b))) {
+    /* The separation test's answer, -1 while it has not run. */
+    int separated = def->cull_separated && many && !c->predict_pass ? provably_separated(c, a, b) : -1;
+    if (na + nb == 0 || separated == 1) {
         stats->culled = 1;
-        second = second && na + nb == 0; /* the separation test rules out crossings too */
     } else {
         cast_direction(c, 0, a->vertex_count, bits, &sink);
         cast_direction(c, 1, b->vertex_count, bits ? bits + wa : NULL, &sink);
     }
     /* Nothing found (no colliding ray, no prediction): edges that cross the
      * other surface and vertices whose rays all crossed their own body. A
-     * pair with predictions has vertices near the other surface that
-     * follow it; the second phase is for the pairs the vertices miss. Without a crossing of the
-     * surfaces or one mesh inside the other there are none (the kernels
-     * run the items and find nothing). */
-    if (second && sink.count == 0 && sink.predictions == 0 && (may_cross(c, 0, a) || may_cross(c, 1, b)) && !provably_separated(c, a, b)) {
+     * pair with predictions has vertices near the other surface that follow
+     * it; the second phase is for the pairs the vertices miss. Without a
+     * crossing of the surfaces or one mesh inside the other there are none
+     * (the kernels run the items and find nothing). */
+    int second = overlap && pair_crossing_items(c) > 0 && sink.count == 0 && sink.predictions == 0 &&
+                 separated != 1 && (may_cross(c, 0, a) || may_cross(c, 1, b));
+    if (second && (separated == 0 || !provably_separated(c, a, b))) {
         rtcd_u32 items = pair_crossing_items(c);
         for (rtcd_u32 k = 0; k < items; ++k) {
             rtcd_ray_rec rec;
@@ -300,7 +302,7 @@ uint32_t rtcd_recs_to_rays(const rtcd_pair_ctx* c, const rtcd_ray_rec* recs, uin
     _Static_assert(sizeof(rtcd_world_ray) == sizeof(rtcd_ray_hit), "rtcd_ray_hit is rtcd_world_ray's layout");
     uint32_t n = 0;
     for (uint32_t i = 0; i < count; ++i) {
-        if ((recs[i].tri & RTCD_ENTRY_PREDICTION) || rec_is_crossing(recs[i])) continue; /* not a ray */
+        if (!rec_is_ray(recs[i])) continue;
         rtcd_world_ray w = pair_world_ray(c, recs[i]);
         memcpy(&rays[n++], &w, sizeof w);
     }

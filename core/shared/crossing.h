@@ -45,6 +45,9 @@ RTCD_INLINE rtcd_u32 pair_crossing_items(const rtcd_pair_ctx* c)
 /* Does a record come from the second phase (no Hermann ray of its own)? */
 RTCD_INLINE int rec_is_crossing(rtcd_ray_rec r) { return (r.feature & (RTCD_REC_EDGE | RTCD_REC_DEEP)) != 0u; }
 
+/* Is a record a colliding ray (not a speculative or second-phase contact)? */
+RTCD_INLINE int rec_is_ray(rtcd_ray_rec r) { return !(r.tri & RTCD_ENTRY_PREDICTION) && !rec_is_crossing(r); }
+
 /* Edge slot `slot` (3 t + k) of the caster, in the target's frame: its ends. */
 RTCD_INLINE void crossing_edge(const rtcd_mesh_view* caster, const rtcd_xform* x, rtcd_u32 slot, rtcd_v3* p0,
                                rtcd_v3* p1)

@@ -41,8 +41,9 @@ typedef struct rtcd_pair_ctx {
     rtcd_xform a_in_b_before, b_in_a_before;
     float speculative;          /* predictions this close to their triangle's plane are contacts; 0: none */
     rtcd_u32 edge_crossings, deep_contacts; /* the second phase's items (crossing.h) */
-    float touch;                /* the reduction's band of points about to touch (reduce_level): the margin */
-    float margin;               /* speculative contacts this close need no motion towards them */
+    /* Speculative contacts this close need no motion towards them, and
+     * points this close to touching come first in the reduction. */
+    float margin;
 } rtcd_pair_ctx;
 
 /* One direction of a pair: the caster's vertices against the target
@@ -51,6 +52,7 @@ typedef struct rtcd_pair_side {
     const rtcd_mesh_view* caster;
     const rtcd_mesh_view* target;
     const rtcd_xform* to_target; /* caster's frame to the target's */
+    const rtcd_xform* before;    /* the same one step back (when the context has_motion) */
 } rtcd_pair_side;
 
 RTCD_INLINE rtcd_pair_side pair_side(const rtcd_pair_ctx* c, rtcd_u32 direction)
@@ -59,7 +61,15 @@ RTCD_INLINE rtcd_pair_side pair_side(const rtcd_pair_ctx* c, rtcd_u32 direction)
     s.caster = direction ? &c->b : &c->a;
     s.target = direction ? &c->a : &c->b;
     s.to_target = direction ? &c->b_in_a : &c->a_in_b;
+    s.before = direction ? &c->b_in_a_before : &c->a_in_b_before;
     return s;
+}
+
+/* How caster vertex v (its own frame; o its place in the target's frame)
+ * moved over the last step, in the target's frame (needs has_motion). */
+RTCD_INLINE rtcd_v3 pair_vertex_motion(const rtcd_pair_side* side, rtcd_v3 v, rtcd_v3 o)
+{
+    return v3_sub(o, xf_point(side->before, v));
 }
 
 /* before: b in a's frame one call earlier, or NULL. algorithm: 0 standard,
@@ -81,7 +91,7 @@ RTCD_INLINE void pair_ctx_init(rtcd_pair_ctx* c, const rtcd_xform* xa, const rtc
     c->has_motion = c->predict_pass && before != 0;
     c->speculative = c->predict_pass ? speculative : 0.0f;
     c->edge_crossings = c->deep_contacts = 0u; /* the caller's choice */
-    c->touch = c->margin = 0.0f;
+    c->margin = 0.0f;
     if (c->has_motion) {
         c->b_in_a_before = *before;
         c->a_in_b_before = xf_inverse(before);
@@ -161,8 +171,7 @@ RTCD_INLINE int pair_sweep_vertex(const rtcd_pair_ctx* c, rtcd_u32 direction, rt
     /* Else along the vertex's own motion in the last step: a vertex that the
      * other mesh's rim slides over is never in front of its normal. */
     if (!c->has_motion) return RTCD_WALK_LOST;
-    const rtcd_xform* before = direction ? &c->b_in_a_before : &c->a_in_b_before;
-    rtcd_v3 motion = v3_sub(o, xf_point(before, local_v));
+    rtcd_v3 motion = pair_vertex_motion(&side, local_v, o);
     float travel = v3_length(motion);
     if (!(travel > 0.0f)) return RTCD_WALK_LOST;
     n->predictive_rays += 1u;
@@ -208,7 +217,7 @@ RTCD_INLINE int pair_walk_entry(const rtcd_pair_ctx* c, rtcd_u32 feature, rtcd_u
  * predictive ray found) as a speculative contact: when the vertex lies in
  * front of the triangle's plane and within the pair's speculative reach of
  * it, its distance to the plane goes to rec->t and the record is kept as a
- * contact with that positive distance. Past the touching band, and when
+ * contact with that positive distance. Past the margin, and when
  * the pair's last step is known, only a vertex that its motion (the last
  * step's, again) brings onto the plane and into the other mesh within the
  * step: the plane is the surface's tangent, and a vertex passing beside
@@ -219,14 +228,14 @@ RTCD_INLINE int pair_speculative(const rtcd_pair_ctx* c, rtcd_ray_rec* rec, rtcd
     rtcd_u32 direction = rec->feature >> 31, i = rec->feature & 0x7fffffffu;
     const rtcd_pair_side side = pair_side(c, direction);
     rtcd_u32 tri = rec->tri & RTCD_ENTRY_TRIANGLE;
-    rtcd_v3 p = xf_point(side.to_target, v3_load(side.caster->vertices + 3 * i));
+    rtcd_v3 v = v3_load(side.caster->vertices + 3 * i);
+    rtcd_v3 p = xf_point(side.to_target, v);
     rtcd_v3 on_plane = v3_load(side.target->vertices + 3 * side.target->indices[3 * tri]);
     rtcd_v3 nrm = v3_load(side.target->tnormals + 3 * tri);
     float s = v3_dot(v3_sub(p, on_plane), nrm);
     if (!(s >= 0.0f && s <= c->speculative)) return 0;
     if (s > c->margin && c->has_motion) {
-        const rtcd_xform* before = direction ? &c->b_in_a_before : &c->a_in_b_before;
-        rtcd_v3 m = v3_sub(p, xf_point(before, v3_load(side.caster->vertices + 3 * i)));
+        rtcd_v3 m = pair_vertex_motion(&side, v, p);
         if (!(-v3_dot(m, nrm) > s - c->margin)) return 0; /* does not reach the plane in a step */
         float travel = v3_length(m);
         rtcd_v3 md = v3_scale(m, 1.0f / travel);
@@ -298,9 +307,8 @@ RTCD_INLINE rtcd_contact_v pair_ray_contact(const rtcd_pair_ctx* c, rtcd_ray_rec
          * of a body about to land, the points it lands on come first, not
          * the nearest gap on the side of a bump. */
         const rtcd_pair_side side = pair_side(c, direction);
-        const rtcd_xform* before = direction ? &c->b_in_a_before : &c->a_in_b_before;
         rtcd_v3 v = v3_load(side.caster->vertices + 3 * i);
-        rtcd_v3 m = v3_sub(xf_point(side.to_target, v), xf_point(before, v));
+        rtcd_v3 m = pair_vertex_motion(&side, v, xf_point(side.to_target, v));
         float approach = -v3_dot(m, v3_load(side.target->tnormals + 3 * (r.tri & RTCD_ENTRY_TRIANGLE)));
         out.rank = out.depth + rtcd_maxf(approach, 0.0f);
     }

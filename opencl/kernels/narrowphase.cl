@@ -148,7 +148,7 @@ __kernel __attribute__((reqd_work_group_size(RTCD_CL_GROUP_SIZE, 1, 1))) void rt
             chosen[k] = mine_index;
             rtcd_contact_v c = pair_contact(&ctx, recs[mine_index], (int)mode);
             chosen_pt[k][0] = c.point_on_b.x, chosen_pt[k][1] = c.point_on_b.y, chosen_pt[k][2] = c.point_on_b.z;
-            if (k == 0) level = reduce_level(c.rank, ctx.touch);
+            if (k == 0) level = reduce_level(c.rank, ctx.margin);
             write_contact(results + p, k, c);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -207,7 +207,7 @@ __kernel void rtcd_collide_pairs_serial(RTCD_PAIR_KERNEL_ARGS)
     uint n_out = 0;
     if (!overflow) {
         uint chosen[RTCD_MANIFOLD_POINTS];
-        n_out = reduce_contacts(contacts, count, ctx.touch, chosen);
+        n_out = reduce_contacts(contacts, count, ctx.margin, chosen);
         for (uint k = 0; k < n_out; ++k) write_contact(res, k, contacts[chosen[k]]);
     }
     res->contact_count = n_out;

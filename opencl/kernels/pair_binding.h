@@ -67,7 +67,7 @@ inline void cl_pair_ctx(rtcd_pair_ctx* c, const cl_buffers* b, __global const rt
                   pair->max_iterations, motion ? &before : 0, pair->speculative);
     c->edge_crossings = (pair->flags & RTCD_CL_EDGES) != 0u;
     c->deep_contacts = (pair->flags & RTCD_CL_DEEP) != 0u;
-    c->margin = c->touch = c->speculative > 0.0f ? pair->margin : 0.0f; /* as rtcd_pair_ctx_init on the CPU */
+    c->margin = c->speculative > 0.0f ? pair->margin : 0.0f; /* as rtcd_pair_ctx_init on the CPU */
 }
 
 /* How many items the pair's pass has: both meshes' vertices (A's, then
