@@ -210,17 +210,6 @@ static void wmesh_free(wmesh* w)
 
 static const double* wv(const wmesh* w, uint32_t i) { return w->v + 3 * i; }
 
-/* Squared distance from p to the box [lo, hi]. */
-static double box_dist2(const double p[3], const double lo[3], const double hi[3])
-{
-    double d2 = 0.0;
-    for (int k = 0; k < 3; ++k) {
-        double d = fmax(0.0, fmax(lo[k] - p[k], p[k] - hi[k]));
-        d2 += d * d;
-    }
-    return d2;
-}
-
 static double boxes_dist2(const double alo[3], const double ahi[3], const double blo[3], const double bhi[3])
 {
     double d2 = 0.0;
@@ -230,6 +219,9 @@ static double boxes_dist2(const double alo[3], const double ahi[3], const double
     }
     return d2;
 }
+
+/* Squared distance from p to the box [lo, hi]: the box [p, p]'s. */
+static double box_dist2(const double p[3], const double lo[3], const double hi[3]) { return boxes_dist2(p, p, lo, hi); }
 
 /* Ericson, Real-Time Collision Detection 5.1.5. */
 static double point_triangle_dist2(const double p[3], const double a[3], const double b[3], const double c[3])
