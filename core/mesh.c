@@ -99,7 +99,8 @@ static rtcd_error build_adjacency(const rtcd_mesh_def* def, const uint32_t* idx,
         size_t j = i + 1;
         while (j < n && edges[j].lo == edges[i].lo && edges[j].hi == edges[i].hi) ++j;
         size_t count = j - i;
-        if (count == 1 && open_at == n) open_at = i;
+        if (count == 1) neighbors[3 * edges[i].tri + edges[i].slot] = RTCD_INVALID; /* open surfaces */
+        if (count == 1 && open_at == n && !(def->flags & RTCD_MESH_OPEN_SURFACE)) open_at = i;
         if (count > 2 && nonmanifold_at == n) nonmanifold_at = i;
         if (count == 2) {
             if (edges[i].forward == edges[i + 1].forward && flipped_at == n) flipped_at = i;
@@ -140,6 +141,16 @@ static rtcd_error derive_geometry(rtcd_mesh* m)
         for (int k = 0; k < 3; ++k) {
             m->lo[k] = fminf(m->lo[k], m->vertices[3 * i + k]);
             m->hi[k] = fmaxf(m->hi[k], m->vertices[3 * i + k]);
+        }
+    }
+    if (m->open_surface) {
+        /* The solid behind an open surface reaches beyond its vertices (a
+         * flat floor has a box of zero height): the box, which every culling
+         * test uses, takes in a quarter of the surface's extent on each side. */
+        float ext = fmaxf(m->hi[0] - m->lo[0], fmaxf(m->hi[1] - m->lo[1], m->hi[2] - m->lo[2]));
+        for (int k = 0; k < 3; ++k) {
+            m->lo[k] -= 0.25f * ext;
+            m->hi[k] += 0.25f * ext;
         }
     }
     double* vn = rtcd_calloc((size_t)m->vertex_count * 3, sizeof(double));
@@ -189,10 +200,14 @@ rtcd_error rtcd_mesh_create(const rtcd_mesh_def* def, rtcd_mesh** out)
     if (out) *out = NULL;
     if (!def || !out) return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_mesh_create: NULL definition or output");
     const char* name = mesh_label(def);
-    if (!def->vertices || !def->indices || def->vertex_count < 4 || def->triangle_count < 4)
+    /* A closed surface needs a tetrahedron at least; an open one a triangle. */
+    uint32_t min_v = def->flags & RTCD_MESH_OPEN_SURFACE ? 3u : 4u, min_t = def->flags & RTCD_MESH_OPEN_SURFACE ? 1u : 4u;
+    if (!def->vertices || !def->indices || def->vertex_count < min_v || def->triangle_count < min_t)
         return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT,
-                         "%s: need vertex and index arrays with at least 4 vertices and 4 triangles (got %u, %u)",
-                         name, def->vertex_count, def->triangle_count);
+                         "%s: need vertex and index arrays with at least %u vertices and %u triangles (got %u, %u)",
+                         name, min_v, min_t, def->vertex_count, def->triangle_count);
+    if (def->flags & ~(uint32_t)(RTCD_MESH_FLIP_INSIDE_OUT | RTCD_MESH_OPEN_SURFACE))
+        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "%s: unknown flags 0x%x", name, def->flags);
     if (def->bvh_leaf_size > RTCD_BVH_MAX_LEAF_SIZE)
         return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "%s: bvh_leaf_size %u exceeds %u", name, def->bvh_leaf_size,
                          RTCD_BVH_MAX_LEAF_SIZE);
@@ -228,8 +243,9 @@ rtcd_error rtcd_mesh_create(const rtcd_mesh_def* def, rtcd_mesh** out)
     if ((err = validate_elements(def, m->vertices, m->indices)) != RTCD_OK) goto fail;
     if ((err = build_adjacency(def, m->indices, m->neighbors)) != RTCD_OK) goto fail;
 
-    m->mass = rtcd_compute_mass_properties(m->vertices, m->indices, m->triangle_count);
-    if (!(m->mass.volume > 0.0)) {
+    m->open_surface = (def->flags & RTCD_MESH_OPEN_SURFACE) != 0;
+    if (!m->open_surface) m->mass = rtcd_compute_mass_properties(m->vertices, m->indices, m->triangle_count);
+    if (!m->open_surface && !(m->mass.volume > 0.0)) {
         if (!(def->flags & RTCD_MESH_FLIP_INSIDE_OUT) || !(m->mass.volume < 0.0)) {
             err = rtcd_fail(RTCD_ERROR_MESH_INSIDE_OUT,
                             "%s: enclosed volume is %g (triangles wind clockwise seen from outside); pass "
@@ -246,10 +262,10 @@ rtcd_error rtcd_mesh_create(const rtcd_mesh_def* def, rtcd_mesh** out)
         m->mass = rtcd_compute_mass_properties(m->vertices, m->indices, m->triangle_count);
     }
     if ((err = derive_geometry(m)) != RTCD_OK) goto fail;
-    if ((err = rtcd_solid_grid_build(m)) != RTCD_OK) goto fail;
     err = rtcd_bvh_build(m->vertices, m->indices, m->triangle_count,
                          def->bvh_leaf_size ? def->bvh_leaf_size : 4u, &m->bvh);
     if (err != RTCD_OK) goto fail;
+    if ((err = rtcd_solid_grid_build(m)) != RTCD_OK) goto fail; /* open surfaces ask the BVH */
     if ((err = rtcd_near_grid_build(m)) != RTCD_OK) goto fail;
     if ((err = rtcd_vertex_clusters_build(m)) != RTCD_OK) goto fail;
     *out = m;
@@ -289,6 +305,7 @@ const float* rtcd_mesh_triangle_normals(const rtcd_mesh* m) { return m ? m->tria
 const float* rtcd_mesh_vertex_normals(const rtcd_mesh* m) { return m ? m->vertex_normals : NULL; }
 const uint32_t* rtcd_mesh_triangle_neighbors(const rtcd_mesh* m) { return m ? m->neighbors : NULL; }
 float rtcd_mesh_mean_edge_length(const rtcd_mesh* m) { return m ? m->mean_edge_length : 0.0f; }
+int rtcd_mesh_is_open_surface(const rtcd_mesh* m) { return m ? m->open_surface : 0; }
 
 void rtcd_mesh_bounds(const rtcd_mesh* m, float lo[3], float hi[3])
 {

@@ -58,6 +58,7 @@ struct rtcd_mesh {
     float* vertex_normals;    /* 3 per vertex */
     uint32_t* neighbors;      /* 3 per triangle */
     float lo[3], hi[3];
+    int open_surface;         /* RTCD_MESH_OPEN_SURFACE: open edges have neighbour RTCD_INVALID */
     float mean_edge_length;
     float max_edge_length;    /* longest edge (crossings: a triangle lies within it of its vertices) */
     float reach;              /* largest distance of a vertex from the origin */
@@ -99,6 +100,9 @@ static inline int rtcd_mesh_may_be_near(const rtcd_mesh* m, rtcd_v3 p, float dis
     const rtcd_solid_grid* g = &m->grid;
     return grid_may_be_near(g->near, v3_load(g->lo), v3_load(g->inv_cell), g->min_cell, p, dist);
 }
+
+/* Is p behind the open surface m (core/point_query.c)? Needs the BVH. */
+int rtcd_open_surface_contains(const rtcd_mesh* m, rtcd_v3 p);
 
 /* Builds with binned SAH over the mesh's triangles. */
 rtcd_error rtcd_bvh_build(const float* vertices, const uint32_t* indices, uint32_t triangle_count,

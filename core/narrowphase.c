@@ -82,8 +82,10 @@ void rtcd_pair_ctx_init(rtcd_pair_ctx* c, const rtcd_narrowphase_def* def, const
     pair_ctx_init(c, pa, pb, (rtcd_u32)algorithm, def->traversal == RTCD_TRAVERSAL_BRUTE_FORCE,
                   params ? params->distance_extension : 0.0f, params ? params->culling_distance : 0.0f,
                   params ? params->max_iterations : 0u, before, speculative);
-    c->edge_crossings = def->edge_crossings != 0;
-    c->deep_contacts = def->deep_contacts != 0;
+    /* Both need closed meshes (an exit behind every entry, a centre). */
+    int closed = !a->open_surface && !b->open_surface;
+    c->edge_crossings = closed && def->edge_crossings != 0;
+    c->deep_contacts = closed && def->deep_contacts != 0;
     c->margin = c->speculative > 0.0f ? def->speculative_margin : 0.0f;
 }
 

@@ -103,10 +103,28 @@ static int cast_crossings(const rtcd_mesh* m, rtcd_v3 p, rtcd_v3 d, float ttol, 
     return CAST_OK;
 }
 
+/* Behind an open surface: the narrow phase's own rule (a ray from inside
+ * first meets a back face), along the first fixed direction that meets it. */
+int rtcd_open_surface_contains(const rtcd_mesh* m, rtcd_v3 p)
+{
+    rtcd_bvh_view bvh = rtcd_mesh_bvh_view(m);
+    for (int k = 0; k < 8; ++k) {
+        rtcd_v3 d = v3_load(k_directions[k]);
+        rtcd_tri_hit h = bvh_first_hit(&bvh, p, d, 0.0f, FLT_MAX, RTCD_INVALID);
+        if (h.tri != RTCD_INVALID) return v3_dot(d, v3_load(m->triangle_normals + 3 * h.tri)) > 0.0f;
+    }
+    return 0;
+}
+
 int rtcd_mesh_contains_point(const rtcd_mesh* mesh, const float point[3])
 {
     if (!mesh || !point || mesh->bvh.node_count == 0) return 0;
     if (!isfinite(point[0]) || !isfinite(point[1]) || !isfinite(point[2])) return 0;
+    if (mesh->open_surface) {
+        for (int k = 0; k < 3; ++k)
+            if (point[k] < mesh->lo[k] || point[k] > mesh->hi[k]) return 0;
+        return rtcd_open_surface_contains(mesh, v3_load(point));
+    }
     float scale = 0.0f;
     for (int k = 0; k < 3; ++k) {
         if (point[k] < mesh->lo[k] || point[k] > mesh->hi[k]) return 0;

@@ -197,7 +197,10 @@ static rtcd_error plan_pair(rtcd_opencl* cl, cl_device_state* d, const rtcd_pair
     pose12(&p->pose_a, cp->pose_a);
     pose12(&p->pose_b, cp->pose_b);
     const rtcd_iterative_def* idef = &cl->def.iterative;
-    uint32_t second = (cl->def.edge_crossings ? RTCD_CL_EDGES : 0u) | (cl->def.deep_contacts ? RTCD_CL_DEEP : 0u);
+    /* As rtcd_pair_ctx_init: the second phase needs closed meshes. */
+    int closed = !rtcd_mesh_is_open_surface(p->a) && !rtcd_mesh_is_open_surface(p->b);
+    uint32_t second = closed ? (cl->def.edge_crossings ? RTCD_CL_EDGES : 0u) | (cl->def.deep_contacts ? RTCD_CL_DEEP : 0u)
+                             : 0u;
     if (!info || idef->algorithm == RTCD_ALGORITHM_STANDARD) {
         cp->flags = RTCD_CL_STANDARD_PASS | second;
         return RTCD_OK;

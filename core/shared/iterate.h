@@ -92,6 +92,7 @@ RTCD_INLINE int walk_ray(const RTCD_GLOBAL float* vertices, const RTCD_GLOBAL rt
          * where the walk came from, and it would swing between two. */
         rtcd_u32 next = neighbors[3 * cur + edge];
         if (next == prev) next = neighbors[3 * cur + edge2];
+        if (next == RTCD_INVALID) return RTCD_WALK_LOST; /* off an open surface's border */
         prev = cur;
         cur = next;
     }

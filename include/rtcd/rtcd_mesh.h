@@ -1,4 +1,5 @@
-/* rtcd meshes: closed, consistently oriented, 2-manifold triangle meshes.
+/* rtcd meshes: closed, consistently oriented, 2-manifold triangle meshes
+ * (and, for static partners, open one-sided surfaces: RTCD_MESH_OPEN_SURFACE).
  * A mesh is immutable after creation, reference counted (starts at 1) and
  * holds its own copy of the input plus derived data and a BVH. */
 #ifndef RTCD_MESH_H
@@ -15,7 +16,14 @@ typedef struct rtcd_mesh rtcd_mesh;
 enum rtcd_mesh_flags {
     /* A closed mesh with negative volume is flipped (every triangle's winding
      * reversed) instead of rejected with RTCD_ERROR_MESH_INSIDE_OUT. */
-    RTCD_MESH_FLIP_INSIDE_OUT = 1u << 0
+    RTCD_MESH_FLIP_INSIDE_OUT = 1u << 0,
+    /* An open, one-sided surface: terrain, a floor or a building taken from
+     * a static triangle mesh. Open edges are allowed (each still used by
+     * exactly one triangle; manifold and consistently oriented otherwise);
+     * the triangles' fronts face away from the solid behind them, so a point
+     * is inside when the first surface crossed along a ray from it is a back
+     * face. For static partners only: no mass properties (all zero). */
+    RTCD_MESH_OPEN_SURFACE = 1u << 1
 };
 
 typedef struct rtcd_mesh_def {
@@ -53,6 +61,8 @@ RTCD_API const float* rtcd_mesh_vertex_normals(const rtcd_mesh* mesh);    /* 3 p
  * runs from corner e to corner (e+1)%3. */
 RTCD_API const uint32_t* rtcd_mesh_triangle_neighbors(const rtcd_mesh* mesh);
 RTCD_API void rtcd_mesh_bounds(const rtcd_mesh* mesh, float lo[3], float hi[3]);
+/* Non-zero for a mesh made with RTCD_MESH_OPEN_SURFACE. */
+RTCD_API int rtcd_mesh_is_open_surface(const rtcd_mesh* mesh);
 /* Mean edge length: a natural length scale for tolerances. */
 RTCD_API float rtcd_mesh_mean_edge_length(const rtcd_mesh* mesh);
 

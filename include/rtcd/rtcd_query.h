@@ -42,7 +42,10 @@ RTCD_API int rtcd_mesh_first_hit(const rtcd_mesh* mesh, const rtcd_ray* ray,
 
 /* Exact inside test for a closed mesh (ray parity, re-cast along another
  * direction whenever a crossing lands within tolerance of an edge or vertex).
- * Returns 1 inside, 0 outside. Points on the surface may go either way. */
+ * Returns 1 inside, 0 outside. Points on the surface may go either way.
+ * An open surface (RTCD_MESH_OPEN_SURFACE) holds the points behind it: the
+ * first surface crossed along fixed directions (the first that meets it)
+ * is a back face; points outside its box are outside. */
 RTCD_API int rtcd_mesh_contains_point(const rtcd_mesh* mesh, const float point[3]);
 
 /* Generalised winding number (sum of signed solid angles / 4 pi), O(n):
