@@ -41,38 +41,20 @@ rtcd_error rtcd_near_grid_build(rtcd_mesh* m)
     return RTCD_OK;
 }
 
-/* An open surface walls nothing in: a cell away from it is solid when its
- * centre lies behind the surface, and the solid cells grow by one so a cell
- * half behind it (near the border, where the rule depends on the direction)
- * is kept too. */
+/* An open surface walls nothing in: a cell away from it lies wholly on one
+ * side, and is solid when its centre lies behind the surface (the narrow
+ * phase's own rule). */
 static rtcd_error open_surface_cells(rtcd_mesh* m, uint8_t* state)
 {
     rtcd_solid_grid* g = &m->grid;
-    for (int z = 0; z < RTCD_GRID_N; ++z)
-        for (int y = 0; y < RTCD_GRID_N; ++y)
-            for (int x = 0; x < RTCD_GRID_N; ++x) {
-                uint32_t i = cell_index(x, y, z);
-                if (state[i]) continue;
-                rtcd_v3 c = v3(g->lo[0] + (x + 0.5f) / g->inv_cell[0], g->lo[1] + (y + 0.5f) / g->inv_cell[1],
-                                    g->lo[2] + (z + 0.5f) / g->inv_cell[2]);
-                if (rtcd_open_surface_contains(m, c)) state[i] = 3;
-            }
     memset(g->solid, 0, sizeof g->solid);
     for (int z = 0; z < RTCD_GRID_N; ++z)
         for (int y = 0; y < RTCD_GRID_N; ++y)
             for (int x = 0; x < RTCD_GRID_N; ++x) {
-                int solid = 0;
-                for (int dz = -1; dz <= 1 && !solid; ++dz)
-                    for (int dy = -1; dy <= 1 && !solid; ++dy)
-                        for (int dx = -1; dx <= 1 && !solid; ++dx) {
-                            int nx = x + dx, ny = y + dy, nz = z + dz;
-                            if (nx < 0 || ny < 0 || nz < 0 || nx >= RTCD_GRID_N || ny >= RTCD_GRID_N ||
-                                nz >= RTCD_GRID_N)
-                                continue;
-                            solid = state[cell_index(nx, ny, nz)] != 0;
-                        }
                 uint32_t i = cell_index(x, y, z);
-                if (solid) g->solid[i >> 3] |= (uint8_t)(1u << (i & 7));
+                rtcd_v3 c = v3(g->lo[0] + (x + 0.5f) / g->inv_cell[0], g->lo[1] + (y + 0.5f) / g->inv_cell[1],
+                               g->lo[2] + (z + 0.5f) / g->inv_cell[2]);
+                if (state[i] || rtcd_open_surface_contains(m, c)) g->solid[i >> 3] |= (uint8_t)(1u << (i & 7));
             }
     return RTCD_OK;
 }
