@@ -84,10 +84,9 @@ void rtcdPluginState::checkPair(const rtcd_mesh* a, const rtcd_transform& pa, co
 }
 
 // The plane of a btStaticPlaneShape in world space: normal and offset.
-static void world_plane(const btCollisionObject* plane_obj, float out[4])
+static void world_plane(const btCollisionObject* plane_obj, const btTransform& pt, float out[4])
 {
     const btStaticPlaneShape* plane = static_cast<const btStaticPlaneShape*>(plane_obj->getCollisionShape());
-    const btTransform& pt = plane_obj->getWorldTransform();
     btVector3 n = pt.getBasis() * plane->getPlaneNormal();
     btScalar d = n.dot(pt * (plane->getPlaneNormal() * plane->getPlaneConstant()));
     for (int k = 0; k < 3; ++k) out[k] = static_cast<float>(n[k]);
@@ -120,14 +119,28 @@ static btScalar angularSpeed(const btCollisionObject* obj)
 
 // The body's pose one step back along its present velocities: with the
 // present pose, where each of its points is heading.
-static rtcd_transform poseBack(const btCollisionObject* obj, btScalar dt)
+static btTransform poseBackBullet(const btCollisionObject* obj, btScalar dt)
 {
     const btRigidBody* body = btRigidBody::upcast(obj);
-    if (!body) return rtcdFromBullet(obj->getWorldTransform());
+    if (!body) return obj->getWorldTransform();
     btTransform back;
     btTransformUtil::integrateTransform(obj->getWorldTransform(), -body->getLinearVelocity(),
                                         -body->getAngularVelocity(), dt, back);
-    return rtcdFromBullet(back);
+    return back;
+}
+
+static rtcd_transform poseBack(const btCollisionObject* obj, btScalar dt)
+{
+    return rtcdFromBullet(poseBackBullet(obj, dt));
+}
+
+// One side of an entry one step back: the object's, or a compound child's
+// (the object's back pose times the child's place in it).
+rtcd_transform rtcdPluginState::backOfSide(const btCollisionObject* obj, const btCollisionShape* shape,
+                                           const btTransform& pose)
+{
+    if (shape == obj->getCollisionShape()) return backOf(obj);
+    return rtcdFromBullet(poseBackBullet(obj, time_step) * (obj->getWorldTransform().inverse() * pose));
 }
 
 const rtcd_transform& rtcdPluginState::backOf(const btCollisionObject* obj)
@@ -150,12 +163,19 @@ const rtcd_transform& rtcdPluginState::backOf(const btCollisionObject* obj)
     return back_poses[k];
 }
 
-float rtcdPluginState::pairMotion(const btCollisionObject* a, const rtcd_mesh* ma, const btCollisionObject* b,
-                                  const rtcd_mesh* mb) const
+// How far a mesh placed at `pose` reaches from its object's centre of
+// rotation (a compound's child sits away from it).
+static float sideReach(const btCollisionObject* obj, const rtcd_mesh* mesh, const btTransform& pose)
+{
+    return meshReach(mesh) + static_cast<float>((pose.getOrigin() - obj->getWorldTransform().getOrigin()).length());
+}
+
+float rtcdPluginState::pairMotion(const btCollisionObject* a, float reach_a, const btCollisionObject* b,
+                                  float reach_b) const
 {
     // Relative translation, plus each body's turn times its reach.
     btScalar speed = (linearVelocity(a) - (b ? linearVelocity(b) : btVector3(0, 0, 0))).length() +
-                     angularSpeed(a) * meshReach(ma) + (b ? angularSpeed(b) * meshReach(mb) : btScalar(0));
+                     angularSpeed(a) * reach_a + (b ? angularSpeed(b) * reach_b : btScalar(0));
     return static_cast<float>(speed * time_step);
 }
 
@@ -168,19 +188,21 @@ void rtcdPluginState::computePair(const rtcdBatchEntry& e)
     if (e.kind == RTCD_PAIR_MESH_PLANE) {
         const btCollisionObject* mesh_obj = e.plane_is_a ? e.b : e.a;
         const btCollisionObject* plane_obj = e.plane_is_a ? e.a : e.b;
-        const rtcd_mesh* mesh = meshes.find(mesh_obj->getCollisionShape());
+        const btTransform& mesh_pose = e.plane_is_a ? e.pose_b : e.pose_a;
+        const rtcd_mesh* mesh = meshes.find(e.plane_is_a ? e.shape_b : e.shape_a);
         if (!mesh) return;
         float plane[4];
-        world_plane(plane_obj, plane);
-        rtcd_transform pose = rtcdFromBullet(mesh_obj->getWorldTransform());
+        world_plane(plane_obj, e.plane_is_a ? e.pose_a : e.pose_b, plane);
+        rtcd_transform pose = rtcdFromBullet(mesh_pose);
         // Speculative points only while the body moves towards the plane: a
         // body resting on it keeps the penetrating points it always had
         // (measured: points within the margin above the plane changed from
         // step to step and cost the manifold its warm start).
         btVector3 pn(plane[0], plane[1], plane[2]);
         bool closing = linearVelocity(mesh_obj).dot(pn) * time_step < -def.speculative_margin;
-        float reach = def.speculative && closing ? def.speculative_margin + pairMotion(mesh_obj, mesh, nullptr, nullptr)
-                                                 : 0.0f;
+        float reach = def.speculative && closing
+                          ? def.speculative_margin + pairMotion(mesh_obj, sideReach(mesh_obj, mesh, mesh_pose), nullptr, 0)
+                          : 0.0f;
         if (rtcd_collide_plane(mesh, &pose, plane, e.plane_is_a, reach, def.speculative ? def.speculative_margin : 0.0f,
                                slot.contacts, &slot.count) != RTCD_OK)
             rtcd_log_message(RTCD_LOG_WARNING, rtcd_last_error_message());
@@ -189,14 +211,14 @@ void rtcdPluginState::computePair(const rtcdBatchEntry& e)
     }
     // A lone pair has no place in the batch (its key would make every other
     // pair forget its state): the standard algorithm.
-    const rtcd_mesh* ma = meshes.find(e.a->getCollisionShape());
-    const rtcd_mesh* mb = meshes.find(e.b->getCollisionShape());
+    const rtcd_mesh* ma = meshes.find(e.shape_a);
+    const rtcd_mesh* mb = meshes.find(e.shape_b);
     if (!ma || !mb) return;
     uint32_t cap = rtcd_mesh_vertex_count(ma) + rtcd_mesh_vertex_count(mb), n = 0;
     if (rays.size() < cap) rays.resize(cap);
     if (contacts.size() < cap) contacts.resize(cap);
-    rtcd_transform pa = rtcdFromBullet(e.a->getWorldTransform());
-    rtcd_transform pb = rtcdFromBullet(e.b->getWorldTransform());
+    rtcd_transform pa = rtcdFromBullet(e.pose_a);
+    rtcd_transform pb = rtcdFromBullet(e.pose_b);
     rtcd_narrowphase_stats st;
     if (rtcd_collide_standard(&def, ma, &pa, mb, &pb, rays.data(), cap, &n, &st) != RTCD_OK) {
         // Only a non-finite pose gets here: the pair gets no contacts, and says why.
@@ -214,6 +236,30 @@ void rtcdPluginState::computePair(const rtcdBatchEntry& e)
     slot.count = rtcd_reduce_contacts(contacts.data(), n, slot.contacts);
 }
 
+void rtcdPluginState::gatherChildren()
+{
+    for (uint32_t k : child_slots) {
+        const rtcdPairSlot& slot = slots[k];
+        const btCollisionShape* shape[2];
+        btTransform pose[2];
+        bool ok = true;
+        for (int i = 0; i < 2 && ok; ++i) {
+            const btCollisionObject* obj = slot.obj[i];
+            shape[i] = obj->getCollisionShape();
+            pose[i] = obj->getWorldTransform();
+            if (slot.child[i] < 0) continue;
+            const btCompoundShape* c = static_cast<const btCompoundShape*>(shape[i]);
+            ok = slot.child[i] < c->getNumChildShapes();
+            if (!ok) break;
+            shape[i] = c->getChildShape(slot.child[i]);
+            pose[i] = pose[i] * c->getChildTransform(slot.child[i]);
+        }
+        if (!ok) continue;
+        rtcdBatchEntry e = {k, slot.kind, slot.plane_is_a, slot.obj[0], slot.obj[1], shape[0], shape[1], pose[0], pose[1]};
+        batch.push_back(e);
+    }
+}
+
 void rtcdPluginState::runBatch()
 {
     // Mesh-plane pairs are a loop over vertices: the CPU does them here, the
@@ -226,16 +272,17 @@ void rtcdPluginState::runBatch()
             continue;
         }
         rtcd_pair_desc d;
-        d.a = meshes.find(e.a->getCollisionShape());
-        d.b = meshes.find(e.b->getCollisionShape());
+        d.a = meshes.find(e.shape_a);
+        d.b = meshes.find(e.shape_b);
         if (!d.a || !d.b) continue;
-        d.pose_a = rtcdFromBullet(e.a->getWorldTransform());
-        d.pose_b = rtcdFromBullet(e.b->getWorldTransform());
+        d.pose_a = rtcdFromBullet(e.pose_a);
+        d.pose_b = rtcdFromBullet(e.pose_b);
         d.key = slots[e.slot].serial;
-        d.motion = pairMotion(e.a, d.a, e.b, d.b); // the speculative contacts' reach
+        // The speculative contacts' reach.
+        d.motion = pairMotion(e.a, sideReach(e.a, d.a, e.pose_a), e.b, sideReach(e.b, d.b, e.pose_b));
         d.has_back = 1;
-        d.back_a = backOf(e.a);
-        d.back_b = backOf(e.b);
+        d.back_a = backOfSide(e.a, e.shape_a, e.pose_a);
+        d.back_b = backOfSide(e.b, e.shape_b, e.pose_b);
         descs.push_back(d);
         desc_slot.push_back(e.slot);
     }
@@ -293,17 +340,42 @@ void rtcdPluginState::runBatch()
 }
 
 rtcdCollisionAlgorithm::rtcdCollisionAlgorithm(const btCollisionAlgorithmConstructionInfo& ci,
-                                               rtcdPluginState* state, rtcdPairKind kind, bool plane_is_a)
+                                               rtcdPluginState* state, rtcdPairKind kind, bool plane_is_a,
+                                               const btCollisionObjectWrapper* w0, const btCollisionObjectWrapper* w1)
     : btCollisionAlgorithm(ci), m_state(state), m_manifold(nullptr), m_slot(state->allocSlot()),
       m_kind(static_cast<uint8_t>(kind)), m_plane_is_a(plane_is_a ? 1 : 0)
 {
     m_state->algorithms.insert(this);
+    // A compound's child (one level: the wrapper's parent is the object's
+    // own) joins the step's batch through its slot.
+    rtcdPairSlot& slot = m_state->slots[m_slot];
+    slot.kind = m_kind;
+    slot.plane_is_a = m_plane_is_a;
+    const btCollisionObjectWrapper* w[2] = {w0, w1};
+    bool child = false;
+    for (int k = 0; k < 2; ++k) {
+        slot.obj[k] = w[k]->getCollisionObject();
+        slot.child[k] = -1;
+        if (w[k]->getCollisionShape() == slot.obj[k]->getCollisionShape()) continue;
+        bool direct = w[k]->m_parent && !w[k]->m_parent->m_parent &&
+                      w[k]->m_parent->getCollisionShape() == slot.obj[k]->getCollisionShape() &&
+                      slot.obj[k]->getCollisionShape()->isCompound();
+        slot.child[k] = direct ? w[k]->m_index : -2; // -2: deeper than one level, computed alone
+        child = true;
+    }
+    if (child && slot.child[0] != -2 && slot.child[1] != -2) m_state->child_slots.push_back(m_slot);
 }
 
 rtcdCollisionAlgorithm::~rtcdCollisionAlgorithm()
 {
     if (m_manifold) m_dispatcher->releaseManifold(m_manifold);
     m_state->algorithms.erase(this);
+    auto& cs = m_state->child_slots;
+    for (size_t i = 0; i < cs.size(); ++i)
+        if (cs[i] == m_slot) {
+            cs.erase(cs.begin() + static_cast<std::ptrdiff_t>(i));
+            break;
+        }
     m_state->freeSlot(m_slot);
 }
 
@@ -344,7 +416,7 @@ void rtcdCollisionAlgorithm::processCollision(const btCollisionObjectWrapper* bo
     rtcdPairSlot& slot = m_state->slots[m_slot];
     if (slot.stamp != m_state->stamp) {
         // Not part of this step's batch (a caller outside dispatchAllCollisionPairs): compute it alone.
-        rtcdBatchEntry e = {m_slot, m_kind, m_plane_is_a, body0->getCollisionObject(), body1->getCollisionObject()};
+        rtcdBatchEntry e = rtcdEntryOf(m_slot, m_kind, m_plane_is_a, body0, body1);
         m_state->computePair(e);
     }
     // Speculative contacts (depth < 0) may lie farther apart than Bullet's
@@ -370,4 +442,5 @@ void rtcdCollisionAlgorithm::processCollision(const btCollisionObjectWrapper* bo
     m_manifold->setContactBreakingThreshold(std::max(gContactBreakingThreshold, gap * btScalar(1.01)));
     // Drops cached points that moved apart; the ones matched above keep their warm start.
     result->refreshContactPoints();
+    m_state->stats.contacts += static_cast<uint32_t>(m_manifold->getNumContacts());
 }

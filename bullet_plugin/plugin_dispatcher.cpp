@@ -49,6 +49,18 @@ const rtcd_mesh* rtcdCollisionDispatcher::meshForShape(const btCollisionShape* s
     return m_state->meshes.find(shape);
 }
 
+// Does the compound hold, directly, a concave mesh rtcd takes?
+static bool holdsMesh(rtcdMeshCache& meshes, const btCollisionShape* s)
+{
+    if (rtcdRoleOf(s) != RTCD_ROLE_COMPOUND) return false;
+    const btCompoundShape* c = static_cast<const btCompoundShape*>(s);
+    for (int i = 0; i < c->getNumChildShapes(); ++i) {
+        const btCollisionShape* child = c->getChildShape(i);
+        if (rtcdRoleOf(child) == RTCD_ROLE_MESH && meshes.meshFor(child)) return true;
+    }
+    return false;
+}
+
 // Chosen here rather than through registerCollisionCreateFunc, so a program
 // that calls btGImpactCollisionAlgorithm::registerAlgorithm after creating the
 // dispatcher (the usual GImpact set-up) still gets rtcd.
@@ -60,23 +72,33 @@ btCollisionAlgorithm* rtcdCollisionDispatcher::findAlgorithm(const btCollisionOb
     if (query == BT_CONTACT_POINT_ALGORITHMS) {
         const btCollisionShape* s0 = body0->getCollisionShape();
         const btCollisionShape* s1 = body1->getCollisionShape();
-        bool mesh0 = rtcdIsGImpactMesh(s0), mesh1 = rtcdIsGImpactMesh(s1);
-        bool plane0 = s0->getShapeType() == STATIC_PLANE_PROXYTYPE, plane1 = s1->getShapeType() == STATIC_PLANE_PROXYTYPE;
-        rtcdPairKind kind = RTCD_PAIR_MESH_MESH;
-        bool ours = false, plane_is_a = false;
-        if (mesh0 && mesh1) {
-            ours = m_state->meshes.meshFor(s0) && m_state->meshes.meshFor(s1);
-        } else if ((mesh0 && plane1) || (plane0 && mesh1)) {
-            kind = RTCD_PAIR_MESH_PLANE;
-            plane_is_a = plane0;
-            ours = m_state->meshes.meshFor(plane0 ? s1 : s0) != nullptr;
+        rtcdShapeRole r0 = rtcdRoleOf(s0), r1 = rtcdRoleOf(s1);
+        btCollisionAlgorithmConstructionInfo ci;
+        ci.m_dispatcher1 = this;
+        ci.m_manifold = shared_manifold;
+        // A pair is rtcd's when one side is a concave mesh rtcd took and the
+        // other a mesh, a convex shape or a static surface it took, or a plane.
+        bool mesh0 = r0 == RTCD_ROLE_MESH && m_state->meshes.meshFor(s0);
+        bool mesh1 = r1 == RTCD_ROLE_MESH && m_state->meshes.meshFor(s1);
+        if (mesh0 || mesh1) {
+            rtcdShapeRole other = mesh0 ? r1 : r0;
+            const btCollisionShape* os = mesh0 ? s1 : s0;
+            bool plane = other == RTCD_ROLE_PLANE;
+            bool takes = plane || ((other == RTCD_ROLE_MESH || other == RTCD_ROLE_CONVEX || other == RTCD_ROLE_SURFACE) &&
+                                   m_state->meshes.meshFor(os));
+            if (takes) {
+                void* mem = allocateCollisionAlgorithm(sizeof(rtcdCollisionAlgorithm));
+                return new (mem) rtcdCollisionAlgorithm(ci, m_state, plane ? RTCD_PAIR_MESH_PLANE : RTCD_PAIR_MESH_MESH,
+                                                        plane && !mesh0, body0, body1);
+            }
         }
-        if (ours) {
-            btCollisionAlgorithmConstructionInfo ci;
-            ci.m_dispatcher1 = this;
-            ci.m_manifold = shared_manifold;
-            void* mem = allocateCollisionAlgorithm(sizeof(rtcdCollisionAlgorithm));
-            return new (mem) rtcdCollisionAlgorithm(ci, m_state, kind, plane_is_a);
+        // A compound of concave meshes: Bullet's compound algorithm (not
+        // GImpact's, which would take its GImpact children itself), whose
+        // children come back here.
+        if (holdsMesh(m_state->meshes, s0) || holdsMesh(m_state->meshes, s1)) {
+            btCollisionAlgorithmCreateFunc* f =
+                m_collisionConfiguration->getCollisionAlgorithmCreateFunc(s0->getShapeType(), s1->getShapeType());
+            if (f) return f->CreateCollisionAlgorithm(ci, body0, body1);
         }
     }
     return btCollisionDispatcher::findAlgorithm(body0, body1, shared_manifold, query);
@@ -87,9 +109,14 @@ void rtcdCollisionDispatcher::dispatchAllCollisionPairs(btOverlappingPairCache* 
 {
     auto start = std::chrono::steady_clock::now();
     rtcdPluginState& s = *m_state;
+    // A whole step is what lies between two dispatches: the previous step
+    // ended where this one begins.
+    double step_ms = s.stamp ? std::chrono::duration<double, std::milli>(start - s.last_dispatch).count() : 0.0;
+    s.last_dispatch = start;
     s.stamp++;
     if (info.m_timeStep > 0) s.time_step = info.m_timeStep;
     s.stats = rtcd_step_stats();
+    s.stats.step_ms = step_ms;
     s.batch.clear();
     int n = pair_cache->getNumOverlappingPairs();
     btBroadphasePair* pairs = n ? pair_cache->getOverlappingPairArrayPtr() : nullptr;
@@ -108,9 +135,12 @@ void rtcdCollisionDispatcher::dispatchAllCollisionPairs(btOverlappingPairCache* 
         }
         if (!pair.m_algorithm || !s.algorithms.count(pair.m_algorithm)) continue;
         const rtcdCollisionAlgorithm* a = static_cast<const rtcdCollisionAlgorithm*>(pair.m_algorithm);
-        rtcdBatchEntry e = {a->slot(), static_cast<uint8_t>(a->kind()), static_cast<uint8_t>(a->planeIsA()), o0, o1};
+        rtcdBatchEntry e = {a->slot(), static_cast<uint8_t>(a->kind()), static_cast<uint8_t>(a->planeIsA()), o0, o1,
+                            o0->getCollisionShape(), o1->getCollisionShape(), o0->getWorldTransform(),
+                            o1->getWorldTransform()};
         s.batch.push_back(e);
     }
+    s.gatherChildren();
     s.runBatch();
     btCollisionDispatcher::dispatchAllCollisionPairs(pair_cache, info, dispatcher);
     s.stats.narrowphase_ms =

@@ -8,9 +8,22 @@
 #include <BulletCollision/Gimpact/btGImpactCollisionAlgorithm.h>
 #include <BulletCollision/Gimpact/btGImpactShape.h>
 
+#include <chrono>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
+
+// What a Bullet shape is to rtcd.
+enum rtcdShapeRole {
+    RTCD_ROLE_NONE = 0,
+    RTCD_ROLE_MESH,     // btGImpactMeshShape: a dynamic concave mesh (welded and repaired as needed)
+    RTCD_ROLE_CONVEX,   // box, sphere, capsule, cylinder, cone, convex hull...: tessellated
+    RTCD_ROLE_SURFACE,  // btBvhTriangleMeshShape (scaled too), btHeightfieldTerrainShape: open one-sided surface
+    RTCD_ROLE_PLANE,    // btStaticPlaneShape
+    RTCD_ROLE_COMPOUND  // btCompoundShape: Bullet's compound algorithm, rtcd per child
+};
+rtcdShapeRole rtcdRoleOf(const btCollisionShape* shape);
+const char* rtcdRoleName(rtcdShapeRole role);
 
 // Meshes rtcd built from Bullet shapes, one per shape (shared by every body
 // using it), or the reason it declined the shape.
@@ -18,8 +31,8 @@ class rtcdMeshCache
 {
 public:
     ~rtcdMeshCache();
-    // NULL when the shape is not a GImpact triangle mesh rtcd can take; the
-    // first refusal per shape is logged with the reason.
+    // NULL when rtcd cannot take the shape; the first refusal per shape is
+    // logged with the reason.
     const rtcd_mesh* meshFor(const btCollisionShape* shape);
     const rtcd_mesh* find(const btCollisionShape* shape) const;
 
@@ -27,9 +40,11 @@ private:
     struct Entry {
         rtcd_mesh* mesh; // NULL: declined
         // What the mesh was built from: a shape freed and another made at the
-        // same address, or a changed scaling, shows up here and is rebuilt.
+        // same address, or a changed scaling or margin, shows up here and is rebuilt.
         const void* source;
         btVector3 scaling;
+        btScalar margin;
+        int type;
     };
     std::unordered_map<const btCollisionShape*, Entry> m_entries;
 };
@@ -43,6 +58,12 @@ struct rtcdPairSlot {
     uint32_t stamp;  // step in which the contacts were computed
     uint64_t serial; // unique per pair lifetime: the pair's key in the batch
     bool in_use;
+    // A compound's child pair (Bullet's compound algorithm made it): the
+    // objects and each side's child index (-1: the object's own shape), so
+    // the step's batch can run it with the others.
+    const btCollisionObject* obj[2];
+    int child[2];
+    uint8_t kind, plane_is_a;
 };
 
 struct rtcdBatchEntry {
@@ -51,6 +72,11 @@ struct rtcdBatchEntry {
     uint8_t plane_is_a; // mesh-plane pairs: body A is the plane
     const btCollisionObject* a;
     const btCollisionObject* b;
+    // What collides: the objects' shapes and poses, or a compound's child
+    // and its pose in the world.
+    const btCollisionShape* shape_a;
+    const btCollisionShape* shape_b;
+    btTransform pose_a, pose_b;
 };
 
 struct rtcdPluginState {
@@ -67,6 +93,7 @@ struct rtcdPluginState {
     std::vector<rtcd_ray_hit> check_rays; // scratch for the checking mode
     rtcd_step_stats stats;
     uint32_t stamp = 0;
+    std::chrono::steady_clock::time_point last_dispatch; // start of the last dispatch (step_ms)
     btScalar time_step = btScalar(1) / 60; // this step's (btDispatcherInfo::m_timeStep): bounds the pairs' motion
     uint64_t next_serial = 1;
     std::vector<rtcd_pair_desc> descs;    // this step's mesh-mesh pairs
@@ -79,6 +106,7 @@ struct rtcdPluginState {
     // logged notice, when the backend it asks for cannot be had).
     rtcd_error open(const rtcd_narrowphase_def& def);
     uint32_t allocSlot();
+    std::vector<uint32_t> child_slots;   // slots of compound children's pairs
     void freeSlot(uint32_t slot);
     // A mesh-plane pair, or a mesh-mesh pair outside the step's batch (the
     // standard algorithm, CPU reference), into its slot; adds to stats.
@@ -90,9 +118,13 @@ struct rtcdPluginState {
     std::vector<uint32_t> back_stamps;
     rtcd_transform back_scratch;
     // How far the points of body a may move relative to b (NULL: the
-    // static world) over one step, from their velocities.
-    float pairMotion(const btCollisionObject* a, const rtcd_mesh* ma, const btCollisionObject* b,
-                     const rtcd_mesh* mb) const;
+    // static world) over one step, from their velocities and how far
+    // each side's mesh reaches from its centre of rotation.
+    float pairMotion(const btCollisionObject* a, float reach_a, const btCollisionObject* b, float reach_b) const;
+    // backOf for one side of an entry (a compound's child: its place in the object).
+    rtcd_transform backOfSide(const btCollisionObject* obj, const btCollisionShape* shape, const btTransform& pose);
+    // Adds this step's pairs of compound children to `batch`.
+    void gatherChildren();
     // Checking mode: the standard algorithm on the pair's poses against `rays`.
     void checkPair(const rtcd_mesh* a, const rtcd_transform& pa, const rtcd_mesh* b, const rtcd_transform& pb,
                    const rtcd_ray_hit* rays, uint32_t count);
@@ -104,7 +136,8 @@ class rtcdCollisionAlgorithm : public btCollisionAlgorithm
 {
 public:
     rtcdCollisionAlgorithm(const btCollisionAlgorithmConstructionInfo& ci, rtcdPluginState* state,
-                           rtcdPairKind kind, bool plane_is_a);
+                           rtcdPairKind kind, bool plane_is_a, const btCollisionObjectWrapper* w0,
+                           const btCollisionObjectWrapper* w1);
     ~rtcdCollisionAlgorithm() override;
 
     void processCollision(const btCollisionObjectWrapper* body0, const btCollisionObjectWrapper* body1,
@@ -141,6 +174,14 @@ inline rtcd_transform rtcdFromBullet(const btTransform& t)
         out.translation[i] = static_cast<float>(t.getOrigin()[i]);
     }
     return out;
+}
+
+// A batch entry for a pair of wrappers (objects, or a compound's children).
+inline rtcdBatchEntry rtcdEntryOf(uint32_t slot, uint8_t kind, uint8_t plane_is_a, const btCollisionObjectWrapper* w0,
+                                  const btCollisionObjectWrapper* w1)
+{
+    return {slot, kind, plane_is_a, w0->getCollisionObject(), w1->getCollisionObject(), w0->getCollisionShape(),
+            w1->getCollisionShape(), w0->getWorldTransform(), w1->getWorldTransform()};
 }
 
 // Is this shape a GImpact triangle mesh (btGImpactMeshShape)?

@@ -1,8 +1,55 @@
-// Builds rtcd meshes from btGImpactMeshShape's striding mesh interface.
+// Builds rtcd meshes from Bullet shapes: GImpact meshes (triangle soups
+// welded and repaired), convex shapes (tessellated), static triangle meshes
+// and heightfields (open one-sided surfaces).
+#include "plugin_convex.h"
 #include "plugin_internal.h"
 
+#include <BulletCollision/CollisionShapes/btHeightfieldTerrainShape.h>
+#include <BulletCollision/CollisionShapes/btScaledBvhTriangleMeshShape.h>
+#include <rtcd/rtcd_repair.h>
+
 #include <cstdio>
+#include <functional>
 #include <string>
+
+// Segments of a full circle in the tessellation of round convex shapes: a
+// sphere's vertices lie on it and its facets within 0.5 % of its radius.
+static const int k_convex_resolution = 32;
+
+rtcdShapeRole rtcdRoleOf(const btCollisionShape* s)
+{
+    if (rtcdIsGImpactMesh(s)) return RTCD_ROLE_MESH;
+    switch (s->getShapeType()) {
+    case STATIC_PLANE_PROXYTYPE: return RTCD_ROLE_PLANE;
+    case TRIANGLE_MESH_SHAPE_PROXYTYPE:
+    case SCALED_TRIANGLE_MESH_SHAPE_PROXYTYPE:
+    case TERRAIN_SHAPE_PROXYTYPE: return RTCD_ROLE_SURFACE;
+    case COMPOUND_SHAPE_PROXYTYPE: return RTCD_ROLE_COMPOUND;
+    case BOX_SHAPE_PROXYTYPE:
+    case SPHERE_SHAPE_PROXYTYPE:
+    case CAPSULE_SHAPE_PROXYTYPE:
+    case CYLINDER_SHAPE_PROXYTYPE:
+    case CONE_SHAPE_PROXYTYPE:
+    case CONVEX_HULL_SHAPE_PROXYTYPE:
+    case CONVEX_POINT_CLOUD_SHAPE_PROXYTYPE:
+    case CONVEX_TRIANGLEMESH_SHAPE_PROXYTYPE:
+    case MULTI_SPHERE_SHAPE_PROXYTYPE: return RTCD_ROLE_CONVEX;
+    default: return RTCD_ROLE_NONE;
+    }
+}
+
+const char* rtcdRoleName(rtcdShapeRole role)
+{
+    switch (role) {
+    case RTCD_ROLE_MESH: return "btGImpactMeshShape";
+    case RTCD_ROLE_CONVEX: return "convex shape";
+    case RTCD_ROLE_SURFACE: return "static triangle surface";
+    case RTCD_ROLE_PLANE: return "btStaticPlaneShape";
+    case RTCD_ROLE_COMPOUND: return "btCompoundShape";
+    case RTCD_ROLE_NONE: break;
+    }
+    return "shape";
+}
 
 rtcdMeshCache::~rtcdMeshCache()
 {
@@ -25,12 +72,11 @@ static btVector3 part_scaling(const btGImpactMeshShape* shape, int part)
 
 // Reads every subpart (float or double vertices; 32-, 16- or 8-bit indices),
 // applies the part's scaling and merges them into one indexed mesh.
-static bool read_striding_mesh(const btGImpactMeshShape* shape, std::vector<float>& vertices,
-                               std::vector<uint32_t>& indices, std::string& why)
+static bool read_striding_mesh(const btStridingMeshInterface* iface, const std::function<btVector3(int)>& scaling,
+                               std::vector<float>& vertices, std::vector<uint32_t>& indices, std::string& why)
 {
-    const btStridingMeshInterface* iface = shape->getMeshInterface();
     for (int part = 0; part < iface->getNumSubParts(); ++part) {
-        btVector3 scale = part_scaling(shape, part);
+        btVector3 scale = scaling(part);
         const unsigned char* vbase;
         int nverts, vstride, nfaces, istride;
         PHY_ScalarType vtype, itype;
@@ -64,6 +110,12 @@ static bool read_striding_mesh(const btGImpactMeshShape* shape, std::vector<floa
                     ok = false;
                     break;
                 }
+                if (i >= static_cast<uint32_t>(nverts)) {
+                    why = "subpart " + std::to_string(part) + " face " + std::to_string(f) + " indexes vertex " +
+                          std::to_string(i) + " of " + std::to_string(nverts);
+                    ok = false;
+                    break;
+                }
                 indices.push_back(base + i);
             }
         }
@@ -73,43 +125,169 @@ static bool read_striding_mesh(const btGImpactMeshShape* shape, std::vector<floa
     return true;
 }
 
-const rtcd_mesh* rtcdMeshCache::meshFor(const btCollisionShape* shape)
-{
-    const void* source = rtcdIsGImpactMesh(shape)
-                             ? static_cast<const void*>(static_cast<const btGImpactMeshShape*>(shape)->getMeshInterface())
-                             : nullptr;
-    btVector3 scaling = source ? part_scaling(static_cast<const btGImpactMeshShape*>(shape), 0) : btVector3(1, 1, 1);
-    auto it = m_entries.find(shape);
-    if (it != m_entries.end()) {
-        if (it->second.source == source && it->second.scaling == scaling) return it->second.mesh;
-        rtcd_mesh_release(it->second.mesh); // not the shape it was built for any more
-        m_entries.erase(it);
-    }
-    Entry entry = {nullptr, source, scaling};
-    char name[64];
-    std::snprintf(name, sizeof name, "btGImpactMeshShape %p", static_cast<const void*>(shape));
-    std::string why;
-    if (!rtcdIsGImpactMesh(shape)) {
-        why = "not a btGImpactMeshShape";
-    } else {
-        const btGImpactMeshShape* gimpact = static_cast<const btGImpactMeshShape*>(shape);
-        std::vector<float> vertices;
-        std::vector<uint32_t> indices;
-        if (read_striding_mesh(gimpact, vertices, indices, why)) {
-            rtcd_mesh_def def = rtcd_default_mesh_def();
-            def.vertices = vertices.data();
-            def.vertex_count = static_cast<uint32_t>(vertices.size() / 3);
-            def.indices = indices.data();
-            def.triangle_count = static_cast<uint32_t>(indices.size() / 3);
-            def.name = name;
-            rtcd_error err = rtcd_mesh_create(&def, &entry.mesh);
-            if (err != RTCD_OK) why = std::string(rtcd_error_name(err)) + ": " + rtcd_last_error_message();
+// Every triangle of a heightfield, three fresh vertices each (welded later).
+struct rtcdTriangleSoup : public btTriangleCallback {
+    std::vector<float>* vertices;
+    std::vector<uint32_t>* indices;
+    void processTriangle(btVector3* t, int, int) override
+    {
+        for (int c = 0; c < 3; ++c) {
+            indices->push_back(static_cast<uint32_t>(vertices->size() / 3));
+            for (int k = 0; k < 3; ++k) vertices->push_back(static_cast<float>(t[c][k]));
         }
     }
-    if (!entry.mesh) {
-        std::string line = std::string("rtcd declines ") + name + " (" + why +
-                           "); its pairs stay with Bullet's GImpact algorithm";
+};
+
+// The triangles a shape collides with, in its local frame.
+static bool read_triangles(const btCollisionShape* shape, rtcdShapeRole role, std::vector<float>& vertices,
+                           std::vector<uint32_t>& indices, std::string& why)
+{
+    if (role == RTCD_ROLE_MESH) {
+        const btGImpactMeshShape* g = static_cast<const btGImpactMeshShape*>(shape);
+        return read_striding_mesh(g->getMeshInterface(), [g](int part) { return part_scaling(g, part); }, vertices,
+                                  indices, why);
+    }
+    if (role == RTCD_ROLE_CONVEX) return rtcdTessellateConvex(shape, k_convex_resolution, vertices, indices, why);
+    switch (shape->getShapeType()) {
+    case TRIANGLE_MESH_SHAPE_PROXYTYPE: {
+        const btStridingMeshInterface* iface = static_cast<const btTriangleMeshShape*>(shape)->getMeshInterface();
+        return read_striding_mesh(iface, [iface](int) { return iface->getScaling(); }, vertices, indices, why);
+    }
+    case SCALED_TRIANGLE_MESH_SHAPE_PROXYTYPE: {
+        const btScaledBvhTriangleMeshShape* s = static_cast<const btScaledBvhTriangleMeshShape*>(shape);
+        const btStridingMeshInterface* iface = s->getChildShape()->getMeshInterface();
+        btVector3 scale = s->getLocalScaling();
+        return read_striding_mesh(iface, [iface, scale](int) { return iface->getScaling() * scale; }, vertices,
+                                  indices, why);
+    }
+    case TERRAIN_SHAPE_PROXYTYPE: {
+        const btHeightfieldTerrainShape* h = static_cast<const btHeightfieldTerrainShape*>(shape);
+        rtcdTriangleSoup soup;
+        soup.vertices = &vertices;
+        soup.indices = &indices;
+        btVector3 lo, hi;
+        h->getAabb(btTransform::getIdentity(), lo, hi);
+        h->processAllTriangles(&soup, lo - btVector3(1, 1, 1), hi + btVector3(1, 1, 1));
+        if (indices.empty()) why = "the heightfield has no triangles";
+        return !indices.empty();
+    }
+    default: why = std::string("not a shape rtcd takes (Bullet shape type ") + std::to_string(shape->getShapeType()) + ")";
+    }
+    return false;
+}
+
+// Faces of an open surface wind the way most of them did: the repair may
+// have turned the whole surface; a heightfield faces up its up axis.
+static void face_surface(const btCollisionShape* shape, std::vector<float>& v, std::vector<uint32_t>& idx)
+{
+    btVector3 up(0, 0, 0);
+    if (shape->getShapeType() == TERRAIN_SHAPE_PROXYTYPE)
+        up[static_cast<const btHeightfieldTerrainShape*>(shape)->getUpAxis()] = 1;
+    else
+        return;
+    double sum = 0;
+    for (size_t t = 0; t + 2 < idx.size(); t += 3) {
+        btVector3 p[3];
+        for (int c = 0; c < 3; ++c) p[c] = btVector3(v[3 * idx[t + c]], v[3 * idx[t + c] + 1], v[3 * idx[t + c] + 2]);
+        sum += (p[1] - p[0]).cross(p[2] - p[0]).dot(up);
+    }
+    if (sum < 0)
+        for (size_t t = 0; t + 2 < idx.size(); t += 3) std::swap(idx[t + 1], idx[t + 2]);
+}
+
+static rtcd_error make_mesh(const std::vector<float>& v, const std::vector<uint32_t>& idx, uint32_t flags,
+                            const char* name, rtcd_mesh** out)
+{
+    rtcd_mesh_def def = rtcd_default_mesh_def();
+    def.vertices = v.data();
+    def.vertex_count = static_cast<uint32_t>(v.size() / 3);
+    def.indices = idx.data();
+    def.triangle_count = static_cast<uint32_t>(idx.size() / 3);
+    def.flags = flags;
+    def.name = name;
+    return rtcd_mesh_create(&def, out);
+}
+
+// The mesh as given; else welded and repaired (rtcd_repair.h): the pieces
+// merged into one mesh when every one is closed (a surface: as it is).
+static rtcd_mesh* build_mesh(const btCollisionShape* shape, rtcdShapeRole role, const char* name, std::string& why,
+                             std::string& repairs)
+{
+    std::vector<float> vertices;
+    std::vector<uint32_t> indices;
+    if (!read_triangles(shape, role, vertices, indices, why)) return nullptr;
+    if (indices.empty()) {
+        why = "the shape has no triangles";
+        return nullptr;
+    }
+    uint32_t flags = role == RTCD_ROLE_SURFACE ? static_cast<uint32_t>(RTCD_MESH_OPEN_SURFACE) : 0u;
+    rtcd_mesh* mesh = nullptr;
+    if (role != RTCD_ROLE_SURFACE) {
+        rtcd_error err = make_mesh(vertices, indices, flags, name, &mesh);
+        if (err == RTCD_OK) return mesh;
+        why = std::string(rtcd_error_name(err)) + ": " + rtcd_last_error_message();
+        if (role == RTCD_ROLE_CONVEX) return nullptr; // a tessellation is closed or wrong: no repair
+    }
+    rtcd_repair_def rdef = rtcd_default_repair_def();
+    if (role == RTCD_ROLE_SURFACE) rdef.flags &= ~(RTCD_REPAIR_SPLIT | RTCD_REPAIR_HOLES);
+    rtcd_repaired* repaired = nullptr;
+    rtcd_error err = rtcd_repair(&rdef, vertices.data(), static_cast<uint32_t>(vertices.size() / 3), 0, indices.data(),
+                                 static_cast<uint32_t>(indices.size() / 3), &repaired);
+    if (err != RTCD_OK) {
+        why = std::string(rtcd_error_name(err)) + ": " + rtcd_last_error_message();
+        return nullptr;
+    }
+    repairs = rtcd_repaired_summary(repaired);
+    const rtcd_repair_report* report = rtcd_repaired_report(repaired);
+    const float* rv;
+    const uint32_t* ri;
+    uint32_t nv = 0, nt = 0;
+    if (role != RTCD_ROLE_SURFACE && report->open_components) {
+        why = "RTCD_ERROR_MESH_OPEN_EDGE: " + std::to_string(report->open_components) +
+              " piece(s) still open after the repairs (" + repairs + ")";
+    } else if (rtcd_repaired_merged(repaired, &rv, &nv, &ri, &nt) == RTCD_OK) {
+        std::vector<float> v(rv, rv + 3 * static_cast<size_t>(nv));
+        std::vector<uint32_t> idx(ri, ri + 3 * static_cast<size_t>(nt));
+        if (role == RTCD_ROLE_SURFACE) face_surface(shape, v, idx);
+        err = make_mesh(v, idx, flags, name, &mesh);
+        if (err != RTCD_OK) why = std::string(rtcd_error_name(err)) + ": " + rtcd_last_error_message() + " (after: " + repairs + ")";
+    }
+    rtcd_repaired_release(repaired);
+    return mesh;
+}
+
+const rtcd_mesh* rtcdMeshCache::meshFor(const btCollisionShape* shape)
+{
+    rtcdShapeRole role = rtcdRoleOf(shape);
+    // What the mesh is built from: a shape freed and another made at the same
+    // address, or a changed scaling, shows up here and is rebuilt.
+    const void* source = shape;
+    if (role == RTCD_ROLE_MESH) source = static_cast<const btGImpactMeshShape*>(shape)->getMeshInterface();
+    btVector3 scaling = role == RTCD_ROLE_MESH ? part_scaling(static_cast<const btGImpactMeshShape*>(shape), 0)
+                                               : shape->getLocalScaling();
+    btScalar margin = role == RTCD_ROLE_CONVEX ? shape->getMargin() : btScalar(0);
+    auto it = m_entries.find(shape);
+    if (it != m_entries.end()) {
+        const Entry& e = it->second;
+        if (e.source == source && e.scaling == scaling && e.margin == margin && e.type == shape->getShapeType())
+            return e.mesh;
+        rtcd_mesh_release(e.mesh); // not the shape it was built for any more
+        m_entries.erase(it);
+    }
+    Entry entry = {nullptr, source, scaling, margin, shape->getShapeType()};
+    char name[96];
+    std::snprintf(name, sizeof name, "%s %p", rtcdRoleName(role), static_cast<const void*>(shape));
+    std::string why, repairs;
+    if (role == RTCD_ROLE_MESH || role == RTCD_ROLE_CONVEX || role == RTCD_ROLE_SURFACE)
+        entry.mesh = build_mesh(shape, role, name, why, repairs);
+    else
+        why = "not a mesh, convex or static surface shape";
+    if (!entry.mesh && role != RTCD_ROLE_PLANE && role != RTCD_ROLE_COMPOUND) {
+        std::string line = std::string("rtcd declines ") + name + " (" + why + "); its pairs stay with Bullet";
         rtcd_log_message(RTCD_LOG_WARNING, line.c_str());
+    } else if (entry.mesh && !repairs.empty()) {
+        std::string line = std::string("rtcd repaired ") + name + ": " + repairs;
+        rtcd_log_message(RTCD_LOG_INFO, line.c_str());
     }
     m_entries.emplace(shape, entry);
     return entry.mesh;

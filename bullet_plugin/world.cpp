@@ -1,5 +1,6 @@
 // The C API over Bullet (rtcd_world.h): a btDiscreteDynamicsWorld whose
 // concave meshes go through rtcd, Bullet's GImpact algorithm or convex hulls.
+#include "plugin_convex.h"
 #include "world_internal.h"
 
 #include <chrono>
@@ -100,6 +101,14 @@ void rtcd_world_release(rtcd_world* w)
         delete b;
     }
     for (btCollisionShape* s : w->plane_shapes) delete s;
+    for (rtcd_static_mesh* m : w->static_meshes) {
+        if (w->dynamics) w->dynamics->removeRigidBody(m->body);
+        delete m->body;
+        delete m->shape;
+        delete m->mesh_interface;
+        rtcd_mesh_release(m->mesh);
+        delete m;
+    }
     for (rtcd_shape* s : w->body_shapes) rtcd_shape_release(s);
     delete w->dynamics;
     delete w->solver;
@@ -185,6 +194,107 @@ rtcd_error rtcd_shape_create(rtcd_world* w, rtcd_mesh* mesh, rtcd_shape** out)
     return RTCD_OK;
 }
 
+rtcd_convex_def rtcd_default_convex_def(void)
+{
+    rtcd_convex_def def;
+    std::memset(&def, 0, sizeof def);
+    def.kind = RTCD_CONVEX_BOX;
+    def.half_extents[0] = def.half_extents[1] = def.half_extents[2] = 0.5f;
+    def.margin = -1.0f;
+    return def;
+}
+
+// The Bullet shape a convex def describes, or NULL with *why.
+static btConvexShape* convex_shape(const rtcd_convex_def& d, rtcd_shape* s, std::string& why)
+{
+    auto positive = [](float x) { return x > 0.0f && std::isfinite(x); };
+    switch (d.kind) {
+    case RTCD_CONVEX_BOX:
+        if (!positive(d.half_extents[0]) || !positive(d.half_extents[1]) || !positive(d.half_extents[2])) break;
+        return new btBoxShape(btVector3(d.half_extents[0], d.half_extents[1], d.half_extents[2]));
+    case RTCD_CONVEX_SPHERE:
+        if (!positive(d.radius)) break;
+        return new btSphereShape(d.radius);
+    case RTCD_CONVEX_CAPSULE:
+        if (!positive(d.radius) || !positive(d.half_height)) break;
+        return new btCapsuleShapeZ(d.radius, 2.0f * d.half_height);
+    case RTCD_CONVEX_CYLINDER:
+        if (!positive(d.radius) || !positive(d.half_height)) break;
+        return new btCylinderShapeZ(btVector3(d.radius, d.radius, d.half_height));
+    case RTCD_CONVEX_CONE:
+        if (!positive(d.radius) || !positive(d.half_height)) break;
+        return new btConeShapeZ(d.radius, 2.0f * d.half_height);
+    case RTCD_CONVEX_HULL: {
+        if (!d.points || d.point_count < 4 || d.point_count > (1u << 24)) {
+            why = "a hull needs 4 to 2^24 points";
+            return nullptr;
+        }
+        s->points.assign(d.points, d.points + 3 * static_cast<size_t>(d.point_count));
+        for (float x : s->points)
+            if (!std::isfinite(x)) {
+                why = "a hull point is not finite";
+                return nullptr;
+            }
+        btConvexHullShape* hull = new btConvexHullShape(s->points.data(), static_cast<int>(d.point_count), 3 * sizeof(float));
+        hull->optimizeConvexHull();
+        return hull;
+    }
+    default: why = "unknown kind " + std::to_string(static_cast<int>(d.kind)); return nullptr;
+    }
+    why = "sizes must be finite and > 0";
+    return nullptr;
+}
+
+rtcd_error rtcd_shape_create_convex(rtcd_world* w, const rtcd_convex_def* def, rtcd_shape** out)
+{
+    if (out) *out = nullptr;
+    if (!w || !def || !out) return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_shape_create_convex: NULL argument");
+    if (!std::isfinite(def->margin))
+        return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_shape_create_convex: margin is not finite");
+    rtcd_shape* s = new (std::nothrow) rtcd_shape();
+    if (!s) return fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_shape_create_convex: out of memory");
+    s->refcount = 1;
+    s->world = w;
+    s->frame = rtcd_transform_identity();
+    std::string why;
+    try {
+        btConvexShape* shape = convex_shape(*def, s, why);
+        if (!shape) {
+            shape_free(s);
+            return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_shape_create_convex: " + why);
+        }
+        if (def->margin >= 0.0f && def->kind != RTCD_CONVEX_SPHERE) shape->setMargin(def->margin);
+        s->bt_shape = shape;
+        btVector3 inertia;
+        shape->calculateLocalInertia(1, inertia);
+        s->unit_inertia = inertia;
+        // The collision surface as a mesh: the penetration measure's ruler
+        // (and the same tessellation rtcd's narrow phase uses).
+        std::vector<float> v;
+        std::vector<uint32_t> idx;
+        if (!rtcdTessellateConvex(shape, 32, v, idx, why)) {
+            shape_free(s);
+            return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_shape_create_convex: " + why);
+        }
+        rtcd_mesh_def md = rtcd_default_mesh_def();
+        md.vertices = v.data();
+        md.vertex_count = static_cast<uint32_t>(v.size() / 3);
+        md.indices = idx.data();
+        md.triangle_count = static_cast<uint32_t>(idx.size() / 3);
+        md.name = "convex shape";
+        rtcd_error err = rtcd_mesh_create(&md, &s->body_mesh);
+        if (err != RTCD_OK) {
+            shape_free(s);
+            return err;
+        }
+    } catch (const std::bad_alloc&) {
+        shape_free(s);
+        return fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_shape_create_convex: out of memory");
+    }
+    *out = s;
+    return RTCD_OK;
+}
+
 void rtcd_shape_retain(rtcd_shape* s)
 {
     if (s) s->refcount++;
@@ -231,6 +341,48 @@ static btTransform to_bullet(const rtcd_transform& t)
     btMatrix3x3 r(t.rotation[0], t.rotation[1], t.rotation[2], t.rotation[3], t.rotation[4], t.rotation[5],
                   t.rotation[6], t.rotation[7], t.rotation[8]);
     return btTransform(r, btVector3(t.translation[0], t.translation[1], t.translation[2]));
+}
+
+rtcd_error rtcd_world_add_static_mesh(rtcd_world* w, rtcd_mesh* mesh, const rtcd_transform* pose)
+{
+    if (!w || !mesh || !pose) return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_world_add_static_mesh: NULL argument");
+    for (int i = 0; i < 12; ++i)
+        if (!std::isfinite(i < 9 ? pose->rotation[i] : pose->translation[i - 9]))
+            return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_world_add_static_mesh: pose is not finite");
+    rtcd_static_mesh* m = new (std::nothrow) rtcd_static_mesh();
+    if (!m) return fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_world_add_static_mesh: out of memory");
+    try {
+        const float* v = rtcd_mesh_vertices(mesh);
+        const uint32_t* idx = rtcd_mesh_indices(mesh);
+        uint32_t nv = rtcd_mesh_vertex_count(mesh), nt = rtcd_mesh_triangle_count(mesh);
+        m->vertices.assign(v, v + 3 * static_cast<size_t>(nv));
+        m->indices.assign(idx, idx + 3 * static_cast<size_t>(nt));
+        m->mesh_interface = new btTriangleIndexVertexArray(static_cast<int>(nt), m->indices.data(), 3 * sizeof(int),
+                                                           static_cast<int>(nv), m->vertices.data(), 3 * sizeof(float));
+        m->shape = new btBvhTriangleMeshShape(m->mesh_interface, true);
+        btRigidBody::btRigidBodyConstructionInfo info(0, nullptr, m->shape);
+        info.m_startWorldTransform = to_bullet(*pose);
+        info.m_friction = w->def.friction;
+        info.m_restitution = w->def.restitution;
+        info.m_rollingFriction = info.m_spinningFriction = w->def.rolling_friction;
+        m->body = new btRigidBody(info);
+        m->body->setUserIndex(-2 - static_cast<int>(w->static_meshes.size()));
+        rtcd_mesh_retain(mesh);
+        m->mesh = mesh;
+        w->static_meshes.push_back(m);
+        w->dynamics->addRigidBody(m->body);
+    } catch (const std::bad_alloc&) {
+        delete m->body;
+        delete m->shape;
+        delete m->mesh_interface;
+        if (m->mesh) {
+            w->static_meshes.pop_back();
+            rtcd_mesh_release(m->mesh);
+        }
+        delete m;
+        return fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_world_add_static_mesh: out of memory");
+    }
+    return RTCD_OK;
 }
 
 rtcd_error rtcd_world_add_body(rtcd_world* w, rtcd_shape* s, float mass, const rtcd_transform* pose,

@@ -38,6 +38,17 @@ struct rtcd_shape {
     std::vector<int> indices;
     btTriangleIndexVertexArray* mesh_interface;
     btCollisionShape* bt_shape;
+    std::vector<float> points;       // a convex hull's points (Bullet keeps its own copy; kept for the record)
+};
+
+// A static triangle mesh in the world (rtcd_world_add_static_mesh).
+struct rtcd_static_mesh {
+    rtcd_mesh* mesh;                 // retained: the penetration measure's surface
+    std::vector<float> vertices;
+    std::vector<int> indices;
+    btTriangleIndexVertexArray* mesh_interface;
+    btBvhTriangleMeshShape* shape;
+    btRigidBody* body;
 };
 
 struct rtcd_world {
@@ -54,6 +65,7 @@ struct rtcd_world {
     std::vector<rtcd_shape*> body_shapes;
     std::vector<btCollisionShape*> plane_shapes;
     std::vector<btRigidBody*> planes;
+    std::vector<rtcd_static_mesh*> static_meshes; // user index -2 - k on their bodies
     rtcd_step_stats stats;
 };
 

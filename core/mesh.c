@@ -176,6 +176,17 @@ static rtcd_error derive_geometry(rtcd_mesh* m)
             m->max_edge_length = fmaxf(m->max_edge_length, edge * (1.0f + 1e-6f)); /* rounded up: a bound */
         }
     }
+    if (m->open_surface) {
+        double f[3] = {0, 0, 0};
+        for (uint32_t t = 0; t < m->triangle_count; ++t) {
+            const uint32_t* tri = m->indices + 3 * t;
+            rtcd_v3 c = v3_cross(v3_sub(mesh_vertex(m, tri[1]), mesh_vertex(m, tri[0])),
+                                 v3_sub(mesh_vertex(m, tri[2]), mesh_vertex(m, tri[0])));
+            f[0] += c.x, f[1] += c.y, f[2] += c.z;
+        }
+        double len = sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]);
+        for (int k = 0; k < 3; ++k) m->facing[k] = len > 0.0 ? (float)(f[k] / len) : (k == 2 ? 1.0f : 0.0f);
+    }
     /* Each edge is counted twice (once per triangle), which the mean absorbs. */
     m->mean_edge_length = m->triangle_count ? (float)(edge_sum / (3.0 * m->triangle_count)) : 0.0f;
     /* Every vertex lies within reach of the origin (rounded up, so the

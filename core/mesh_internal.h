@@ -59,6 +59,7 @@ struct rtcd_mesh {
     uint32_t* neighbors;      /* 3 per triangle */
     float lo[3], hi[3];
     int open_surface;         /* RTCD_MESH_OPEN_SURFACE: open edges have neighbour RTCD_INVALID */
+    float facing[3];          /* open surfaces: the area-weighted mean normal (unit), where the front looks */
     float mean_edge_length;
     float max_edge_length;    /* longest edge (crossings: a triangle lies within it of its vertices) */
     float reach;              /* largest distance of a vertex from the origin */

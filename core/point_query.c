@@ -104,12 +104,14 @@ static int cast_crossings(const rtcd_mesh* m, rtcd_v3 p, rtcd_v3 d, float ttol, 
 }
 
 /* Behind an open surface: the narrow phase's own rule (a ray from inside
- * first meets a back face), along the first fixed direction that meets it. */
+ * first meets a back face), along the first direction that meets it: the
+ * way the surface faces, the opposite way (short rays across a terrain),
+ * then the fixed directions. */
 int rtcd_open_surface_contains(const rtcd_mesh* m, rtcd_v3 p)
 {
     rtcd_bvh_view bvh = rtcd_mesh_bvh_view(m);
-    for (int k = 0; k < 8; ++k) {
-        rtcd_v3 d = v3_load(k_directions[k]);
+    for (int k = -2; k < 8; ++k) {
+        rtcd_v3 d = k == -2 ? v3_load(m->facing) : k == -1 ? v3_neg(v3_load(m->facing)) : v3_load(k_directions[k]);
         rtcd_tri_hit h = bvh_first_hit(&bvh, p, d, 0.0f, FLT_MAX, RTCD_INVALID);
         if (h.tri != RTCD_INVALID) return v3_dot(d, v3_load(m->triangle_normals + 3 * h.tri)) > 0.0f;
     }

@@ -10,6 +10,8 @@ PACKAGES=(
   pocl-opencl-icd          # PoCL: the CPU OpenCL device (used when no GPU is present)
   libcmocka-dev            # unit tests
   libembree-dev            # Intel Embree: the reference in the ray benchmark
+  libassimp-dev            # assimp: model files for rtcd_import and rtcd_mesh_check (optional)
+  assimp-testmodels        # assimp's model corpus: bench_import and test_import's corpus check
 )
 
 missing=()

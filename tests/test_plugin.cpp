@@ -39,8 +39,13 @@ static MeshData blob(uint64_t seed, bool open)
     rtcd_generate_blob(RTCD_AVALANCHE_BLOB_VERTICES, 0.5f, seed, &g);
     MeshData m;
     m.vertices.assign(g.vertices, g.vertices + 3 * g.vertex_count);
-    uint32_t tris = g.triangle_count - (open ? 1 : 0); // drop one triangle: a hole
-    m.indices.assign(g.indices, g.indices + 3 * tris);
+    // Open: the cap above z = 0.2 cut away, a hole far too large to fill.
+    for (uint32_t t = 0; t < g.triangle_count; ++t) {
+        float z = 0;
+        for (int c = 0; c < 3; ++c) z += g.vertices[3 * g.indices[3 * t + c] + 2] / 3;
+        if (open && z > 0.2f) continue;
+        for (int c = 0; c < 3; ++c) m.indices.push_back(static_cast<int>(g.indices[3 * t + c]));
+    }
     rtcd_generated_free(&g);
     return m;
 }

@@ -3,6 +3,9 @@
 # python on the test machine is needed) holding every key path given.
 # cmake -DPROGRAM=<exe> "-DARGS=<arg>;<arg>..." "-DKEYS=<key>;<key>..." -P run_json_check.cmake
 # A key path is dot-separated: "scenes.0.runs" (list indices are numbers).
+# Optional "-DEQUALS=<key>=<value>;..." also requires those values (as CMake's
+# JSON reader gives them: numbers as printed, true/false as ON/OFF, strings
+# without their quotes).
 cmake_minimum_required(VERSION 3.19)
 execute_process(COMMAND "${PROGRAM}" ${ARGS} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message("${err}${out}")
@@ -25,5 +28,19 @@ foreach(key IN LISTS KEYS)
   string(JSON value ERROR_VARIABLE json_err GET "${out}" ${path})
   if(json_err)
     message(FATAL_ERROR "${PROGRAM}: no '${key}' in the output: ${json_err}")
+  endif()
+endforeach()
+foreach(pair IN LISTS EQUALS)
+  string(FIND "${pair}" "=" eq)
+  string(SUBSTRING "${pair}" 0 ${eq} key)
+  math(EXPR rest "${eq} + 1")
+  string(SUBSTRING "${pair}" ${rest} -1 expected)
+  string(REPLACE "." ";" path "${key}")
+  string(JSON value ERROR_VARIABLE json_err GET "${out}" ${path})
+  if(json_err)
+    message(FATAL_ERROR "${PROGRAM}: no '${key}' in the output: ${json_err}")
+  endif()
+  if(NOT value STREQUAL expected)
+    message(FATAL_ERROR "${PROGRAM}: '${key}' is ${value}, not ${expected}")
   endif()
 endforeach()

@@ -121,6 +121,15 @@ static int set_value(const demo_cli* cli, const demo_cli_option* o, const char* 
     case DEMO_CLI_STRING:
         *(const char**)o->target = v;
         return 1;
+    case DEMO_CLI_LIST: {
+        demo_cli_list* list = o->target;
+        if (list->count == DEMO_CLI_LIST_MAX) {
+            demo_cli_fail(cli, "%s: given more than %d times", o->name, DEMO_CLI_LIST_MAX);
+            return 0;
+        }
+        list->items[list->count++] = v;
+        return 1;
+    }
     case DEMO_CLI_ENUM:
         for (int k = 0; o->choices && o->choices[k].name; ++k)
             if (!strcmp(v, o->choices[k].name)) {

@@ -14,11 +14,12 @@
  *   if (rc) return demo_cli_exit_code(rc);
  *
  * Values follow their option as the next argument or after '=' ("--steps 40",
- * "--steps=40"); the last occurrence wins. Whole numbers are plain decimal
- * digits (no sign, no spaces), checked against [min, max]; floats must be
- * finite and in [fmin, fmax]; enum values must be one of the choices. Any
- * error prints one line naming the option and what was wrong, then the usage,
- * on stderr. --help / -h prints the usage on stdout. */
+ * "--steps=40"); the last occurrence wins, except for a list option, which
+ * collects them all in order. Whole numbers are plain decimal digits (no
+ * sign, no spaces), checked against [min, max]; floats must be finite and in
+ * [fmin, fmax]; enum values must be one of the choices. Any error prints
+ * one line naming the option and what was wrong, then the usage, on stderr.
+ * --help / -h prints the usage on stdout. */
 #ifndef RTCD_DEMO_CLI_H
 #define RTCD_DEMO_CLI_H
 
@@ -32,8 +33,16 @@ typedef enum demo_cli_type {
     DEMO_CLI_U64,      /* *(uint64_t*)target, in [min, max] (max 0: UINT64_MAX) */
     DEMO_CLI_FLOAT,    /* *(float*)target, finite, in [fmin, fmax] (both 0: any finite value) */
     DEMO_CLI_STRING,   /* *(const char**)target = the argument itself */
-    DEMO_CLI_ENUM      /* *(int*)target = value of the matching choice */
+    DEMO_CLI_ENUM,     /* *(int*)target = value of the matching choice */
+    DEMO_CLI_LIST      /* repeatable: appended to *(demo_cli_list*)target (at most DEMO_CLI_LIST_MAX) */
 } demo_cli_type;
+
+/* The values of a repeatable option, in the order given. */
+#define DEMO_CLI_LIST_MAX 32
+typedef struct demo_cli_list {
+    const char* items[DEMO_CLI_LIST_MAX]; /* the arguments themselves */
+    uint32_t count;
+} demo_cli_list;
 
 typedef struct demo_cli_choice {
     const char* name;  /* NULL ends the list */

@@ -1,6 +1,7 @@
 #include "demo_common.h"
 
 #include "scene_util.h"
+#include "user_meshes.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -9,6 +10,10 @@
 
 #define BLOB_RADIUS 0.5f
 #define DEMO_HZ 60.0f
+
+/* Why demo_scene_create failed, where rtcd's own message would not say
+ * (a --mesh file); "" otherwise. */
+static char scene_error[512];
 
 const char* demo_traversal_name(rtcd_traversal t)
 {
@@ -24,8 +29,8 @@ void demo_default_options(demo_scene_kind scene, demo_options* o)
 {
     memset(o, 0, sizeof *o);
     o->scene = scene;
-    o->objects = 512;
-    o->steps = scene == DEMO_AVALANCHE ? 600 : 3000;
+    o->objects = scene == DEMO_MIXED ? 128 : 512;
+    o->steps = scene == DEMO_SPAWNER ? 3000 : 600;
     o->seed = 1;
     o->penetration_every = 10;
     o->algorithm = RTCD_ALGORITHM_PREDICTIVE;
@@ -61,11 +66,18 @@ int demo_parse_options(demo_scene_kind scene, int argc, char** argv, demo_option
     /* enum options go through ints (the parser's enum target) */
     int narrowphase = (int)o->narrowphase, backend = (int)o->backend, algorithm = (int)o->algorithm;
     int traversal = (int)o->traversal, contact_normal = (int)o->contact_normal;
+    const char* mesh_help =
+        scene == DEMO_AVALANCHE ? "model file (repeatable) for the bodies, not the blob: each closed piece a shape, "
+                                  "the bodies take them in turn"
+        : scene == DEMO_SPAWNER ? "model file (repeatable) for the drops, not the four meshes: each closed piece a "
+                                  "shape, the drops take them in turn"
+                                : "model file (repeatable): each closed piece a shape, in the concave slots in turn "
+                                  "with the blob";
     const demo_cli_option all[] = {
         {.name = "--objects", .type = DEMO_CLI_U32, .target = &o->objects, .meta = "N", .min = 1, .max = 1u << 20,
-         .help = "bodies (default 512)"},
+         .help = scene == DEMO_MIXED ? "bodies (default 128)" : "bodies (default 512)"},
         {.name = "--steps", .type = DEMO_CLI_U32, .target = &o->steps, .meta = "N", .max = 100000000u,
-         .help = scene == DEMO_AVALANCHE ? "60 Hz steps (default 600)" : "60 Hz steps (default 3000)"},
+         .help = scene == DEMO_SPAWNER ? "60 Hz steps (default 3000)" : "60 Hz steps (default 600)"},
         {.name = "--seed", .type = DEMO_CLI_U64, .target = &o->seed, .meta = "N", .help = "meshes and poses (default 1)"},
         {.name = "--narrowphase", .type = DEMO_CLI_ENUM, .target = &narrowphase, .choices = narrowphase_choices,
          .help = "all: the three one after the other, one JSON"},
@@ -97,12 +109,17 @@ int demo_parse_options(demo_scene_kind scene, int argc, char** argv, demo_option
         {.name = "--json", .type = DEMO_CLI_FLAG, .target = &o->json, .help = "one-line JSON summary on stdout"},
         {.name = "--penetration-every", .type = DEMO_CLI_U32, .target = &o->penetration_every, .meta = "K",
          .help = "measure penetration every K steps (default 10; 0: never)"},
+        {.name = "--mesh", .type = DEMO_CLI_LIST, .target = &o->meshes, .meta = "FILE", .help = mesh_help},
+        {.name = "--mesh-scale", .type = DEMO_CLI_FLOAT, .target = &o->mesh_scale, .meta = "S", .fmin = 0.0,
+         .fmax = 1e6, .help = "--mesh coordinates times S (default 0: each piece fit to the blob's size, 0.5 m)"},
     };
     /* the spawner has no --objects */
-    const demo_cli_option* table = scene == DEMO_AVALANCHE ? all : all + 1;
+    const demo_cli_option* table = scene != DEMO_SPAWNER ? all : all + 1;
     demo_cli cli = {argv[0],
                     scene == DEMO_AVALANCHE ? "The JVRC 2013 avalanche: blobs falling on a plane."
-                                            : "The JVRC 2013 spawner: objects dropped from a circling source.",
+                    : scene == DEMO_SPAWNER ? "The JVRC 2013 spawner: objects dropped from a circling source."
+                                            : "The mixed scene: blobs, boxes, spheres, capsules, a convex hull, "
+                                              "cylinders and cones dropped on a one-sided terrain.",
                     table, sizeof all / sizeof *all - (size_t)(table - all)};
     int rc = demo_cli_parse(&cli, argc, argv);
     if (rc) return rc;
@@ -178,22 +195,58 @@ static rtcd_error make_shape(demo_scene* s, uint32_t vertices, uint64_t seed, ui
     return err;
 }
 
+/* The scene's shapes: the user's meshes when given, else the generated ones. */
+static rtcd_error make_shapes(demo_scene* s, const demo_options* o, const user_meshes* um)
+{
+    s->shape_count = um->count ? um->count : (o->scene == DEMO_AVALANCHE ? 1 : RTCD_SPAWNER_MESH_COUNT);
+    s->shapes = calloc(s->shape_count, sizeof *s->shapes);
+    s->shape_triangles = calloc(s->shape_count, sizeof *s->shape_triangles);
+    if (!s->shapes || !s->shape_triangles) return RTCD_ERROR_OUT_OF_MEMORY;
+    for (uint32_t k = 0; k < s->shape_count; ++k) {
+        rtcd_error err;
+        if (um->count) {
+            err = rtcd_shape_create(s->world, um->meshes[k], &s->shapes[k]);
+            s->shape_triangles[k] = rtcd_mesh_triangle_count(um->meshes[k]);
+        } else {
+            uint32_t nv = o->scene == DEMO_AVALANCHE ? RTCD_AVALANCHE_BLOB_VERTICES : rtcd_spawner_mesh_vertices(k);
+            err = make_shape(s, nv, o->seed + k, k);
+        }
+        if (err != RTCD_OK) return err;
+    }
+    return RTCD_OK;
+}
+
 rtcd_error demo_scene_create(const demo_options* o, demo_scene* s)
 {
     memset(s, 0, sizeof *s);
     s->kind = o->scene;
     s->rng = o->seed;
+    scene_error[0] = '\0';
+    /* the user's meshes first: a file that cannot be used fails before any work */
+    user_meshes um;
+    rtcd_error err = user_meshes_load(o->meshes.items, o->meshes.count, o->mesh_scale, &um, scene_error,
+                                      sizeof scene_error);
+    if (err != RTCD_OK) return err;
+    s->user_meshes = um.count;
     rtcd_world_def def;
     demo_world_def(o, &def);
-    rtcd_error err = rtcd_world_create(&def, &s->world);
-    if (err != RTCD_OK) return err;
-    float up[3] = {0, 0, 1};
-    if ((err = rtcd_world_add_plane(s->world, up, 0.0f)) != RTCD_OK) return err;
-    s->shape_count = o->scene == DEMO_AVALANCHE ? 1 : RTCD_SPAWNER_MESH_COUNT;
-    for (uint32_t k = 0; k < s->shape_count; ++k) {
-        uint32_t nv = o->scene == DEMO_AVALANCHE ? RTCD_AVALANCHE_BLOB_VERTICES : rtcd_spawner_mesh_vertices(k);
-        if ((err = make_shape(s, nv, o->seed + k, k)) != RTCD_OK) return err;
+    if ((err = rtcd_world_create(&def, &s->world)) != RTCD_OK) {
+        user_meshes_free(&um);
+        return err;
     }
+    if (o->scene == DEMO_MIXED) {
+        /* the terrain and the bodies; no ground plane */
+        mixed_def md = {o->objects, o->seed, um.meshes, um.count};
+        err = mixed_scene_create(s->world, &md, &s->mixed);
+        user_meshes_free(&um);
+        s->triangles_total = s->mixed.triangles_total;
+        s->bounding_radius = s->mixed.max_size;
+        return err;
+    }
+    float up[3] = {0, 0, 1};
+    if ((err = rtcd_world_add_plane(s->world, up, 0.0f)) == RTCD_OK) err = make_shapes(s, o, &um);
+    user_meshes_free(&um); /* the shapes hold the meshes */
+    if (err != RTCD_OK) return err;
     for (uint32_t k = 0; k < s->shape_count; ++k) {
         float r = demo_shape_bounding_radius(s->shapes[k]);
         s->bounding_radius = r > s->bounding_radius ? r : s->bounding_radius;
@@ -201,7 +254,8 @@ rtcd_error demo_scene_create(const demo_options* o, demo_scene* s)
     if (o->scene != DEMO_AVALANCHE) return RTCD_OK;
     /* A cube of blobs, seeded orientations, lowest layer 1 m up. The spacing
      * is the blob's bounding diameter plus 2 cm, so that no two blobs touch at
-     * the start whatever the seed (1.29 m for the default seed). */
+     * the start whatever the seed (1.29 m for the default seed). The user's
+     * meshes, when given, take the places in turn. */
     uint32_t side = 1;
     while ((uint64_t)side * side * side < o->objects) ++side;
     const float spacing = 2.0f * s->bounding_radius + 0.02f;
@@ -211,8 +265,9 @@ rtcd_error demo_scene_create(const demo_options* o, demo_scene* s)
         float y = ((float)(b / side % side) - 0.5f * (float)(side - 1)) * spacing;
         float z = z0 + (float)(b / (side * side)) * spacing;
         rtcd_transform pose = scene_random_pose(&s->rng, x, y, z);
-        if ((err = rtcd_world_add_body(s->world, s->shapes[0], 1.0f, &pose, NULL)) != RTCD_OK) return err;
-        s->triangles_total += s->shape_triangles[0];
+        uint32_t k = b % s->shape_count;
+        if ((err = rtcd_world_add_body(s->world, s->shapes[k], 1.0f, &pose, NULL)) != RTCD_OK) return err;
+        s->triangles_total += s->shape_triangles[k];
     }
     return RTCD_OK;
 }
@@ -229,7 +284,7 @@ rtcd_error demo_scene_update(demo_scene* s, uint32_t step)
      * An object dropped one turn earlier has fallen 8 m by then: landed. */
     uint32_t n = s->spawned;
     double angle = 2.0 * M_PI * (double)(n % DEMO_SPAWN_PER_TURN) / DEMO_SPAWN_PER_TURN;
-    uint32_t k = n % s->shape_count; /* the four meshes in equal numbers */
+    uint32_t k = n % s->shape_count; /* the four meshes (or the user's) in equal numbers */
     rtcd_transform pose = scene_random_pose(&s->rng, (float)(DEMO_SPAWN_RADIUS * cos(angle)),
                                             (float)(DEMO_SPAWN_RADIUS * sin(angle)), DEMO_SPAWN_HEIGHT);
     rtcd_error err = rtcd_world_add_body(s->world, s->shapes[k], 1.0f, &pose, NULL);
@@ -242,7 +297,10 @@ rtcd_error demo_scene_update(demo_scene* s, uint32_t step)
 
 void demo_scene_destroy(demo_scene* s)
 {
-    for (uint32_t k = 0; k < s->shape_count; ++k) rtcd_shape_release(s->shapes[k]);
+    for (uint32_t k = 0; s->shapes && k < s->shape_count; ++k) rtcd_shape_release(s->shapes[k]);
+    free(s->shapes);
+    free(s->shape_triangles);
+    mixed_scene_destroy(&s->mixed);
     rtcd_world_release(s->world);
     memset(s, 0, sizeof *s);
 }
@@ -265,9 +323,22 @@ static int poses_finite(const rtcd_world* w)
 }
 
 
+/* Some body has a non-zero velocity (sleeping bodies have none). */
+static int any_awake(const rtcd_world* w)
+{
+    for (uint32_t b = 0; b < rtcd_world_body_count(w); ++b) {
+        float v[3], a[3];
+        if (rtcd_world_get_velocity(w, b, v, a) != RTCD_OK) continue;
+        for (int k = 0; k < 3; ++k)
+            if (v[k] != 0.0f || a[k] != 0.0f) return 1;
+    }
+    return 0;
+}
+
 static int fail_with(rtcd_error err)
 {
-    fprintf(stderr, "rtcd demo: %s: %s\n", rtcd_error_name(err), rtcd_last_error_message());
+    if (scene_error[0]) fprintf(stderr, "rtcd demo: %s\n", scene_error);
+    else fprintf(stderr, "rtcd demo: %s: %s\n", rtcd_error_name(err), rtcd_last_error_message());
     return 1;
 }
 
@@ -330,6 +401,18 @@ void demo_print_summary_json(FILE* f, const demo_summary* r)
             r->standard_ms_total, r->iterative_ms_total, (unsigned long long)r->standard_pair_steps,
             (unsigned long long)r->iterative_pair_steps, (unsigned long long)r->predictive_rays,
             (unsigned long long)r->walk_steps, (unsigned long long)r->kept_rays);
+    fprintf(f,
+            "\"ms_per_step_median\":%.3f,\"active_steps\":%u,\"ms_per_step_mean_active\":%.3f,"
+            "\"narrowphase_ms_mean_active\":%.3f,\"penetration_mean\":%.6f,\"user_meshes\":%u,",
+            r->step_median, r->active_steps, r->step_mean_active, r->np_mean_active, r->pen_mean, r->user_meshes);
+    if (!strcmp(r->scene, "mixed")) {
+        /* bodies per kind; tunnelled: bodies that were ever below the terrain by more than their size */
+        fprintf(f, "\"kinds\":{");
+        for (int k = 0; k < MIXED_KIND_COUNT; ++k)
+            fprintf(f, "%s\"%s\":%u", k ? "," : "", mixed_kind_name((mixed_kind)k), r->kind_counts[k]);
+        fprintf(f, "},\"terrain_triangles\":%u,\"tunnelled\":%u,\"off_terrain\":%u,\"min_height\":%.5f,",
+                r->terrain_triangles, r->tunnelled, r->off_terrain, (double)r->min_height);
+    }
     /* penetration over time, then nan_detected last (the tests match the object's end) */
     fprintf(f, "\"penetration_window_steps\":%u,\"penetration_windows_truncated\":%s,\"penetration_windows\":",
             DEMO_PENETRATION_WINDOW, r->pen_windows_truncated ? "true" : "false");
@@ -352,7 +435,7 @@ void demo_print_penetration_windows_json(FILE* f, const demo_summary* r)
 int demo_run_scene(const demo_options* o, demo_summary* r)
 {
     memset(r, 0, sizeof *r);
-    r->scene = o->scene == DEMO_AVALANCHE ? "avalanche" : "spawner";
+    r->scene = o->scene == DEMO_AVALANCHE ? "avalanche" : (o->scene == DEMO_SPAWNER ? "spawner" : "mixed");
     r->narrowphase = narrowphase_name(o->narrowphase);
     r->backend = "none";
     r->algorithm = o->algorithm;
@@ -395,6 +478,7 @@ int demo_run_scene(const demo_options* o, demo_summary* r)
     double np_sum = 0, contacts_sum = 0, rays_sum = 0, colliding_sum = 0, pen_sum_sum = 0;
     uint32_t pairs_max = 0, pen_samples = 0, done = 0;
     float pen_max = 0;
+    uint64_t pen_inside = 0;
     int nan = 0;
     for (uint32_t step = 0; step < o->steps && step_ms && np_ms; ++step) {
         if ((err = demo_scene_update(&s, step)) != RTCD_OK || (err = rtcd_world_step(s.world)) != RTCD_OK) break;
@@ -425,6 +509,12 @@ int demo_run_scene(const demo_options* o, demo_summary* r)
             fprintf(stderr, "rtcd demo: non-finite pose at step %u\n", step);
             break;
         }
+        if (o->scene == DEMO_MIXED) mixed_scene_check(&s.mixed, s.world);
+        if (any_awake(s.world)) {
+            r->active_steps++;
+            r->step_mean_active += st.step_ms;
+            r->np_mean_active += st.narrowphase_ms;
+        }
         rtcd_penetration pen = {0, 0, 0};
         int measured = o->penetration_every && (step + 1) % o->penetration_every == 0;
         if (measured) {
@@ -432,6 +522,7 @@ int demo_run_scene(const demo_options* o, demo_summary* r)
             pen_max = pen.max > pen_max ? pen.max : pen_max;
             pen_sum_sum += pen.sum;
             pen_samples++;
+            pen_inside += pen.vertices_inside;
             uint32_t w = step / DEMO_PENETRATION_WINDOW;
             if (w < DEMO_PENETRATION_WINDOWS_MAX) {
                 demo_penetration_window* pw = &r->pen_windows[w];
@@ -473,6 +564,7 @@ int demo_run_scene(const demo_options* o, demo_summary* r)
         for (uint32_t i = 0; i < done; ++i) mean += step_ms[i] / done;
         qsort(step_ms, done, sizeof *step_ms, cmp_double);
         p95 = step_ms[(uint32_t)(0.95 * (done - 1))];
+        r->step_median = done % 2 ? step_ms[done / 2] : 0.5 * (step_ms[done / 2 - 1] + step_ms[done / 2]);
         /* the resting phase: the last 5 s of simulated time (all steps of a shorter run) */
         r->resting_steps = done < DEMO_RESTING_STEPS ? done : DEMO_RESTING_STEPS;
         for (uint32_t i = done - r->resting_steps; i < done; ++i) r->np_resting += np_ms[i] / r->resting_steps;
@@ -518,6 +610,19 @@ int demo_run_scene(const demo_options* o, demo_summary* r)
     r->rays_mean = rays_sum / n;
     r->colliding_mean = colliding_sum / n;
     r->nan = nan;
+    if (r->active_steps) {
+        r->step_mean_active /= r->active_steps;
+        r->np_mean_active /= r->active_steps;
+    }
+    r->pen_mean = pen_inside ? pen_sum_sum / (double)pen_inside : 0.0;
+    r->user_meshes = s.user_meshes;
+    if (o->scene == DEMO_MIXED) {
+        memcpy(r->kind_counts, s.mixed.kind_counts, sizeof r->kind_counts);
+        r->terrain_triangles = s.mixed.terrain_triangles;
+        r->tunnelled = s.mixed.tunnelled;
+        r->off_terrain = s.mixed.off_terrain;
+        r->min_height = s.mixed.checks ? s.mixed.min_height : 0.0f;
+    }
     r->pose_checksum = demo_pose_checksum(s.world);
     free(step_ms);
     free(np_ms);
@@ -560,6 +665,14 @@ int demo_run(const demo_options* o)
             }
             printf("  penetration (every %u steps): max %.4f m, sum %.4f m mean\n", r.penetration_every, r.pen_max,
                    r.pen_sum_mean);
+            if (o->scene == DEMO_MIXED) {
+                printf("  kinds:");
+                for (int k = 0; k < MIXED_KIND_COUNT; ++k)
+                    printf("%s %u %s", k ? "," : "", r.kind_counts[k], mixed_kind_name((mixed_kind)k));
+                printf("\n  terrain %u triangles: %u tunnelled, %u off the terrain, lowest body origin %.4f m above it\n",
+                       r.terrain_triangles, r.tunnelled, r.off_terrain, (double)r.min_height);
+            }
+            if (r.user_meshes) printf("  %u mesh(es) from --mesh files\n", r.user_meshes);
             printf("  threads %u%s; final poses of %u bodies: pose_checksum %016llx\n", r.threads,
                    r.threads ? "" : " (all cores)", r.objects, (unsigned long long)r.pose_checksum);
         }

@@ -1,22 +1,24 @@
-/* The avalanche and spawner scenes (JVRC 2013) on the C API over Bullet, and
- * the run loop the demo programs share: options, per-step statistics, CSV,
- * JSON summary, progress bar. Tests build the same scenes through here. */
+/* The avalanche and spawner scenes (JVRC 2013) and the mixed scene (mixed.h)
+ * on the C API over Bullet, and the run loop the demo programs share:
+ * options, per-step statistics, CSV, JSON summary, progress bar. Tests build
+ * the same scenes through here. */
 #ifndef RTCD_DEMO_COMMON_H
 #define RTCD_DEMO_COMMON_H
 
 #include "demo_cli.h"
+#include "mixed.h"
 
 #include <rtcd/rtcd.h>
 #include <rtcd/rtcd_world.h>
 
 #include <stdio.h>
 
-typedef enum demo_scene_kind { DEMO_AVALANCHE = 0, DEMO_SPAWNER = 1 } demo_scene_kind;
+typedef enum demo_scene_kind { DEMO_AVALANCHE = 0, DEMO_SPAWNER = 1, DEMO_MIXED = 2 } demo_scene_kind;
 
 typedef struct demo_options {
     demo_scene_kind scene;
-    uint32_t objects;             /* avalanche: bodies (default 512) */
-    uint32_t steps;               /* default 600 (avalanche), 3000 (spawner) */
+    uint32_t objects;             /* avalanche: bodies (default 512); mixed: bodies (default 128) */
+    uint32_t steps;               /* default 600 (avalanche, mixed), 3000 (spawner) */
     uint64_t seed;
     rtcd_narrowphase_kind narrowphase;
     int compare;                  /* --narrowphase all: rtcd, gimpact and hull in one run, one JSON */
@@ -38,6 +40,13 @@ typedef struct demo_options {
     float speculative_margin;     /* --speculative-margin M -> rtcd_world_def.narrowphase.speculative_margin */
     int edge_crossings;           /* --edge-crossings on|off */
     int deep_contacts;            /* --deep-contacts on|off */
+    /* --mesh FILE (repeatable): the user's meshes (user_meshes.h), every
+     * closed piece of every file a shape of its own. The avalanche's bodies
+     * and the spawner's drops take them in turn in place of the generated
+     * meshes; the mixed scene puts them in its concave slots, in turn with
+     * the blob. */
+    demo_cli_list meshes;
+    float mesh_scale;             /* --mesh-scale S: coordinates times S; 0 (default): each piece fit to the blob's size */
 } demo_options;
 
 /* Sets *o to the defaults of the scene's program (what demo_parse_options
@@ -65,13 +74,15 @@ uint64_t demo_pose_checksum(const rtcd_world* world);
 typedef struct demo_scene {
     demo_scene_kind kind;
     rtcd_world* world;
-    rtcd_shape* shapes[4];        /* avalanche uses shapes[0] */
+    rtcd_shape** shapes;          /* shape_count; avalanche: shapes[0] (or the user's, in turn); mixed: none */
     uint32_t shape_count;
-    uint32_t shape_triangles[4];
+    uint32_t* shape_triangles;    /* shape_count */
     uint64_t triangles_total;     /* over all bodies */
     uint64_t rng;
     uint32_t spawned;             /* spawner: bodies added so far */
     float bounding_radius;        /* largest distance of a vertex from a body's origin, all shapes */
+    uint32_t user_meshes;         /* meshes read from --mesh files (in use as shapes) */
+    mixed_scene mixed;            /* DEMO_MIXED: the terrain, the bodies' kinds, the tunnelling check */
 } demo_scene;
 
 /* The spawner's source: 10 Hz at 60 Hz, 13 drops a turn (see demo_scene_update). */
@@ -83,7 +94,9 @@ typedef struct demo_scene {
 /* Largest distance of a vertex of the shape's body mesh from the body origin. */
 float demo_shape_bounding_radius(const rtcd_shape* shape);
 
-/* Builds the world and the scene's shapes; the avalanche's bodies too. */
+/* Builds the world and the scene's shapes; the avalanche's and the mixed
+ * scene's bodies too. A --mesh file that cannot be used fails it with a line
+ * on stderr naming the file and the reason. */
 rtcd_error demo_scene_create(const demo_options* opt, demo_scene* out);
 /* Per step before rtcd_world_step: the spawner adds a body every 0.1 s. */
 rtcd_error demo_scene_update(demo_scene* scene, uint32_t step);
@@ -140,6 +153,19 @@ typedef struct demo_summary {
     int pen_windows_truncated;    /* the run had more windows than were kept */
     uint64_t triangles_total;
     int nan;
+    double step_median;           /* step ms, median over the run */
+    /* Steps after which some body still moved (Bullet zeroes the velocities
+     * of sleeping bodies; once every body sleeps a step costs next to
+     * nothing), and the step and narrow-phase ms means over those steps. */
+    uint32_t active_steps;
+    double step_mean_active, np_mean_active;
+    double pen_mean;              /* mean depth of the penetrating vertices, over every sample */
+    uint32_t user_meshes;         /* shapes from --mesh files */
+    /* DEMO_MIXED only (mixed_scene after the run's last step) */
+    uint32_t kind_counts[MIXED_KIND_COUNT];
+    uint32_t terrain_triangles;
+    uint32_t tunnelled, off_terrain;
+    float min_height;
 } demo_summary;
 
 /* Runs one scene (o->compare is ignored) and fills *r; returns 0, or the

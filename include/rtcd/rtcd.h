@@ -13,5 +13,6 @@
 #include "rtcd_query.h"
 #include "rtcd_narrowphase.h"
 #include "rtcd_generate.h"
+#include "rtcd_repair.h"
 
 #endif

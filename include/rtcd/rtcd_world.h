@@ -69,6 +69,38 @@ RTCD_API rtcd_transform rtcd_shape_frame(const rtcd_shape* shape);
 /* The mesh in the body frame (what collides), owned by the shape. */
 RTCD_API const rtcd_mesh* rtcd_shape_body_mesh(const rtcd_shape* shape);
 
+/* Convex shapes (Bullet's own primitives in the world; rtcd ray traces their
+ * pairs with concave bodies against a fine tessellation of the exact
+ * surface, margin included). Round shapes stand along z. */
+typedef enum rtcd_convex_kind {
+    RTCD_CONVEX_BOX = 0,      /* half_extents */
+    RTCD_CONVEX_SPHERE = 1,   /* radius */
+    RTCD_CONVEX_CAPSULE = 2,  /* radius, half_height (of the straight part) */
+    RTCD_CONVEX_CYLINDER = 3, /* radius, half_height */
+    RTCD_CONVEX_CONE = 4,     /* radius (of the base), half_height (the height is twice it) */
+    RTCD_CONVEX_HULL = 5      /* points: the hull of them, grown by the margin */
+} rtcd_convex_kind;
+
+typedef struct rtcd_convex_def {
+    rtcd_convex_kind kind;
+    float half_extents[3];
+    float radius, half_height;
+    const float* points;      /* xyz per point, caller-owned, copied */
+    uint32_t point_count;
+    float margin;             /* Bullet's collision margin; negative: Bullet's default (0.04 m) */
+} rtcd_convex_def;
+
+RTCD_API rtcd_convex_def rtcd_default_convex_def(void); /* a unit box (half extents 0.5) */
+
+/* A dynamic convex shape; its body frame is the shape's own (origin at the
+ * centre, or at the points' origin for a hull). *out is NULL on failure. */
+RTCD_API rtcd_error rtcd_shape_create_convex(rtcd_world* world, const rtcd_convex_def* def, rtcd_shape** out);
+
+/* A static triangle mesh (a btBvhTriangleMeshShape in the world) at `pose`:
+ * terrain, floors, buildings. Closed meshes and open one-sided surfaces
+ * (RTCD_MESH_OPEN_SURFACE) alike; the world retains the mesh. */
+RTCD_API rtcd_error rtcd_world_add_static_mesh(rtcd_world* world, rtcd_mesh* mesh, const rtcd_transform* pose);
+
 /* The static ground plane: points p with dot(normal, p) = offset. */
 RTCD_API rtcd_error rtcd_world_add_plane(rtcd_world* world, const float normal[3], float offset);
 
@@ -89,14 +121,14 @@ RTCD_API rtcd_error rtcd_world_get_velocity(const rtcd_world* world, uint32_t bo
 
 typedef struct rtcd_step_stats {
     uint32_t broadphase_pairs;     /* overlapping pairs in Bullet's pair cache */
-    uint32_t pairs_owned;          /* pairs rtcd processed this step (mesh-mesh and mesh-plane) */
+    uint32_t pairs_owned;          /* pairs rtcd processed this step (with a mesh, convex, surface or plane partner) */
     uint32_t pairs_culled;         /* of those, skipped by the separation test */
     uint64_t rays_cast;
     uint64_t colliding_rays;
     uint32_t contacts;             /* manifold points handed to the solver */
     double narrowphase_ms;         /* rtcd's dispatch (batch + Bullet's per-pair manifold updates), or Bullet's for gimpact/hull */
     double batch_ms;               /* of that, the mesh-mesh batch itself (rtcd_batch_collide) */
-    double step_ms;                /* the whole step, Bullet included */
+    double step_ms;                /* the whole step, Bullet included (drop-in: from the previous dispatch to this one) */
     /* The iterative algorithms (rtcd_iterative.h); mesh-mesh pairs only. */
     uint32_t standard_pairs;       /* pairs that ran a standard pass */
     uint32_t iterative_pairs;      /* pairs whose kept rays were walked */

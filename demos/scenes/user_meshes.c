@@ -1,0 +1,137 @@
+#include "user_meshes.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef RTCD_HAVE_IMPORT
+#include <rtcd/rtcd_import.h>
+#endif
+
+int user_meshes_available(void)
+{
+#ifdef RTCD_HAVE_IMPORT
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+void user_meshes_free(user_meshes* m)
+{
+    for (uint32_t i = 0; m->meshes && i < m->count; ++i) rtcd_mesh_release(m->meshes[i]);
+    free(m->meshes);
+    memset(m, 0, sizeof *m);
+}
+
+#ifdef RTCD_HAVE_IMPORT
+/* A copy of `mesh` moved to its bounding box's centre and scaled so that its
+ * farthest vertex lies USER_MESH_FIT_SIZE from it. */
+static rtcd_error fit(const rtcd_mesh* mesh, rtcd_mesh** out)
+{
+    float lo[3], hi[3], c[3], r2 = 0.0f;
+    rtcd_mesh_bounds(mesh, lo, hi);
+    for (int k = 0; k < 3; ++k) c[k] = 0.5f * (lo[k] + hi[k]);
+    const uint32_t n = rtcd_mesh_vertex_count(mesh);
+    const float* v = rtcd_mesh_vertices(mesh);
+    for (uint32_t i = 0; i < n; ++i) {
+        float d2 = 0.0f;
+        for (int k = 0; k < 3; ++k) d2 += (v[3 * i + k] - c[k]) * (v[3 * i + k] - c[k]);
+        r2 = d2 > r2 ? d2 : r2;
+    }
+    float f = r2 > 0.0f ? USER_MESH_FIT_SIZE / sqrtf(r2) : 1.0f;
+    float* w = malloc(3 * sizeof(float) * (n ? n : 1));
+    if (!w) return RTCD_ERROR_OUT_OF_MEMORY;
+    for (uint32_t i = 0; i < n; ++i)
+        for (int k = 0; k < 3; ++k) w[3 * i + k] = (v[3 * i + k] - c[k]) * f;
+    rtcd_mesh_def def = rtcd_default_mesh_def();
+    def.vertices = w;
+    def.vertex_count = n;
+    def.indices = rtcd_mesh_indices(mesh);
+    def.triangle_count = rtcd_mesh_triangle_count(mesh);
+    def.name = rtcd_mesh_name(mesh);
+    rtcd_error err = rtcd_mesh_create(&def, out);
+    free(w);
+    return err;
+}
+
+static rtcd_error append(user_meshes* m, rtcd_mesh* mesh)
+{
+    rtcd_mesh** grown = realloc(m->meshes, (m->count + 1) * sizeof *grown);
+    if (!grown) {
+        rtcd_mesh_release(mesh);
+        return RTCD_ERROR_OUT_OF_MEMORY;
+    }
+    m->meshes = grown;
+    m->meshes[m->count++] = mesh;
+    return RTCD_OK;
+}
+
+/* One file's pieces appended to *m. */
+static rtcd_error load_one(const char* path, float scale, user_meshes* m, char* why, size_t why_size)
+{
+    /* a missing or unreadable file named plainly, before assimp's wording */
+    FILE* f = fopen(path, "rb");
+    if (!f) {
+        snprintf(why, why_size, "--mesh %s: cannot open: %s", path, strerror(errno));
+        return RTCD_ERROR_INVALID_ARGUMENT;
+    }
+    fclose(f);
+    rtcd_import_def def = rtcd_default_import_def();
+    def.scale = scale > 0.0f ? scale : 1.0f;
+    rtcd_imported* imp = NULL;
+    rtcd_error err = rtcd_import_file(&def, path, &imp);
+    if (err != RTCD_OK) {
+        const char* msg = imp ? rtcd_imported_error_message(imp) : rtcd_last_error_message();
+        snprintf(why, why_size, "--mesh %s: declined (%s): %s", path, rtcd_error_name(err), msg ? msg : "");
+        rtcd_imported_release(imp);
+        return err;
+    }
+    uint32_t pieces = rtcd_imported_mesh_count(imp);
+    if (rtcd_imported_status(imp) == RTCD_IMPORT_REPAIRED)
+        fprintf(stderr, "--mesh %s: repaired into %u piece(s): %s\n", path, pieces, rtcd_imported_repair_summary(imp));
+    for (uint32_t i = 0; i < pieces && err == RTCD_OK; ++i) {
+        rtcd_mesh* piece = rtcd_imported_mesh(imp, i);
+        rtcd_mesh* mesh = NULL;
+        if (scale > 0.0f) {
+            rtcd_mesh_retain(piece);
+            mesh = piece;
+        } else if ((err = fit(piece, &mesh)) != RTCD_OK) {
+            snprintf(why, why_size, "--mesh %s: piece %u: cannot be scaled (%s): %s", path, i, rtcd_error_name(err),
+                     rtcd_last_error_message());
+            break;
+        }
+        err = append(m, mesh);
+    }
+    if (err == RTCD_OK && pieces == 0) {
+        snprintf(why, why_size, "--mesh %s: no closed piece", path);
+        err = RTCD_ERROR_INVALID_ARGUMENT;
+    }
+    rtcd_imported_release(imp);
+    return err;
+}
+#endif
+
+rtcd_error user_meshes_load(const char* const* paths, uint32_t path_count, float scale, user_meshes* out, char* why,
+                            size_t why_size)
+{
+    memset(out, 0, sizeof *out);
+    if (why_size) why[0] = '\0';
+    if (!path_count) return RTCD_OK;
+#ifdef RTCD_HAVE_IMPORT
+    for (uint32_t p = 0; p < path_count; ++p) {
+        rtcd_error err = load_one(paths[p], scale, out, why, why_size);
+        if (err != RTCD_OK) {
+            user_meshes_free(out);
+            return err;
+        }
+    }
+    return RTCD_OK;
+#else
+    (void)scale;
+    snprintf(why, why_size, "--mesh %s: built without the import library (rtcd_import needs assimp)", paths[0]);
+    return RTCD_ERROR_UNSUPPORTED;
+#endif
+}

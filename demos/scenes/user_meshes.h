@@ -1,0 +1,34 @@
+/* The user's meshes of the demos' --mesh FILE (repeatable), read through the
+ * import library (include/rtcd/rtcd_import.h; built only where assimp is).
+ * Every closed piece of every file becomes one mesh, in file order then in
+ * the file's piece order: a file the import takes as stored gives one mesh, a
+ * repaired one a mesh per closed component (a convex decomposition, a set of
+ * separate parts). */
+#ifndef RTCD_SCENE_USER_MESHES_H
+#define RTCD_SCENE_USER_MESHES_H
+
+#include <rtcd/rtcd.h>
+
+#include <stddef.h>
+
+/* scale > 0 multiplies every coordinate; scale 0 fits each piece to the
+ * avalanche blob's size: USER_MESH_FIT_SIZE metres from the centre of its
+ * bounding box to its farthest vertex. */
+#define USER_MESH_FIT_SIZE 0.5f
+
+typedef struct user_meshes {
+    rtcd_mesh** meshes;   /* one reference each */
+    uint32_t count;
+} user_meshes;
+
+/* Non-zero when the demos were built with the import library. */
+int user_meshes_available(void);
+
+/* Reads the files. On failure returns the error and writes one line to
+ * `why` naming the file and the reason (the import's, "no such file", or
+ * "built without the import library"); *out is then empty. */
+rtcd_error user_meshes_load(const char* const* paths, uint32_t path_count, float scale, user_meshes* out, char* why,
+                            size_t why_size);
+void user_meshes_free(user_meshes* m);
+
+#endif

@@ -1,0 +1,557 @@
+/* rtcd_import: model files through assimp to rtcd meshes (rtcd_import.h).
+ *
+ * assimp's post-processing, and why:
+ *   aiProcess_Triangulate            polygons to triangles (rtcd takes triangles only);
+ *   no aiProcess_PreTransformVertices node transforms are baked here instead:
+ *                                    in assimp 5.2 that step aborts (OpenGEX) or
+ *                                    crashes (RAW) on files of its own test corpus;
+ *   no aiProcess_JoinIdenticalVertices the repair welds and counts it; assimp's
+ *                                    join also compares normals and UVs, so it
+ *                                    would leave seams open anyway;
+ *   no aiProcess_SortByPType         points and lines are counted here, face by
+ *                                    face; the step refuses some valid STLs;
+ *   no aiProcess_ValidateDataStructure it refuses usable scenes (a light without
+ *                                    a node, a point cloud); the gathering below
+ *                                    checks what it reads instead.
+ * Bone-only files get no made-up skeleton mesh (AI_CONFIG_IMPORT_NO_SKELETON_MESHES). */
+#include <rtcd/rtcd_import.h>
+
+#include "header_check.h"
+
+#include <assimp/cimport.h>
+#include <assimp/config.h>
+#include <assimp/postprocess.h>
+#include <assimp/scene.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define HEAD_BYTES 65536u          /* read for the header check */
+#define MAX_NODE_DEPTH 1024u       /* deeper hierarchies are corrupt (or a cycle) */
+#define MAX_NODE_VISITS (1u << 22) /* node instances in total, the same */
+#define MESSAGE_SIZE 1024
+
+struct rtcd_imported {
+    unsigned refcount;
+    rtcd_import_status status;
+    rtcd_error error;
+    rtcd_error stored_error;
+    uint32_t mesh_count;
+    uint32_t component_count;
+    uint32_t input_vertices, input_triangles, dropped_primitives;
+    rtcd_mesh** meshes;        /* mesh_count, owned */
+    rtcd_repaired* repaired;   /* owned, NULL when no repair ran: the report and summary */
+    char name[256];
+    char message[MESSAGE_SIZE];
+    char stored_message[MESSAGE_SIZE];
+};
+
+/* assimp's C API keeps its last error in one global string. */
+static pthread_mutex_t g_assimp_lock = PTHREAD_MUTEX_INITIALIZER;
+
+rtcd_import_def rtcd_default_import_def(void)
+{
+    rtcd_import_def def;
+    memset(&def, 0, sizeof def);
+    def.repair = rtcd_default_repair_def();
+    def.scale = 1.0f;
+    def.max_file_bytes = 1ull << 30;
+    return def;
+}
+
+const char* rtcd_import_status_name(rtcd_import_status status)
+{
+    switch (status) {
+    case RTCD_IMPORT_ACCEPTED: return "accepted";
+    case RTCD_IMPORT_REPAIRED: return "repaired";
+    case RTCD_IMPORT_DECLINED: return "declined";
+    }
+    return "declined";
+}
+
+static rtcd_error decline(rtcd_imported* im, rtcd_error code, const char* format, ...)
+    __attribute__((format(printf, 3, 4)));
+static rtcd_error decline(rtcd_imported* im, rtcd_error code, const char* format, ...)
+{
+    im->status = RTCD_IMPORT_DECLINED;
+    im->error = code;
+    va_list args;
+    va_start(args, format);
+    vsnprintf(im->message, sizeof im->message, format, args);
+    va_end(args);
+    return code;
+}
+
+/* ---- gathering: every triangle of the scene, node transforms baked ---- */
+
+typedef struct soup {
+    int fill;                 /* 0: count only; 1: write vertices and indices */
+    float* vertices;
+    uint32_t* indices;
+    uint64_t vertex_count, triangle_count, dropped;
+    uint32_t instances;       /* meshes reached through nodes */
+    uint32_t visits;
+    double scale;
+    rtcd_error error;
+    char message[512];
+} soup;
+
+typedef struct affine {
+    double m[12];             /* row-major 3x4: rotation/scale/shear, then translation */
+} affine;
+
+static affine affine_identity(void)
+{
+    affine a = {{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0}};
+    return a;
+}
+
+static affine affine_from_ai(const struct aiMatrix4x4* t)
+{
+    affine a = {{t->a1, t->a2, t->a3, t->a4, t->b1, t->b2, t->b3, t->b4, t->c1, t->c2, t->c3, t->c4}};
+    return a;
+}
+
+static affine affine_mul(const affine* p, const affine* c)
+{
+    affine r;
+    for (int i = 0; i < 3; ++i) {
+        for (int j = 0; j < 4; ++j) {
+            double v = p->m[4 * i] * c->m[j] + p->m[4 * i + 1] * c->m[4 + j] + p->m[4 * i + 2] * c->m[8 + j];
+            r.m[4 * i + j] = v + (j == 3 ? p->m[4 * i + 3] : 0.0);
+        }
+    }
+    return r;
+}
+
+static double affine_det(const affine* a)
+{
+    const double* m = a->m;
+    return m[0] * (m[5] * m[10] - m[6] * m[9]) - m[1] * (m[4] * m[10] - m[6] * m[8]) +
+           m[2] * (m[4] * m[9] - m[5] * m[8]);
+}
+
+static int soup_fail(soup* s, rtcd_error code, const char* format, ...) __attribute__((format(printf, 3, 4)));
+static int soup_fail(soup* s, rtcd_error code, const char* format, ...)
+{
+    s->error = code;
+    va_list args;
+    va_start(args, format);
+    vsnprintf(s->message, sizeof s->message, format, args);
+    va_end(args);
+    return 0;
+}
+
+/* One instance of scene mesh `index` under transform `xf`; 0 on failure. */
+static int soup_add_mesh(soup* s, const struct aiScene* scene, unsigned index, const affine* xf)
+{
+    const struct aiMesh* mesh = scene->mMeshes ? scene->mMeshes[index] : NULL;
+    if (!mesh) return soup_fail(s, RTCD_ERROR_INVALID_ARGUMENT, "corrupt scene: mesh %u is missing", index);
+    if (mesh->mNumFaces && !mesh->mFaces)
+        return soup_fail(s, RTCD_ERROR_INVALID_ARGUMENT, "corrupt scene: mesh %u has no face array", index);
+    uint64_t triangles = 0, dropped = 0;
+    for (unsigned f = 0; f < mesh->mNumFaces; ++f) {
+        const struct aiFace* face = &mesh->mFaces[f];
+        if (face->mNumIndices != 3 || !face->mIndices) {
+            ++dropped; /* points and lines (and anything Triangulate left) */
+            continue;
+        }
+        for (int k = 0; k < 3; ++k)
+            if (face->mIndices[k] >= mesh->mNumVertices)
+                return soup_fail(s, RTCD_ERROR_MESH_INDEX_OUT_OF_RANGE,
+                                 "mesh %u ('%s') face %u: vertex index %u, the mesh has %u vertices", index,
+                                 mesh->mName.data, f, face->mIndices[k], mesh->mNumVertices);
+        ++triangles;
+    }
+    s->dropped += dropped;
+    if (triangles == 0) return 1; /* its vertices belong to points and lines only */
+    if (!mesh->mVertices)
+        return soup_fail(s, RTCD_ERROR_INVALID_ARGUMENT, "corrupt scene: mesh %u has no vertex array", index);
+    if (s->vertex_count + mesh->mNumVertices > RTCD_IMPORT_MAX_VERTICES ||
+        s->triangle_count + triangles > RTCD_IMPORT_MAX_TRIANGLES)
+        return soup_fail(s, RTCD_ERROR_MESH_TOO_LARGE,
+                         "the scene holds more than %u vertices or %u triangles (rtcd's limits), counting its "
+                         "node instances", RTCD_IMPORT_MAX_VERTICES, RTCD_IMPORT_MAX_TRIANGLES);
+    if (s->fill) {
+        const double* m = xf->m;
+        float* v = s->vertices + 3 * s->vertex_count;
+        for (unsigned i = 0; i < mesh->mNumVertices; ++i) {
+            double x = mesh->mVertices[i].x, y = mesh->mVertices[i].y, z = mesh->mVertices[i].z;
+            v[3 * i + 0] = (float)(s->scale * (m[0] * x + m[1] * y + m[2] * z + m[3]));
+            v[3 * i + 1] = (float)(s->scale * (m[4] * x + m[5] * y + m[6] * z + m[7]));
+            v[3 * i + 2] = (float)(s->scale * (m[8] * x + m[9] * y + m[10] * z + m[11]));
+        }
+        /* A mirroring transform turns counter-clockwise into clockwise: swap two corners. */
+        int mirror = affine_det(xf) < 0.0;
+        uint32_t base = (uint32_t)s->vertex_count;
+        uint32_t* out = s->indices + 3 * s->triangle_count;
+        for (unsigned f = 0; f < mesh->mNumFaces; ++f) {
+            const struct aiFace* face = &mesh->mFaces[f];
+            if (face->mNumIndices != 3 || !face->mIndices) continue;
+            out[0] = base + face->mIndices[0];
+            out[1] = base + face->mIndices[mirror ? 2 : 1];
+            out[2] = base + face->mIndices[mirror ? 1 : 2];
+            out += 3;
+        }
+    }
+    s->vertex_count += mesh->mNumVertices;
+    s->triangle_count += triangles;
+    return 1;
+}
+
+static int soup_walk(soup* s, const struct aiScene* scene, const struct aiNode* node, const affine* parent,
+                     unsigned depth)
+{
+    if (!node) return 1; /* some loaders leave holes in the child arrays (RAW) */
+    if (depth > MAX_NODE_DEPTH || ++s->visits > MAX_NODE_VISITS)
+        return soup_fail(s, RTCD_ERROR_INVALID_ARGUMENT,
+                         "corrupt scene: node hierarchy deeper than %u or with more than %u nodes",
+                         MAX_NODE_DEPTH, MAX_NODE_VISITS);
+    affine local = affine_from_ai(&node->mTransformation);
+    affine world = affine_mul(parent, &local);
+    if (node->mMeshes) {
+        for (unsigned i = 0; i < node->mNumMeshes; ++i) {
+            unsigned index = node->mMeshes[i];
+            if (index >= scene->mNumMeshes)
+                return soup_fail(s, RTCD_ERROR_INVALID_ARGUMENT,
+                                 "corrupt scene: node '%s' refers to mesh %u of %u", node->mName.data, index,
+                                 scene->mNumMeshes);
+            ++s->instances;
+            if (!soup_add_mesh(s, scene, index, &world)) return 0;
+        }
+    }
+    if (node->mChildren)
+        for (unsigned i = 0; i < node->mNumChildren; ++i)
+            if (!soup_walk(s, scene, node->mChildren[i], &world, depth + 1)) return 0;
+    return 1;
+}
+
+/* One pass over the scene: through the node graph, or, when no node refers to
+ * a mesh, every mesh untransformed. */
+static int soup_pass(soup* s, const struct aiScene* scene)
+{
+    s->vertex_count = s->triangle_count = s->dropped = 0;
+    s->instances = s->visits = 0;
+    affine identity = affine_identity();
+    if (!soup_walk(s, scene, scene->mRootNode, &identity, 0)) return 0;
+    if (s->instances == 0)
+        for (unsigned i = 0; i < scene->mNumMeshes; ++i)
+            if (!soup_add_mesh(s, scene, i, &identity)) return 0;
+    return 1;
+}
+
+/* ---- the verdict: as stored, else repaired per component, else declined ---- */
+
+static rtcd_error take_meshes(const rtcd_import_def* def, rtcd_imported* im, const float* vertices,
+                              uint32_t vertex_count, const uint32_t* indices, uint32_t triangle_count)
+{
+    rtcd_mesh_def md = rtcd_default_mesh_def();
+    md.flags = def->mesh_flags;
+    md.bvh_leaf_size = def->bvh_leaf_size;
+    md.name = im->name;
+    md.vertices = vertices;
+    md.vertex_count = vertex_count;
+    md.indices = indices;
+    md.triangle_count = triangle_count;
+
+    im->meshes = calloc(1, sizeof *im->meshes);
+    if (!im->meshes) return decline(im, RTCD_ERROR_OUT_OF_MEMORY, "%s: no memory for the mesh list", im->name);
+    rtcd_mesh* mesh = NULL;
+    rtcd_error err = rtcd_mesh_create(&md, &mesh);
+    if (err == RTCD_OK) {
+        im->meshes[0] = mesh;
+        im->mesh_count = 1;
+        im->component_count = 1;
+        im->status = RTCD_IMPORT_ACCEPTED;
+        return RTCD_OK;
+    }
+    im->stored_error = err;
+    snprintf(im->stored_message, sizeof im->stored_message, "%s", rtcd_last_error_message());
+    if (def->flags & RTCD_IMPORT_NO_REPAIR) return decline(im, err, "%s", im->stored_message);
+
+    err = rtcd_repair(&def->repair, vertices, vertex_count, 0, indices, triangle_count, &im->repaired);
+    if (err != RTCD_OK) return decline(im, err, "%s: repair failed: %s", im->name, rtcd_last_error_message());
+    uint32_t count = rtcd_repaired_component_count(im->repaired);
+    im->component_count = count;
+    if (count == 0)
+        return decline(im, RTCD_ERROR_INVALID_ARGUMENT, "%s: nothing left after the repair (%s)", im->name,
+                       rtcd_repaired_summary(im->repaired));
+    free(im->meshes);
+    im->meshes = calloc(count, sizeof *im->meshes);
+    if (!im->meshes) return decline(im, RTCD_ERROR_OUT_OF_MEMORY, "%s: no memory for %u meshes", im->name, count);
+    char name[sizeof im->name + 16];
+    for (uint32_t c = 0; c < count; ++c) {
+        const float* cv;
+        const uint32_t* ci;
+        uint32_t nv, nt;
+        err = rtcd_repaired_component(im->repaired, c, &cv, &nv, &ci, &nt);
+        if (err == RTCD_OK) {
+            snprintf(name, sizeof name, "%s#%u", im->name, c);
+            md.name = name;
+            md.vertices = cv;
+            md.vertex_count = nv;
+            md.indices = ci;
+            md.triangle_count = nt;
+            err = rtcd_mesh_create(&md, &im->meshes[c]);
+        }
+        if (err != RTCD_OK) {
+            decline(im, err, "component %u of %u: %s", c, count, rtcd_last_error_message());
+            for (uint32_t k = 0; k < c; ++k) rtcd_mesh_release(im->meshes[k]);
+            free(im->meshes);
+            im->meshes = NULL;
+            im->mesh_count = 0;
+            return err;
+        }
+        im->mesh_count = c + 1;
+    }
+    im->status = RTCD_IMPORT_REPAIRED;
+    return RTCD_OK;
+}
+
+static rtcd_error from_scene(const rtcd_import_def* def, rtcd_imported* im, const struct aiScene* scene)
+{
+    soup s;
+    memset(&s, 0, sizeof s);
+    s.scale = def->scale;
+    if (!soup_pass(&s, scene)) return decline(im, s.error, "%s: %s", im->name, s.message);
+    im->input_vertices = (uint32_t)s.vertex_count;
+    im->input_triangles = (uint32_t)s.triangle_count;
+    im->dropped_primitives = s.dropped > UINT32_MAX ? UINT32_MAX : (uint32_t)s.dropped;
+    if (s.triangle_count == 0) {
+        uint64_t vertices = 0; /* a point cloud has vertices and no faces at all */
+        for (unsigned i = 0; i < scene->mNumMeshes; ++i)
+            if (scene->mMeshes && scene->mMeshes[i]) vertices += scene->mMeshes[i]->mNumVertices;
+        return decline(im, RTCD_ERROR_INVALID_ARGUMENT,
+                       "%s: no triangles in the scene (%u meshes, %llu vertices, %llu points or lines dropped)",
+                       im->name, scene->mNumMeshes, (unsigned long long)vertices, (unsigned long long)s.dropped);
+    }
+    /* Counted above within rtcd's limits, so these products stay far below SIZE_MAX. */
+    s.vertices = malloc((size_t)s.vertex_count * 3 * sizeof(float));
+    s.indices = malloc((size_t)s.triangle_count * 3 * sizeof(uint32_t));
+    rtcd_error err;
+    if (!s.vertices || !s.indices) {
+        err = decline(im, RTCD_ERROR_OUT_OF_MEMORY, "%s: no memory for %llu vertices and %llu triangles", im->name,
+                      (unsigned long long)s.vertex_count, (unsigned long long)s.triangle_count);
+    } else {
+        s.fill = 1;
+        if (!soup_pass(&s, scene)) /* the same walk again: cannot fail where the count did not */
+            err = decline(im, s.error, "%s: %s", im->name, s.message);
+        else
+            err = take_meshes(def, im, s.vertices, im->input_vertices, s.indices, im->input_triangles);
+    }
+    free(s.vertices);
+    free(s.indices);
+    return err;
+}
+
+/* ---- entry points ---- */
+
+static void lower_extension(const char* ext, char out[16])
+{
+    size_t n = 0;
+    if (ext) {
+        if (*ext == '.') ++ext;
+        for (; ext[n] && n < 15; ++n) out[n] = (char)tolower((unsigned char)ext[n]);
+        if (ext[n]) n = 0; /* too long to be an extension */
+    }
+    out[n] = '\0';
+}
+
+static rtcd_error check_def(const rtcd_import_def* def, const char* what)
+{
+    char msg[160];
+    if (!(def->scale > 0.0f) || !isfinite(def->scale))
+        snprintf(msg, sizeof msg, "%s: scale %g must be finite and positive", what, (double)def->scale);
+    else if (def->flags & ~(uint32_t)RTCD_IMPORT_NO_REPAIR)
+        snprintf(msg, sizeof msg, "%s: unknown flags 0x%x", what, def->flags);
+    else if (def->repair.flags & ~(uint32_t)RTCD_REPAIR_ALL)
+        snprintf(msg, sizeof msg, "%s: unknown repair flags 0x%x", what, def->repair.flags);
+    else
+        return RTCD_OK;
+    return rtcd_report_error(RTCD_ERROR_INVALID_ARGUMENT, msg);
+}
+
+static rtcd_imported* imported_new(const char* name)
+{
+    rtcd_imported* im = calloc(1, sizeof *im);
+    if (!im) {
+        rtcd_report_error(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_import: no memory for the result");
+        return NULL;
+    }
+    im->refcount = 1;
+    im->status = RTCD_IMPORT_DECLINED;
+    snprintf(im->name, sizeof im->name, "%s", name);
+    return im;
+}
+
+/* Loads with assimp (path, or data and size) and judges the scene. */
+static rtcd_error load_and_judge(const rtcd_import_def* def, rtcd_imported* im, const char* path, const void* data,
+                                 size_t size, const char* hint)
+{
+    const unsigned flags = aiProcess_Triangulate;
+    char reason[MESSAGE_SIZE] = "";
+    pthread_mutex_lock(&g_assimp_lock);
+    struct aiPropertyStore* props = aiCreatePropertyStore();
+    if (props) aiSetImportPropertyInteger(props, AI_CONFIG_IMPORT_NO_SKELETON_MESHES, 1);
+    const struct aiScene* scene = path ? aiImportFileExWithProperties(path, flags, NULL, props)
+                                       : aiImportFileFromMemoryWithProperties(data, (unsigned)size, flags, hint, props);
+    if (!scene) snprintf(reason, sizeof reason, "%s", aiGetErrorString());
+    if (props) aiReleasePropertyStore(props);
+    pthread_mutex_unlock(&g_assimp_lock);
+    if (!scene && strstr(reason, "bad_alloc")) /* assimp catches it: counts beyond the memory there is */
+        return decline(im, RTCD_ERROR_OUT_OF_MEMORY, "%s: assimp ran out of memory reading it (%s)", im->name,
+                       reason);
+    if (!scene)
+        return decline(im, RTCD_ERROR_INVALID_ARGUMENT, "%s: assimp cannot read it: %s", im->name,
+                       reason[0] ? reason : "no reason given");
+    rtcd_error err = from_scene(def, im, scene);
+    aiReleaseImport(scene);
+    return err;
+}
+
+static rtcd_error finish(rtcd_imported* im, rtcd_error err, rtcd_imported** out)
+{
+    /* The decline is the call's error: last message and callback. */
+    if (err != RTCD_OK) rtcd_report_error(err, im->message);
+    *out = im;
+    return err;
+}
+
+rtcd_error rtcd_import_file(const rtcd_import_def* def, const char* path, rtcd_imported** out)
+{
+    if (out) *out = NULL;
+    if (!def || !path || !out)
+        return rtcd_report_error(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_import_file: NULL definition, path or output");
+    rtcd_error err = check_def(def, "rtcd_import_file");
+    if (err != RTCD_OK) return err;
+    const char* base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    rtcd_imported* im = imported_new(*base ? base : path);
+    if (!im) return RTCD_ERROR_OUT_OF_MEMORY;
+
+    /* What assimp would stumble on, found before it reads anything. */
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return finish(im, decline(im, RTCD_ERROR_INVALID_ARGUMENT, "%s: cannot open it: %s", path, strerror(errno)),
+                      out);
+    if (S_ISDIR(st.st_mode))
+        return finish(im, decline(im, RTCD_ERROR_INVALID_ARGUMENT, "%s: is a directory, not a file", path), out);
+    if (!S_ISREG(st.st_mode)) /* a FIFO or a device would block or never end */
+        return finish(im, decline(im, RTCD_ERROR_INVALID_ARGUMENT, "%s: not a regular file", path), out);
+    uint64_t size = (uint64_t)st.st_size;
+    if (size == 0) return finish(im, decline(im, RTCD_ERROR_INVALID_ARGUMENT, "%s: the file is empty", path), out);
+    if (def->max_file_bytes && size > def->max_file_bytes)
+        return finish(im, decline(im, RTCD_ERROR_MESH_TOO_LARGE, "%s: %llu bytes, above max_file_bytes (%llu)", path,
+                                  (unsigned long long)size, (unsigned long long)def->max_file_bytes), out);
+    FILE* f = fopen(path, "rb");
+    if (!f)
+        return finish(im, decline(im, RTCD_ERROR_INVALID_ARGUMENT, "%s: cannot open it: %s", path, strerror(errno)),
+                      out);
+    unsigned char* head = malloc(HEAD_BYTES);
+    if (!head) {
+        fclose(f);
+        return finish(im, decline(im, RTCD_ERROR_OUT_OF_MEMORY, "%s: no memory to read its header", path), out);
+    }
+    size_t got = fread(head, 1, HEAD_BYTES, f);
+    int read_error = ferror(f);
+    fclose(f);
+    char ext[16], msg[512];
+    const char* dot = strrchr(base, '.');
+    lower_extension(dot, ext);
+    if (read_error)
+        err = decline(im, RTCD_ERROR_INVALID_ARGUMENT, "%s: cannot read it", path);
+    else if ((err = rtcd_import_check_header(head, got, size, ext, msg, sizeof msg)) != RTCD_OK)
+        decline(im, err, "%s: %s", im->name, msg);
+    free(head);
+    if (err == RTCD_OK) err = load_and_judge(def, im, path, NULL, 0, NULL);
+    return finish(im, err, out);
+}
+
+rtcd_error rtcd_import_memory(const rtcd_import_def* def, const void* data, size_t size, const char* format_hint,
+                              rtcd_imported** out)
+{
+    if (out) *out = NULL;
+    if (!def || !data || !out)
+        return rtcd_report_error(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_import_memory: NULL definition, data or output");
+    rtcd_error err = check_def(def, "rtcd_import_memory");
+    if (err != RTCD_OK) return err;
+    char ext[16];
+    lower_extension(format_hint, ext);
+    char name[32];
+    snprintf(name, sizeof name, "memory%s%s", ext[0] ? "." : "", ext);
+    rtcd_imported* im = imported_new(name);
+    if (!im) return RTCD_ERROR_OUT_OF_MEMORY;
+    if (size == 0) return finish(im, decline(im, RTCD_ERROR_INVALID_ARGUMENT, "%s: no data (size 0)", name), out);
+    if ((def->max_file_bytes && size > def->max_file_bytes) || size > UINT_MAX)
+        return finish(im, decline(im, RTCD_ERROR_MESH_TOO_LARGE, "%s: %zu bytes, above max_file_bytes or 4 GiB", name,
+                                  size), out);
+    char msg[512];
+    err = rtcd_import_check_header(data, size < HEAD_BYTES ? size : HEAD_BYTES, size, ext, msg, sizeof msg);
+    if (err != RTCD_OK)
+        decline(im, err, "%s: %s", name, msg);
+    else
+        err = load_and_judge(def, im, NULL, data, size, ext);
+    return finish(im, err, out);
+}
+
+int rtcd_import_extension_supported(const char* extension)
+{
+    char ext[17];
+    if (!extension) return 0;
+    ext[0] = '.';
+    lower_extension(extension, ext + 1);
+    return ext[1] && aiIsExtensionSupported(ext) == AI_TRUE;
+}
+
+/* ---- handle ---- */
+
+void rtcd_imported_retain(rtcd_imported* im)
+{
+    if (im) __atomic_add_fetch(&im->refcount, 1, __ATOMIC_RELAXED);
+}
+
+void rtcd_imported_release(rtcd_imported* im)
+{
+    if (!im || __atomic_sub_fetch(&im->refcount, 1, __ATOMIC_ACQ_REL) != 0) return;
+    for (uint32_t i = 0; i < im->mesh_count; ++i) rtcd_mesh_release(im->meshes[i]);
+    free(im->meshes);
+    rtcd_repaired_release(im->repaired);
+    free(im);
+}
+
+rtcd_import_status rtcd_imported_status(const rtcd_imported* im) { return im ? im->status : RTCD_IMPORT_DECLINED; }
+rtcd_error rtcd_imported_error(const rtcd_imported* im)
+{
+    return im ? (im->status == RTCD_IMPORT_DECLINED ? im->error : RTCD_OK) : RTCD_ERROR_INVALID_ARGUMENT;
+}
+const char* rtcd_imported_error_message(const rtcd_imported* im)
+{
+    return im && im->status == RTCD_IMPORT_DECLINED ? im->message : "";
+}
+rtcd_error rtcd_imported_stored_error(const rtcd_imported* im) { return im ? im->stored_error : RTCD_OK; }
+const char* rtcd_imported_stored_error_message(const rtcd_imported* im) { return im ? im->stored_message : ""; }
+uint32_t rtcd_imported_mesh_count(const rtcd_imported* im) { return im ? im->mesh_count : 0; }
+rtcd_mesh* rtcd_imported_mesh(const rtcd_imported* im, uint32_t index)
+{
+    return im && index < im->mesh_count ? im->meshes[index] : NULL;
+}
+uint32_t rtcd_imported_component_count(const rtcd_imported* im) { return im ? im->component_count : 0; }
+const rtcd_repair_report* rtcd_imported_repair_report(const rtcd_imported* im)
+{
+    return im && im->repaired ? rtcd_repaired_report(im->repaired) : NULL;
+}
+const char* rtcd_imported_repair_summary(const rtcd_imported* im)
+{
+    return im && im->repaired ? rtcd_repaired_summary(im->repaired) : "";
+}
+uint32_t rtcd_imported_input_vertex_count(const rtcd_imported* im) { return im ? im->input_vertices : 0; }
+uint32_t rtcd_imported_input_triangle_count(const rtcd_imported* im) { return im ? im->input_triangles : 0; }
+uint32_t rtcd_imported_dropped_primitive_count(const rtcd_imported* im) { return im ? im->dropped_primitives : 0; }

@@ -1,0 +1,139 @@
+/* rtcd mesh import: model files (every format assimp reads: OBJ, STL, PLY,
+ * glTF, FBX, Collada, ...) to rtcd meshes, repaired where needed.
+ *
+ * A separate library (librtcd_import, built when assimp is found); the core
+ * does not depend on it and its users do not need assimp's headers.
+ *
+ * One call reads a file, bakes the scene's node transforms into the
+ * vertices, gathers every triangle of the scene into one list and then:
+ *   1. takes the list as stored when rtcd_mesh_create accepts it (ACCEPTED,
+ *      one mesh);
+ *   2. else repairs it (rtcd_repair.h) and creates one mesh per component
+ *      (REPAIRED, when every component is taken);
+ *   3. else gives up with the code and message of the first failure
+ *      (DECLINED): the loader's, the repair's or the first component's.
+ * Points and lines in the file are dropped and counted, never an error. */
+#ifndef RTCD_IMPORT_H
+#define RTCD_IMPORT_H
+
+#include "rtcd_common.h"
+#include "rtcd_mesh.h"
+#include "rtcd_repair.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum rtcd_import_flags {
+    /* Take the file as stored or decline it: no repair. */
+    RTCD_IMPORT_NO_REPAIR = 1u << 0
+} rtcd_import_flags;
+
+typedef struct rtcd_import_def {
+    rtcd_repair_def repair;  /* step 2's repairs; default rtcd_default_repair_def() */
+    float scale;             /* multiplies every coordinate after the node transforms; finite, > 0; default 1 */
+    uint32_t flags;          /* rtcd_import_flags; default 0 */
+    /* rtcd_mesh_flags for every rtcd_mesh_create. Default 0: an inside-out
+     * file is declined as stored and fixed (and counted) by the repair's
+     * orientation step; RTCD_MESH_FLIP_INSIDE_OUT would take it as stored,
+     * flipped without a word in the report. */
+    uint32_t mesh_flags;
+    uint32_t bvh_leaf_size;  /* for every mesh; 0 means rtcd's default */
+    /* Larger inputs are declined with RTCD_ERROR_MESH_TOO_LARGE before being
+     * read. Default 1 GiB; 0 means no limit. */
+    uint64_t max_file_bytes;
+} rtcd_import_def;
+
+RTCD_API rtcd_import_def rtcd_default_import_def(void);
+
+typedef enum rtcd_import_status {
+    RTCD_IMPORT_ACCEPTED = 0,  /* taken as stored: one mesh */
+    RTCD_IMPORT_REPAIRED = 1,  /* taken after repair: one mesh per component */
+    RTCD_IMPORT_DECLINED = 2   /* not taken: see rtcd_imported_error */
+} rtcd_import_status;
+
+/* The outcome of one import: meshes, report, counts. Reference counted
+ * (starts at 1), immutable, may be read from any thread. */
+typedef struct rtcd_imported rtcd_imported;
+
+/* Reads `path` (caller-owned, read during the call). Returns RTCD_OK when the
+ * file is ACCEPTED or REPAIRED, else the code of the decline:
+ *   RTCD_ERROR_INVALID_ARGUMENT   missing, unreadable, empty, a directory, a
+ *                                 format assimp does not read, corrupt or
+ *                                 truncated data (the message holds assimp's
+ *                                 reason), no triangles in the scene;
+ *   RTCD_ERROR_MESH_TOO_LARGE     above max_file_bytes, or counts beyond what
+ *                                 rtcd meshes hold (checked from the file's
+ *                                 header before anything is allocated);
+ *   RTCD_ERROR_OUT_OF_MEMORY      here or inside assimp;
+ *   RTCD_ERROR_MESH_*             the first component rtcd_mesh_create refuses.
+ * The header counts of OFF, PLY and binary STL are checked against the data's
+ * size first; assimp trusts the counts of some other text formats (X, ASE)
+ * and may reserve that much memory before failing: a process reading
+ * untrusted files should limit its memory or read them in a child process,
+ * as rtcd_mesh_check does.
+ * Unlike rtcd_mesh_create, *out receives a handle on a decline too (status
+ * DECLINED, with the reason and whatever counts and report were reached):
+ * release it in every case. *out is NULL only for bad arguments (NULL def,
+ * path or out, a non-positive scale, unknown flags) and out of memory.
+ *
+ * The error callback (rtcd_set_error_callback) also sees the failures that a
+ * later step makes good (e.g. the as-stored attempt of a REPAIRED file).
+ * Thread-safe: assimp runs under a lock of this library. */
+RTCD_API rtcd_error rtcd_import_file(const rtcd_import_def* def, const char* path, rtcd_imported** out);
+
+/* The same from memory (caller-owned, read during the call). format_hint is
+ * the extension without the dot ("obj", "stl"; NULL or "" lets assimp guess
+ * from the content). Files the data refers to (an OBJ's .mtl, a glTF's .bin)
+ * cannot be found from memory. */
+RTCD_API rtcd_error rtcd_import_memory(const rtcd_import_def* def, const void* data, size_t size,
+                                       const char* format_hint, rtcd_imported** out);
+
+RTCD_API void rtcd_imported_retain(rtcd_imported* imported);
+RTCD_API void rtcd_imported_release(rtcd_imported* imported); /* NULL is fine */
+
+RTCD_API rtcd_import_status rtcd_imported_status(const rtcd_imported* imported);
+/* RTCD_OK unless DECLINED; the message ("" unless DECLINED) is owned by the handle. */
+RTCD_API rtcd_error rtcd_imported_error(const rtcd_imported* imported);
+RTCD_API const char* rtcd_imported_error_message(const rtcd_imported* imported);
+/* Why the data as stored was not taken (RTCD_OK and "" when it was, or when
+ * the loader failed first). For a REPAIRED file: what the repair made good. */
+RTCD_API rtcd_error rtcd_imported_stored_error(const rtcd_imported* imported);
+RTCD_API const char* rtcd_imported_stored_error_message(const rtcd_imported* imported);
+
+/* Meshes: 1 when ACCEPTED, one per component when REPAIRED, 0 when
+ * DECLINED. Owned by the handle (rtcd_mesh_retain one to keep it longer);
+ * NULL for an index out of range. Named "<file name>" or "<file name>#<i>". */
+RTCD_API uint32_t rtcd_imported_mesh_count(const rtcd_imported* imported);
+RTCD_API rtcd_mesh* rtcd_imported_mesh(const rtcd_imported* imported, uint32_t index);
+
+/* Components the surface has: 1 when ACCEPTED, the repair's count when the
+ * repair ran (also when DECLINED afterwards), 0 when the loader failed. */
+RTCD_API uint32_t rtcd_imported_component_count(const rtcd_imported* imported);
+
+/* The repair's report, owned by the handle; NULL when no repair ran
+ * (ACCEPTED, RTCD_IMPORT_NO_REPAIR, or declined before it). Its numbering is
+ * the gathered triangle list's: the scene's meshes one after another, in
+ * node order, each with assimp's vertex and face numbering. */
+RTCD_API const rtcd_repair_report* rtcd_imported_repair_report(const rtcd_imported* imported);
+/* rtcd_repaired_summary's line ("" when no repair ran); owned by the handle. */
+RTCD_API const char* rtcd_imported_repair_summary(const rtcd_imported* imported);
+
+/* The gathered triangle list (before any repair): vertices of the scene's
+ * triangle meshes and their triangles; faces of one or two corners (points,
+ * lines) dropped and counted. */
+RTCD_API uint32_t rtcd_imported_input_vertex_count(const rtcd_imported* imported);
+RTCD_API uint32_t rtcd_imported_input_triangle_count(const rtcd_imported* imported);
+RTCD_API uint32_t rtcd_imported_dropped_primitive_count(const rtcd_imported* imported);
+
+/* Non-zero when assimp reads files with this extension ("obj", ".STL";
+ * case-insensitive, with or without the dot). */
+RTCD_API int rtcd_import_extension_supported(const char* extension);
+
+/* "accepted", "repaired", "declined" (never NULL). */
+RTCD_API const char* rtcd_import_status_name(rtcd_import_status status);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
