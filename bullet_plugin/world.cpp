@@ -77,6 +77,10 @@ rtcd_error rtcd_world_create(const rtcd_world_def* def, rtcd_world** out)
 
 static void shape_free(rtcd_shape* s)
 {
+    for (rtcd_shape_piece& p : s->pieces) {
+        delete p.shape;
+        delete p.iface;
+    }
     delete s->bt_shape;
     delete s->mesh_interface;
     rtcd_mesh_release(s->body_mesh);
@@ -118,12 +122,12 @@ void rtcd_world_release(rtcd_world* w)
     delete w;
 }
 
-// Re-expresses the mesh in its principal frame: centre of mass at the
-// origin, axes along the principal axes of inertia (Bullet's bodies need a
-// diagonal inertia tensor).
-static rtcd_error build_body_frame(rtcd_shape* s, const rtcd_mesh* mesh)
+// The principal frame of a body of these mass properties (unit density):
+// centre of mass at the origin, axes along the principal axes of inertia
+// (Bullet's bodies need a diagonal inertia tensor). Fills the shape's com,
+// frame and unit inertia; returns the rotation (body to mesh axes).
+static btMatrix3x3 principal_frame(rtcd_shape* s, const rtcd_mass_properties& mp)
 {
-    rtcd_mass_properties mp = rtcd_mesh_mass_properties(mesh);
     btMatrix3x3 inertia(mp.inertia[0], mp.inertia[1], mp.inertia[2], mp.inertia[3], mp.inertia[4], mp.inertia[5],
                         mp.inertia[6], mp.inertia[7], mp.inertia[8]);
     btMatrix3x3 rot; // rot * inertia * rot^T is diagonal after diagonalize
@@ -139,29 +143,82 @@ static rtcd_error build_body_frame(rtcd_shape* s, const rtcd_mesh* mesh)
         for (int j = 0; j < 3; ++j) s->frame.rotation[3 * i + j] = static_cast<float>(rot[i][j]);
         s->frame.translation[i] = s->com[i];
     }
+    return rot;
+}
+
+// Appends a mesh's vertices in the body frame to `out`.
+static void to_body_frame(const rtcd_shape* s, const btMatrix3x3& rot, const rtcd_mesh* mesh, std::vector<float>& out)
+{
     const float* v = rtcd_mesh_vertices(mesh);
-    uint32_t nv = rtcd_mesh_vertex_count(mesh), nt = rtcd_mesh_triangle_count(mesh);
-    s->vertices.resize(3 * static_cast<size_t>(nv));
-    for (uint32_t i = 0; i < nv; ++i) {
+    for (uint32_t i = 0; i < rtcd_mesh_vertex_count(mesh); ++i) {
         btVector3 m(v[3 * i] - s->com[0], v[3 * i + 1] - s->com[1], v[3 * i + 2] - s->com[2]);
         btVector3 b = rot.transpose() * m;
-        for (int k = 0; k < 3; ++k) s->vertices[3 * i + k] = static_cast<float>(b[k]);
+        for (int k = 0; k < 3; ++k) out.push_back(static_cast<float>(b[k]));
     }
-    const uint32_t* idx = rtcd_mesh_indices(mesh);
-    s->indices.assign(idx, idx + 3 * static_cast<size_t>(nt));
+}
+
+// The shape's mesh in the body frame (s->vertices, s->indices): what collides.
+static rtcd_error make_body_mesh(rtcd_shape* s, const char* name)
+{
     rtcd_mesh_def def = rtcd_default_mesh_def();
     def.vertices = s->vertices.data();
-    def.vertex_count = nv;
-    def.indices = idx;
-    def.triangle_count = nt;
-    def.name = rtcd_mesh_name(mesh);
+    def.vertex_count = static_cast<uint32_t>(s->vertices.size() / 3);
+    def.indices = reinterpret_cast<const uint32_t*>(s->indices.data());
+    def.triangle_count = static_cast<uint32_t>(s->indices.size() / 3);
+    def.name = name;
     return rtcd_mesh_create(&def, &s->body_mesh);
+}
+
+// Re-expresses the mesh in its principal frame.
+static rtcd_error build_body_frame(rtcd_shape* s, const rtcd_mesh* mesh)
+{
+    btMatrix3x3 rot = principal_frame(s, rtcd_mesh_mass_properties(mesh));
+    to_body_frame(s, rot, mesh, s->vertices);
+    const uint32_t* idx = rtcd_mesh_indices(mesh);
+    s->indices.assign(idx, idx + 3 * static_cast<size_t>(rtcd_mesh_triangle_count(mesh)));
+    return make_body_mesh(s, rtcd_mesh_name(mesh));
+}
+
+// A GImpact mesh over vertex and index arrays that outlive it.
+static btGImpactMeshShape* gimpact_over(std::vector<float>& v, std::vector<int>& idx, btTriangleIndexVertexArray** iface)
+{
+    *iface = new btTriangleIndexVertexArray(static_cast<int>(idx.size() / 3), idx.data(), 3 * sizeof(int),
+                                            static_cast<int>(v.size() / 3), v.data(), 3 * sizeof(float));
+    btGImpactMeshShape* g = new btGImpactMeshShape(*iface);
+    g->setMargin(0.01f);
+    g->updateBound();
+    return g;
+}
+
+// The Bullet shape of a concave body: its hull for the hull mode, else a
+// GImpact mesh (several pieces: a compound of GImpact meshes).
+static void make_concave_bt_shape(rtcd_world* w, rtcd_shape* s)
+{
+    if (w->def.narrowphase_kind == RTCD_NARROWPHASE_HULL) {
+        btConvexHullShape* hull =
+            new btConvexHullShape(s->vertices.data(), static_cast<int>(s->vertices.size() / 3), 3 * sizeof(float));
+        hull->optimizeConvexHull(); // keep only the hull's own vertices
+        hull->setMargin(0.01f);
+        s->bt_shape = hull;
+    } else if (s->pieces.empty()) {
+        s->bt_shape = gimpact_over(s->vertices, s->indices, &s->mesh_interface);
+    } else {
+        btCompoundShape* c = new btCompoundShape();
+        s->bt_shape = c;
+        for (rtcd_shape_piece& p : s->pieces) {
+            p.shape = gimpact_over(p.vertices, p.indices, &p.iface);
+            c->addChildShape(btTransform::getIdentity(), p.shape);
+        }
+    }
 }
 
 rtcd_error rtcd_shape_create(rtcd_world* w, rtcd_mesh* mesh, rtcd_shape** out)
 {
     if (out) *out = nullptr;
     if (!w || !mesh || !out) return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_shape_create: NULL argument");
+    if (rtcd_mesh_is_open_surface(mesh))
+        return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_shape_create: an open surface has no inside to be a body "
+                                                 "(rtcd_world_add_static_mesh takes it)");
     rtcd_shape* s = new (std::nothrow) rtcd_shape();
     if (!s) return fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_shape_create: out of memory");
     s->refcount = 1;
@@ -172,23 +229,71 @@ rtcd_error rtcd_shape_create(rtcd_world* w, rtcd_mesh* mesh, rtcd_shape** out)
         return err;
     }
     try {
-        int nt = static_cast<int>(s->indices.size() / 3), nv = static_cast<int>(s->vertices.size() / 3);
-        if (w->def.narrowphase_kind == RTCD_NARROWPHASE_HULL) {
-            btConvexHullShape* hull = new btConvexHullShape(s->vertices.data(), nv, 3 * sizeof(float));
-            hull->optimizeConvexHull(); // keep only the hull's own vertices
-            hull->setMargin(0.01f);
-            s->bt_shape = hull;
-        } else {
-            s->mesh_interface = new btTriangleIndexVertexArray(nt, s->indices.data(), 3 * sizeof(int), nv,
-                                                               s->vertices.data(), 3 * sizeof(float));
-            btGImpactMeshShape* g = new btGImpactMeshShape(s->mesh_interface);
-            g->setMargin(0.01f);
-            g->updateBound();
-            s->bt_shape = g;
-        }
+        make_concave_bt_shape(w, s);
     } catch (const std::bad_alloc&) {
         shape_free(s);
         return fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_shape_create: out of memory");
+    }
+    *out = s;
+    return RTCD_OK;
+}
+
+rtcd_error rtcd_shape_create_compound(rtcd_world* w, rtcd_mesh* const* meshes, uint32_t count, rtcd_shape** out)
+{
+    if (out) *out = nullptr;
+    if (!w || !meshes || !out) return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_shape_create_compound: NULL argument");
+    if (count < 1 || count > 4096)
+        return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_shape_create_compound: count " + std::to_string(count) +
+                                                     " is not within 1..4096");
+    // The pieces' mass properties combined (unit density): volumes add, the
+    // centre is their mean, inertias move to it by the parallel axis rule.
+    rtcd_mass_properties all;
+    std::memset(&all, 0, sizeof all);
+    for (uint32_t i = 0; i < count; ++i) {
+        if (!meshes[i] || rtcd_mesh_is_open_surface(meshes[i]))
+            return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_shape_create_compound: piece " + std::to_string(i) +
+                                                         " is NULL or an open surface");
+        rtcd_mass_properties mp = rtcd_mesh_mass_properties(meshes[i]);
+        all.volume += mp.volume;
+        for (int k = 0; k < 3; ++k) all.center_of_mass[k] += mp.volume * mp.center_of_mass[k];
+    }
+    for (int k = 0; k < 3; ++k) all.center_of_mass[k] /= all.volume;
+    for (uint32_t i = 0; i < count; ++i) {
+        rtcd_mass_properties mp = rtcd_mesh_mass_properties(meshes[i]);
+        double d[3], d2 = 0;
+        for (int k = 0; k < 3; ++k) {
+            d[k] = mp.center_of_mass[k] - all.center_of_mass[k];
+            d2 += d[k] * d[k];
+        }
+        for (int r = 0; r < 3; ++r)
+            for (int c = 0; c < 3; ++c) all.inertia[3 * r + c] += mp.inertia[3 * r + c] + mp.volume * ((r == c ? d2 : 0.0) - d[r] * d[c]);
+    }
+    rtcd_shape* s = new (std::nothrow) rtcd_shape();
+    if (!s) return fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_shape_create_compound: out of memory");
+    s->refcount = 1;
+    s->world = w;
+    try {
+        btMatrix3x3 rot = principal_frame(s, all);
+        s->pieces.resize(count);
+        for (uint32_t i = 0; i < count; ++i) {
+            rtcd_shape_piece& p = s->pieces[i];
+            uint32_t base = static_cast<uint32_t>(s->vertices.size() / 3);
+            to_body_frame(s, rot, meshes[i], p.vertices);
+            const uint32_t* idx = rtcd_mesh_indices(meshes[i]);
+            p.indices.assign(idx, idx + 3 * static_cast<size_t>(rtcd_mesh_triangle_count(meshes[i])));
+            s->vertices.insert(s->vertices.end(), p.vertices.begin(), p.vertices.end());
+            for (int k : p.indices) s->indices.push_back(static_cast<int>(base) + k);
+        }
+        // All pieces in one mesh: the penetration measure's ruler.
+        rtcd_error err = make_body_mesh(s, "compound");
+        if (err != RTCD_OK) {
+            shape_free(s);
+            return err;
+        }
+        make_concave_bt_shape(w, s);
+    } catch (const std::bad_alloc&) {
+        shape_free(s);
+        return fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_shape_create_compound: out of memory");
     }
     *out = s;
     return RTCD_OK;

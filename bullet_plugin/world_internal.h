@@ -27,6 +27,14 @@ public:
     uint32_t pairs = 0;
 };
 
+// One piece of a compound shape: a GImpact child over its own arrays.
+struct rtcd_shape_piece {
+    std::vector<float> vertices;     // body frame
+    std::vector<int> indices;
+    btTriangleIndexVertexArray* iface = nullptr;
+    btGImpactMeshShape* shape = nullptr;
+};
+
 struct rtcd_shape {
     int refcount;
     rtcd_world* world;
@@ -39,6 +47,7 @@ struct rtcd_shape {
     btTriangleIndexVertexArray* mesh_interface;
     btCollisionShape* bt_shape;
     std::vector<float> points;       // a convex hull's points (Bullet keeps its own copy; kept for the record)
+    std::vector<rtcd_shape_piece> pieces; // a compound's (rtcd_shape_create_compound); empty otherwise
 };
 
 // A static triangle mesh in the world (rtcd_world_add_static_mesh).

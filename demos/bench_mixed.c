@@ -91,9 +91,9 @@ int main(int argc, char** argv)
         {.name = "--threads", .type = DEMO_CLI_U32, .target = &threads, .meta = "N", .max = 1024,
          .help = "CPU worker threads (default 0: all cores)"},
         {.name = "--mesh", .type = DEMO_CLI_LIST, .target = &meshes, .meta = "FILE",
-         .help = "model file (repeatable): each closed piece a shape, in the concave slots in turn with the blob"},
+         .help = "model file (repeatable): each file a shape (several pieces: a compound), in the concave slots in turn with the blob"},
         {.name = "--mesh-scale", .type = DEMO_CLI_FLOAT, .target = &mesh_scale, .meta = "S", .fmin = 0.0, .fmax = 1e6,
-         .help = "--mesh coordinates times S (default 0: each piece fit to the blob's size, 0.5 m)"},
+         .help = "--mesh coordinates times S (default 0: each file fit to the blob's size, 0.5 m)"},
         {.name = "--json", .type = DEMO_CLI_FLAG, .target = &json, .help = "one JSON object on stdout (the default)"},
     };
     demo_cli cli = {argv[0],

@@ -5,6 +5,7 @@
 #include "test_util.h"
 
 #include <rtcd/rtcd_import.h>
+#include <rtcd/rtcd_world.h>
 
 #include <dirent.h>
 #include <math.h>
@@ -280,11 +281,10 @@ static void test_inside_out_is_flipped_by_the_repair(void** state)
     rtcd_imported_release(im);
 }
 
-static void test_two_cubes_sharing_an_edge(void** state)
+/* A = [0,1]^3, B = [1,2]x[1,2]x[0,1]: they share the edge x = y = 1, which
+ * four faces use. B's corners 0 and 4 are A's 2 and 6. */
+static void write_two_cubes(void)
 {
-    (void)state;
-    /* A = [0,1]^3, B = [1,2]x[1,2]x[0,1]: they share the edge x = y = 1, which
-     * four faces use. B's corners 0 and 4 are A's 2 and 6. */
     FILE* f = fopen(scratch("two_cubes.obj"), "w");
     assert_non_null(f);
     for (int i = 0; i < 8; ++i)
@@ -306,7 +306,12 @@ static void test_two_cubes_sharing_an_edge(void** state)
         fprintf(f, "f %u %u %u %u\n", b_index[c[0]] + 1, b_index[c[1]] + 1, b_index[c[2]] + 1, b_index[c[3]] + 1);
     }
     assert_int_equal(fclose(f), 0);
+}
 
+static void test_two_cubes_sharing_an_edge(void** state)
+{
+    (void)state;
+    write_two_cubes();
     rtcd_import_def def = rtcd_default_import_def();
     rtcd_imported* im = import_ok("two_cubes.obj", &def);
     assert_int_equal(rtcd_imported_status(im), RTCD_IMPORT_REPAIRED);
@@ -324,6 +329,68 @@ static void test_two_cubes_sharing_an_edge(void** state)
     }
     assert_null(rtcd_imported_mesh(im, 2));
     rtcd_imported_release(im);
+}
+
+/* The two pieces as one compound body (rtcd_shape_create_compound) in a
+ * world through rtcd: it falls on the plane and rests on its 1 m high
+ * bottom, each piece's pair with the plane rtcd's; a blob dropped on it
+ * stays on top. */
+static void test_touching_pieces_collide(void** state)
+{
+    (void)state;
+    write_two_cubes();
+    rtcd_import_def def = rtcd_default_import_def();
+    rtcd_imported* im = import_ok("two_cubes.obj", &def);
+    rtcd_mesh* pieces[2] = {rtcd_imported_mesh(im, 0), rtcd_imported_mesh(im, 1)};
+    rtcd_world_def wd = rtcd_default_world_def();
+    wd.narrowphase.backend = RTCD_BACKEND_CPU;
+    rtcd_world* w = NULL;
+    assert_int_equal(rtcd_world_create(&wd, &w), RTCD_OK);
+    const float up[3] = {0, 0, 1};
+    assert_int_equal(rtcd_world_add_plane(w, up, 0), RTCD_OK);
+    rtcd_shape* compound = NULL;
+    assert_int_equal(rtcd_shape_create_compound(w, pieces, 2, &compound), RTCD_OK);
+    rtcd_imported_release(im); /* the shape keeps what it needs */
+    float com[3];
+    rtcd_shape_center_of_mass(compound, com);
+    assert_float_near(com[2], 0.5, 1e-4); /* two unit cubes side by side */
+    rtcd_mesh* blob_mesh = test_make_blob(RTCD_AVALANCHE_BLOB_VERTICES, 0.3f, 4);
+    rtcd_shape* blob = NULL;
+    assert_int_equal(rtcd_shape_create(w, blob_mesh, &blob), RTCD_OK);
+    rtcd_transform pose = rtcd_transform_identity();
+    pose.translation[2] = 0.8f; /* the body frame's origin is the centre of mass */
+    uint32_t body = 0, top = 0;
+    assert_int_equal(rtcd_world_add_body(w, compound, 2.0f, &pose, &body), RTCD_OK);
+    /* Above cube A's centre (0.5, 0.5, 0.5 in the file): b = R^T (m - com). */
+    rtcd_transform frame = rtcd_shape_frame(compound);
+    for (int k = 0; k < 2; ++k) {
+        float b = 0;
+        for (int j = 0; j < 3; ++j) b += frame.rotation[3 * j + k] * (0.5f - frame.translation[j]);
+        pose.translation[k] = b;
+    }
+    pose.translation[2] = 2.5f;
+    assert_int_equal(rtcd_world_add_body(w, blob, 0.5f, &pose, &top), RTCD_OK);
+    uint32_t owned = 0;
+    for (int i = 0; i < 240; ++i) {
+        assert_int_equal(rtcd_world_step(w), RTCD_OK);
+        rtcd_step_stats st = rtcd_world_last_step_stats(w);
+        if (st.pairs_owned > owned) owned = st.pairs_owned;
+    }
+    rtcd_transform p, q;
+    assert_int_equal(rtcd_world_get_pose(w, body, &p), RTCD_OK);
+    assert_int_equal(rtcd_world_get_pose(w, top, &q), RTCD_OK);
+    rtcd_penetration pen;
+    assert_int_equal(rtcd_world_measure_penetration(w, &pen), RTCD_OK);
+    print_message("compound at z %.4f, blob at z %.4f, up to %u rtcd pairs a step, penetration max %.4f\n",
+                  (double)p.translation[2], (double)q.translation[2], owned, (double)pen.max);
+    assert_true(owned >= 3);                      /* both pieces on the plane, and the blob on a piece */
+    assert_float_near(p.translation[2], 0.5, 0.03); /* resting on its bottom */
+    assert_true(q.translation[2] > 1.1f);         /* on top of the cube, not through it */
+    assert_true(pen.max < 0.03f);
+    rtcd_shape_release(blob);
+    rtcd_shape_release(compound);
+    rtcd_mesh_release(blob_mesh);
+    rtcd_world_release(w);
 }
 
 static void test_open_plane_is_declined(void** state)
@@ -694,6 +761,7 @@ int main(void)
         cmocka_unit_test(test_no_repair_declines_a_soup),
         cmocka_unit_test(test_inside_out_is_flipped_by_the_repair),
         cmocka_unit_test(test_two_cubes_sharing_an_edge),
+        cmocka_unit_test(test_touching_pieces_collide),
         cmocka_unit_test(test_open_plane_is_declined),
         cmocka_unit_test(test_points_and_lines_are_dropped),
         cmocka_unit_test(test_gltf_node_transforms_are_baked),

@@ -67,12 +67,12 @@ int demo_parse_options(demo_scene_kind scene, int argc, char** argv, demo_option
     int narrowphase = (int)o->narrowphase, backend = (int)o->backend, algorithm = (int)o->algorithm;
     int traversal = (int)o->traversal, contact_normal = (int)o->contact_normal;
     const char* mesh_help =
-        scene == DEMO_AVALANCHE ? "model file (repeatable) for the bodies, not the blob: each closed piece a shape, "
-                                  "the bodies take them in turn"
-        : scene == DEMO_SPAWNER ? "model file (repeatable) for the drops, not the four meshes: each closed piece a "
-                                  "shape, the drops take them in turn"
-                                : "model file (repeatable): each closed piece a shape, in the concave slots in turn "
-                                  "with the blob";
+        scene == DEMO_AVALANCHE ? "model file (repeatable) for the bodies, not the blob: each file a shape (several "
+                                  "pieces: a compound), the bodies take them in turn"
+        : scene == DEMO_SPAWNER ? "model file (repeatable) for the drops, not the four meshes: each file a shape (several pieces: a "
+                                  "compound), the drops take them in turn"
+                                : "model file (repeatable): each file a shape (several pieces: a compound), in the "
+                                  "concave slots in turn with the blob";
     const demo_cli_option all[] = {
         {.name = "--objects", .type = DEMO_CLI_U32, .target = &o->objects, .meta = "N", .min = 1, .max = 1u << 20,
          .help = scene == DEMO_MIXED ? "bodies (default 128)" : "bodies (default 512)"},
@@ -111,7 +111,7 @@ int demo_parse_options(demo_scene_kind scene, int argc, char** argv, demo_option
          .help = "measure penetration every K steps (default 10; 0: never)"},
         {.name = "--mesh", .type = DEMO_CLI_LIST, .target = &o->meshes, .meta = "FILE", .help = mesh_help},
         {.name = "--mesh-scale", .type = DEMO_CLI_FLOAT, .target = &o->mesh_scale, .meta = "S", .fmin = 0.0,
-         .fmax = 1e6, .help = "--mesh coordinates times S (default 0: each piece fit to the blob's size, 0.5 m)"},
+         .fmax = 1e6, .help = "--mesh coordinates times S (default 0: each file fit to the blob's size, 0.5 m)"},
     };
     /* the spawner has no --objects */
     const demo_cli_option* table = scene != DEMO_SPAWNER ? all : all + 1;
@@ -198,15 +198,14 @@ static rtcd_error make_shape(demo_scene* s, uint32_t vertices, uint64_t seed, ui
 /* The scene's shapes: the user's meshes when given, else the generated ones. */
 static rtcd_error make_shapes(demo_scene* s, const demo_options* o, const user_meshes* um)
 {
-    s->shape_count = um->count ? um->count : (o->scene == DEMO_AVALANCHE ? 1 : RTCD_SPAWNER_MESH_COUNT);
+    s->shape_count = um->count ? um->file_count : (o->scene == DEMO_AVALANCHE ? 1 : RTCD_SPAWNER_MESH_COUNT);
     s->shapes = calloc(s->shape_count, sizeof *s->shapes);
     s->shape_triangles = calloc(s->shape_count, sizeof *s->shape_triangles);
     if (!s->shapes || !s->shape_triangles) return RTCD_ERROR_OUT_OF_MEMORY;
     for (uint32_t k = 0; k < s->shape_count; ++k) {
         rtcd_error err;
         if (um->count) {
-            err = rtcd_shape_create(s->world, um->meshes[k], &s->shapes[k]);
-            s->shape_triangles[k] = rtcd_mesh_triangle_count(um->meshes[k]);
+            err = user_meshes_shape(s->world, um, k, &s->shapes[k], &s->shape_triangles[k]);
         } else {
             uint32_t nv = o->scene == DEMO_AVALANCHE ? RTCD_AVALANCHE_BLOB_VERTICES : rtcd_spawner_mesh_vertices(k);
             err = make_shape(s, nv, o->seed + k, k);
@@ -236,7 +235,7 @@ rtcd_error demo_scene_create(const demo_options* o, demo_scene* s)
     }
     if (o->scene == DEMO_MIXED) {
         /* the terrain and the bodies; no ground plane */
-        mixed_def md = {o->objects, o->seed, um.meshes, um.count};
+        mixed_def md = {o->objects, o->seed, &um};
         err = mixed_scene_create(s->world, &md, &s->mixed);
         user_meshes_free(&um);
         s->triangles_total = s->mixed.triangles_total;

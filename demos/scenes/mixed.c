@@ -135,6 +135,15 @@ static rtcd_error concave_shape(rtcd_world* world, rtcd_mesh* mesh, kind_shape* 
     return RTCD_OK;
 }
 
+/* A --mesh file's shape (a compound of its pieces where it has several). */
+static rtcd_error user_shape(rtcd_world* world, const user_meshes* users, uint32_t file, kind_shape* out)
+{
+    rtcd_error err = user_meshes_shape(world, users, file, &out->shape, &out->triangles);
+    if (err != RTCD_OK) return err;
+    out->size = mesh_size(out->shape);
+    return RTCD_OK;
+}
+
 static rtcd_error blob_shape(rtcd_world* world, uint64_t seed, kind_shape* out)
 {
     rtcd_generated_mesh g;
@@ -213,11 +222,11 @@ rtcd_error mixed_scene_create(rtcd_world* world, const mixed_def* def, mixed_sce
 {
     memset(s, 0, sizeof *s);
     s->min_height = INFINITY;
-    if (!world || !def || (def->user_mesh_count && !def->user_meshes)) return RTCD_ERROR_INVALID_ARGUMENT;
+    if (!world || !def) return RTCD_ERROR_INVALID_ARGUMENT;
     rtcd_error err = make_terrain(world, s);
     if (err != RTCD_OK) return err;
     uint64_t rng = def->seed;
-    const uint32_t users = def->user_mesh_count, n = def->objects ? def->objects : 1;
+    const uint32_t users = def->users ? def->users->file_count : 0, n = def->objects ? def->objects : 1;
     kind_shape* shapes = calloc(MIXED_USER + users, sizeof *shapes); /* the generated kinds, then the user's */
     uint32_t* which = malloc(n * sizeof *which);                      /* per body: its entry in shapes */
     s->body_kind = malloc(n);
@@ -228,7 +237,7 @@ rtcd_error mixed_scene_create(rtcd_world* world, const mixed_def* def, mixed_sce
     for (int k = MIXED_BOX; k < MIXED_USER && err == RTCD_OK; ++k)
         err = convex_shape(world, (mixed_kind)k, &rng, &shapes[k]);
     for (uint32_t u = 0; u < users && err == RTCD_OK; ++u)
-        err = concave_shape(world, def->user_meshes[u], &shapes[MIXED_USER + u]);
+        err = user_shape(world, def->users, u, &shapes[MIXED_USER + u]);
     if (err == RTCD_OK) err = add_bodies(world, def, shapes, which, &rng, s);
     /* the world's bodies hold their shapes */
     for (uint32_t k = 0; shapes && k < MIXED_USER + users; ++k) rtcd_shape_release(shapes[k].shape);
@@ -241,7 +250,7 @@ static rtcd_error add_bodies(rtcd_world* world, const mixed_def* def, const kind
                              uint64_t* rng, mixed_scene* s)
 {
     /* The bodies' kinds first (the grid's spacing is the largest size used). */
-    const uint32_t users = def->user_mesh_count;
+    const uint32_t users = def->users ? def->users->file_count : 0;
     uint32_t concave = 0;
     for (uint32_t b = 0; b < def->objects; ++b) {
         mixed_kind k = slot_kind[b % SLOTS];

@@ -27,6 +27,8 @@
 #include <rtcd/rtcd.h>
 #include <rtcd/rtcd_world.h>
 
+#include "user_meshes.h"
+
 #define MIXED_TERRAIN_QUADS 48u
 #define MIXED_TERRAIN_SIZE 24.0f
 
@@ -48,8 +50,7 @@ const char* mixed_kind_name(mixed_kind kind);
 typedef struct mixed_def {
     uint32_t objects;               /* dynamic bodies */
     uint64_t seed;                  /* the blob, the hull's points, orientations */
-    rtcd_mesh* const* user_meshes;  /* closed meshes (not retained past mixed_scene_create) */
-    uint32_t user_mesh_count;
+    const user_meshes* users;       /* the --mesh files, one shape each (NULL: none; read during the call only) */
 } mixed_def;
 
 typedef struct mixed_scene {

@@ -1,24 +1,27 @@
 /* The user's meshes of the demos' --mesh FILE (repeatable), read through the
  * import library (include/rtcd/rtcd_import.h; built only where assimp is).
- * Every closed piece of every file becomes one mesh, in file order then in
- * the file's piece order: a file the import takes as stored gives one mesh, a
- * repaired one a mesh per closed component (a convex decomposition, a set of
- * separate parts). */
+ * Every file becomes one body shape: a file the import takes as stored gives
+ * one mesh, a repaired one a mesh per closed component, and a file of several
+ * pieces (a convex decomposition, a set of touching parts) one compound shape
+ * of them (rtcd_shape_create_compound). */
 #ifndef RTCD_SCENE_USER_MESHES_H
 #define RTCD_SCENE_USER_MESHES_H
 
 #include <rtcd/rtcd.h>
+#include <rtcd/rtcd_world.h>
 
 #include <stddef.h>
 
-/* scale > 0 multiplies every coordinate; scale 0 fits each piece to the
+/* scale > 0 multiplies every coordinate; scale 0 fits each file to the
  * avalanche blob's size: USER_MESH_FIT_SIZE metres from the centre of its
- * bounding box to its farthest vertex. */
+ * bounding box to its farthest vertex (all pieces of a file alike). */
 #define USER_MESH_FIT_SIZE 0.5f
 
 typedef struct user_meshes {
-    rtcd_mesh** meshes;   /* one reference each */
-    uint32_t count;
+    rtcd_mesh** meshes;   /* one reference each, file after file */
+    uint32_t count;       /* pieces of all files */
+    uint32_t* first;      /* file f's pieces: meshes[first[f]] .. meshes[first[f + 1] - 1] */
+    uint32_t file_count;
 } user_meshes;
 
 /* Non-zero when the demos were built with the import library. */
@@ -30,5 +33,10 @@ int user_meshes_available(void);
 rtcd_error user_meshes_load(const char* const* paths, uint32_t path_count, float scale, user_meshes* out, char* why,
                             size_t why_size);
 void user_meshes_free(user_meshes* m);
+
+/* File f's body shape: its one mesh, or a compound of its pieces.
+ * *triangles: its triangle count. */
+rtcd_error user_meshes_shape(rtcd_world* world, const user_meshes* m, uint32_t file, rtcd_shape** out,
+                             uint32_t* triangles);
 
 #endif

@@ -69,6 +69,15 @@ RTCD_API rtcd_transform rtcd_shape_frame(const rtcd_shape* shape);
 /* The mesh in the body frame (what collides), owned by the shape. */
 RTCD_API const rtcd_mesh* rtcd_shape_body_mesh(const rtcd_shape* shape);
 
+/* A dynamic concave body of several closed pieces (a convex decomposition,
+ * a file's separate parts: rtcd_import gives one mesh each), a
+ * btCompoundShape of GImpact meshes whose pairs rtcd takes piece by piece.
+ * The pieces' mass properties combine (uniform density) and, as for
+ * rtcd_shape_create, the body frame is the principal frame of the whole.
+ * meshes: `count` closed meshes (1..4096), read during the call only. */
+RTCD_API rtcd_error rtcd_shape_create_compound(rtcd_world* world, rtcd_mesh* const* meshes, uint32_t count,
+                                               rtcd_shape** out);
+
 /* Convex shapes (Bullet's own primitives in the world; rtcd ray traces their
  * pairs with concave bodies against a fine tessellation of the exact
  * surface, margin included). Round shapes stand along z. */
