@@ -236,10 +236,12 @@ void rtcdPluginState::computePair(const rtcdBatchEntry& e)
     slot.count = rtcd_reduce_contacts(contacts.data(), n, slot.contacts);
 }
 
-void rtcdPluginState::gatherChildren()
+void rtcdPluginState::gatherChildren(btDispatcher* dispatcher)
 {
     for (uint32_t k : child_slots) {
         const rtcdPairSlot& slot = slots[k];
+        // As the pair cache's pairs: none while both bodies sleep.
+        if (!dispatcher->needsCollision(slot.obj[0], slot.obj[1])) continue;
         const btCollisionShape* shape[2];
         btTransform pose[2];
         bool ok = true;

@@ -140,7 +140,7 @@ void rtcdCollisionDispatcher::dispatchAllCollisionPairs(btOverlappingPairCache* 
                             o1->getWorldTransform()};
         s.batch.push_back(e);
     }
-    s.gatherChildren();
+    s.gatherChildren(this);
     s.runBatch();
     btCollisionDispatcher::dispatchAllCollisionPairs(pair_cache, info, dispatcher);
     s.stats.narrowphase_ms =

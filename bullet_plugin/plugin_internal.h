@@ -124,7 +124,7 @@ struct rtcdPluginState {
     // backOf for one side of an entry (a compound's child: its place in the object).
     rtcd_transform backOfSide(const btCollisionObject* obj, const btCollisionShape* shape, const btTransform& pose);
     // Adds this step's pairs of compound children to `batch`.
-    void gatherChildren();
+    void gatherChildren(btDispatcher* dispatcher);
     // Checking mode: the standard algorithm on the pair's poses against `rays`.
     void checkPair(const rtcd_mesh* a, const rtcd_transform& pa, const rtcd_mesh* b, const rtcd_transform& pb,
                    const rtcd_ray_hit* rays, uint32_t count);
