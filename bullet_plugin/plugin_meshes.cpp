@@ -12,9 +12,11 @@
 #include <functional>
 #include <string>
 
-// Segments of a full circle in the tessellation of round convex shapes: a
-// sphere's vertices lie on it and its facets within 0.5 % of its radius.
-static const int k_convex_resolution = 32;
+// Segments of a full circle in the tessellation of round convex shapes:
+// vertices on the surface, facets within 2 (1 - cos(pi / 24)) = 1.7 % of the
+// radius inside it (a 0.5 m sphere: 8.5 mm at most, 2 mm on average). 32
+// segments halve that and cost the mixed scene 12 % more time per step.
+static const int k_convex_resolution = 24;
 
 rtcdShapeRole rtcdRoleOf(const btCollisionShape* s)
 {

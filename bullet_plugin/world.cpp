@@ -373,11 +373,12 @@ rtcd_error rtcd_shape_create_convex(rtcd_world* w, const rtcd_convex_def* def, r
         btVector3 inertia;
         shape->calculateLocalInertia(1, inertia);
         s->unit_inertia = inertia;
-        // The collision surface as a mesh: the penetration measure's ruler
-        // (and the same tessellation rtcd's narrow phase uses).
+        // The collision surface as a mesh: the penetration measure's ruler,
+        // finer than the narrow phase's (plugin_meshes.cpp) so that its
+        // facets' shortfall shows up as penetration rather than hides it.
         std::vector<float> v;
         std::vector<uint32_t> idx;
-        if (!rtcdTessellateConvex(shape, 32, v, idx, why)) {
+        if (!rtcdTessellateConvex(shape, 48, v, idx, why)) {
             shape_free(s);
             return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_shape_create_convex: " + why);
         }

@@ -143,16 +143,6 @@ static rtcd_error derive_geometry(rtcd_mesh* m)
             m->hi[k] = fmaxf(m->hi[k], m->vertices[3 * i + k]);
         }
     }
-    if (m->open_surface) {
-        /* The solid behind an open surface reaches beyond its vertices (a
-         * flat floor has a box of zero height): the box, which every culling
-         * test uses, takes in a quarter of the surface's extent on each side. */
-        float ext = fmaxf(m->hi[0] - m->lo[0], fmaxf(m->hi[1] - m->lo[1], m->hi[2] - m->lo[2]));
-        for (int k = 0; k < 3; ++k) {
-            m->lo[k] -= 0.25f * ext;
-            m->hi[k] += 0.25f * ext;
-        }
-    }
     double* vn = rtcd_calloc((size_t)m->vertex_count * 3, sizeof(double));
     if (!vn) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "%s: no memory for vertex normals", m->name);
     double edge_sum = 0.0;
@@ -189,6 +179,19 @@ static rtcd_error derive_geometry(rtcd_mesh* m)
     }
     /* Each edge is counted twice (once per triangle), which the mean absorbs. */
     m->mean_edge_length = m->triangle_count ? (float)(edge_sum / (3.0 * m->triangle_count)) : 0.0f;
+    if (m->open_surface) {
+        /* The solid behind an open surface reaches beyond its vertices (a
+         * flat floor has a box of zero height). The box, which every culling
+         * test uses, takes in a quarter of the surface's extent behind it
+         * (along the way it faces) and a little in front (bodies coming
+         * close); the grids over the box stay as fine as they can. */
+        float ext = fmaxf(m->hi[0] - m->lo[0], fmaxf(m->hi[1] - m->lo[1], m->hi[2] - m->lo[2]));
+        float front = fmaxf(m->mean_edge_length, 0.05f * ext);
+        for (int k = 0; k < 3; ++k) {
+            m->lo[k] -= front + 0.25f * ext * fmaxf(m->facing[k], 0.0f);
+            m->hi[k] += front + 0.25f * ext * fmaxf(-m->facing[k], 0.0f);
+        }
+    }
     /* Every vertex lies within reach of the origin (rounded up, so the
      * displacement bound stays a bound). */
     float reach2 = 0.0f;

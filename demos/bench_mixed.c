@@ -11,7 +11,9 @@
  * penetrating vertices, mean per-sample sum), bodies that passed through the
  * terrain (tunnelled), non-finite poses. The targets:
  *
- *   step_speedup_vs_gimpact: GImpact's median step ms / rtcd's >= 5;
+ *   step_speedup_vs_gimpact: GImpact's mean step ms / rtcd's >= 5 (the
+ *                            whole run's cost; the median, which sleeping
+ *                            steps pull down, is among the ratios);
  *   lower_max_penetration:   rtcd's max penetration < GImpact's.
  *
  * Output: one JSON object on stdout; one progress line per run on stderr.
@@ -157,7 +159,7 @@ int main(int argc, char** argv)
     const demo_summary* rt = &runs[RUN_RTCD];
     const demo_summary* gi = &runs[RUN_GIMPACT];
     int valid = !rcs[RUN_RTCD] && !rcs[RUN_GIMPACT] && !rt->nan && !gi->nan;
-    double speedup = ratio(gi->step_median, rt->step_median);
+    double speedup = ratio(gi->mean, rt->mean);
     printf("{\"benchmark\":\"bench_mixed\",\"quick\":%s,\"seed\":%llu,\"objects\":%u,\"steps\":%u,"
            "\"penetration_every\":%u,\"backend_requested\":\"%s\",\"threads\":%u,\"user_meshes\":%u,"
            "\"terrain_triangles\":%u,\"triangles_total\":%llu,\"kinds\":{",
@@ -172,9 +174,9 @@ int main(int argc, char** argv)
         print_run_json(&runs[k], rcs[k]);
     }
     printf("},\"ratios\":{");
-    json_ratio("step_ms_median_gimpact_over_rtcd", speedup, valid);
+    json_ratio("step_ms_median_gimpact_over_rtcd", ratio(gi->step_median, rt->step_median), valid);
     printf(",");
-    json_ratio("step_ms_mean_gimpact_over_rtcd", ratio(gi->mean, rt->mean), valid);
+    json_ratio("step_ms_mean_gimpact_over_rtcd", speedup, valid);
     printf(",");
     json_ratio("step_ms_mean_active_gimpact_over_rtcd", ratio(gi->step_mean_active, rt->step_mean_active), valid);
     printf(",");
@@ -185,7 +187,7 @@ int main(int argc, char** argv)
     json_ratio("penetration_max_rtcd_over_gimpact", ratio(rt->pen_max, gi->pen_max), valid);
     printf("},\"targets\":{\"step_speedup_vs_gimpact\":{");
     json_ratio("value", speedup, valid);
-    printf(",\"target\":%.1f,\"met\":%s},", TARGET_STEP_SPEEDUP,
+    printf(",\"measure\":\"mean step ms over the run, gimpact / rtcd\",\"target\":%.1f,\"met\":%s},", TARGET_STEP_SPEEDUP,
            valid ? (speedup >= TARGET_STEP_SPEEDUP ? "true" : "false") : "null");
     printf("\"lower_max_penetration\":{\"rtcd\":%.5f,\"gimpact\":%.5f,\"met\":%s}},", (double)rt->pen_max,
            (double)gi->pen_max, valid ? (rt->pen_max < gi->pen_max ? "true" : "false") : "null");
