@@ -107,23 +107,7 @@ int main(int argc, char** argv)
     if (!objects_set) objects = quick ? 24 : 64;
     if (!steps_set) steps = quick ? 120 : 600;
 
-    /* When rtcd may run on OpenCL, a few steps of a small pile first, so that
-     * the kernels' first build (hundreds of ms, cached afterwards) does not
-     * land in the timed run. */
-    if (backend != RTCD_BACKEND_CPU) {
-        demo_options probe;
-        demo_default_options(DEMO_AVALANCHE, &probe);
-        probe.objects = 8;
-        probe.seed = seed;
-        probe.backend = (rtcd_backend)backend;
-        probe.devices = devices;
-        probe.threads = threads;
-        demo_scene ps;
-        if (demo_scene_create(&probe, &ps) == RTCD_OK)
-            for (uint32_t step = 0; step < 40; ++step)
-                if (rtcd_world_step(ps.world) != RTCD_OK) break;
-        demo_scene_destroy(&ps);
-    }
+    if (backend != RTCD_BACKEND_CPU) demo_warm_up(backend, devices, threads, seed);
 
     demo_summary runs[RUN_COUNT];
     int rcs[RUN_COUNT];

@@ -35,14 +35,8 @@
 #include <string>
 #include <vector>
 
-static int g_failures = 0;
-#define CHECK(c)                                                                                                       \
-    do {                                                                                                               \
-        if (!(c)) {                                                                                                    \
-            std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                               \
-            ++g_failures;                                                                                              \
-        }                                                                                                              \
-    } while (0)
+#include "test_check.hpp"
+
 #define CHECK_MSG(c, ...)                                                                                              \
     do {                                                                                                               \
         if (!(c)) {                                                                                                    \
@@ -663,16 +657,5 @@ static void test_declined()
     expect_declined(&sphere, 4, "resolution 4");
 }
 
-int main()
-{
-    void (*tests[])() = {test_lathes, test_multi_sphere, test_boxes, test_hulls, uniform_scaling_case,
-                         test_declined};
-    int passed = 0, failed = 0;
-    for (auto t : tests) {
-        int before = g_failures;
-        t();
-        (g_failures == before ? passed : failed)++;
-    }
-    std::printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
-}
+int main() { return rtcd_run_tests({test_lathes, test_multi_sphere, test_boxes, test_hulls, uniform_scaling_case,
+                         test_declined}); }

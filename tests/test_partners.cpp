@@ -15,14 +15,8 @@
 #include <string>
 #include <vector>
 
-static int g_failures = 0;
-#define CHECK(c)                                                                                                       \
-    do {                                                                                                               \
-        if (!(c)) {                                                                                                    \
-            std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                               \
-            ++g_failures;                                                                                              \
-        }                                                                                                              \
-    } while (0)
+#include "test_check.hpp"
+
 
 struct Blob {
     std::vector<float> vertices;
@@ -321,11 +315,6 @@ static void test_compound_children()
 
 int main()
 {
-    test_convex_partners();
-    test_soup_matches_indexed();
-    test_static_surfaces();
-    test_rests_on_terrain();
-    test_compound_children();
-    if (g_failures) std::fprintf(stderr, "%d check(s) failed\n", g_failures);
-    return g_failures ? 1 : 0;
+    return rtcd_run_tests({test_convex_partners, test_soup_matches_indexed, test_static_surfaces,
+                           test_rests_on_terrain, test_compound_children});
 }

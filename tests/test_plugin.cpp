@@ -13,14 +13,8 @@
 #include <string>
 #include <vector>
 
-static int g_failures = 0;
-#define CHECK(c)                                                                                                       \
-    do {                                                                                                               \
-        if (!(c)) {                                                                                                    \
-            std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                               \
-            ++g_failures;                                                                                              \
-        }                                                                                                              \
-    } while (0)
+#include "test_check.hpp"
+
 
 static std::vector<std::string> g_log;
 static void capture_log(rtcd_log_level level, const char* message, void*)
@@ -185,16 +179,5 @@ static void test_rescaled_shape_is_rebuilt()
     CHECK(std::fabs((hi1[0] - lo1[0]) - 2.0f * (hi0[0] - lo0[0])) < 1e-4f);
 }
 
-int main()
-{
-    void (*tests[])() = {test_open_mesh_falls_back, test_manifold_persists, test_mesh_pairs_are_batched,
-                         test_rescaled_shape_is_rebuilt};
-    int passed = 0, failed = 0;
-    for (auto t : tests) {
-        int before = g_failures;
-        t();
-        (g_failures == before ? passed : failed)++;
-    }
-    std::printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
-}
+int main() { return rtcd_run_tests({test_open_mesh_falls_back, test_manifold_persists, test_mesh_pairs_are_batched,
+                         test_rescaled_shape_is_rebuilt}); }

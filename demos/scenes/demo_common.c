@@ -170,6 +170,22 @@ uint64_t demo_pose_checksum(const rtcd_world* w)
     return h;
 }
 
+void demo_warm_up(int backend, uint32_t devices, uint32_t threads, uint64_t seed)
+{
+    demo_options probe;
+    demo_default_options(DEMO_AVALANCHE, &probe);
+    probe.objects = 8;
+    probe.seed = seed;
+    probe.backend = (rtcd_backend)backend;
+    probe.devices = devices;
+    probe.threads = threads;
+    demo_scene ps;
+    if (demo_scene_create(&probe, &ps) == RTCD_OK)
+        for (uint32_t step = 0; step < 40; ++step)
+            if (rtcd_world_step(ps.world) != RTCD_OK) break;
+    demo_scene_destroy(&ps);
+}
+
 float demo_shape_bounding_radius(const rtcd_shape* shape)
 {
     const rtcd_mesh* m = rtcd_shape_body_mesh(shape);

@@ -94,6 +94,11 @@ typedef struct demo_scene {
 /* Largest distance of a vertex of the shape's body mesh from the body origin. */
 float demo_shape_bounding_radius(const rtcd_shape* shape);
 
+/* A few steps of a small avalanche on the backend a benchmark asks for, so
+ * that the OpenCL kernels' first build (hundreds of ms, cached afterwards)
+ * does not land in the first timed run. */
+void demo_warm_up(int backend, uint32_t devices, uint32_t threads, uint64_t seed);
+
 /* Builds the world and the scene's shapes; the avalanche's and the mixed
  * scene's bodies too. A --mesh file that cannot be used fails it with a line
  * on stderr naming the file and the reason. */

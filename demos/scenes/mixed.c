@@ -1,5 +1,7 @@
 #include "mixed.h"
 
+#include "demo_common.h"
+
 #include "scene_util.h"
 
 #include <math.h>
@@ -114,23 +116,12 @@ typedef struct kind_shape {
     uint32_t triangles;
 } kind_shape;
 
-static float mesh_size(const rtcd_shape* shape)
-{
-    const rtcd_mesh* m = rtcd_shape_body_mesh(shape);
-    const float* v = rtcd_mesh_vertices(m);
-    float r2 = 0.0f;
-    for (uint32_t i = 0; i < rtcd_mesh_vertex_count(m); ++i) {
-        float d2 = v[3 * i] * v[3 * i] + v[3 * i + 1] * v[3 * i + 1] + v[3 * i + 2] * v[3 * i + 2];
-        r2 = d2 > r2 ? d2 : r2;
-    }
-    return sqrtf(r2);
-}
 
 static rtcd_error concave_shape(rtcd_world* world, rtcd_mesh* mesh, kind_shape* out)
 {
     rtcd_error err = rtcd_shape_create(world, mesh, &out->shape);
     if (err != RTCD_OK) return err;
-    out->size = mesh_size(out->shape);
+    out->size = demo_shape_bounding_radius(out->shape);
     out->triangles = rtcd_mesh_triangle_count(mesh);
     return RTCD_OK;
 }
@@ -140,7 +131,7 @@ static rtcd_error user_shape(rtcd_world* world, const user_meshes* users, uint32
 {
     rtcd_error err = user_meshes_shape(world, users, file, &out->shape, &out->triangles);
     if (err != RTCD_OK) return err;
-    out->size = mesh_size(out->shape);
+    out->size = demo_shape_bounding_radius(out->shape);
     return RTCD_OK;
 }
 
