@@ -189,7 +189,7 @@ void rtcdPluginState::computePair(const rtcdBatchEntry& e)
         const btCollisionObject* mesh_obj = e.plane_is_a ? e.b : e.a;
         const btCollisionObject* plane_obj = e.plane_is_a ? e.a : e.b;
         const btTransform& mesh_pose = e.plane_is_a ? e.pose_b : e.pose_a;
-        const rtcd_mesh* mesh = meshes.find(e.plane_is_a ? e.shape_b : e.shape_a);
+        const rtcd_mesh* mesh = meshOf(e.plane_is_a ? e.shape_b : e.shape_a);
         if (!mesh) return;
         float plane[4];
         world_plane(plane_obj, e.plane_is_a ? e.pose_a : e.pose_b, plane);
@@ -211,8 +211,8 @@ void rtcdPluginState::computePair(const rtcdBatchEntry& e)
     }
     // A lone pair has no place in the batch (its key would make every other
     // pair forget its state): the standard algorithm.
-    const rtcd_mesh* ma = meshes.find(e.shape_a);
-    const rtcd_mesh* mb = meshes.find(e.shape_b);
+    const rtcd_mesh* ma = meshOf(e.shape_a);
+    const rtcd_mesh* mb = meshOf(e.shape_b);
     if (!ma || !mb) return;
     uint32_t cap = rtcd_mesh_vertex_count(ma) + rtcd_mesh_vertex_count(mb), n = 0;
     if (rays.size() < cap) rays.resize(cap);
@@ -234,6 +234,14 @@ void rtcdPluginState::computePair(const rtcdBatchEntry& e)
         stats.ray_length += rays[i].length;
     }
     slot.count = rtcd_reduce_contacts(contacts.data(), n, slot.contacts);
+}
+
+const rtcd_mesh* rtcdPluginState::meshOf(const btCollisionShape* shape)
+{
+    bool oom = false;
+    const rtcd_mesh* m = meshes.meshFor(shape, &oom);
+    if (oom) stats.out_of_memory++;
+    return m;
 }
 
 void rtcdPluginState::gatherChildren(btDispatcher* dispatcher)
@@ -274,8 +282,8 @@ void rtcdPluginState::runBatch()
             continue;
         }
         rtcd_pair_desc d;
-        d.a = meshes.find(e.shape_a);
-        d.b = meshes.find(e.shape_b);
+        d.a = meshOf(e.shape_a);
+        d.b = meshOf(e.shape_b);
         if (!d.a || !d.b) continue;
         d.pose_a = rtcdFromBullet(e.pose_a);
         d.pose_b = rtcdFromBullet(e.pose_b);
@@ -299,7 +307,8 @@ void rtcdPluginState::runBatch()
     rtcd_error err = narrowphase ? rtcd_batch_collide(narrowphase, descs.data(), n, results.data(),
                                                       check ? rays.data() : nullptr)
                                  : RTCD_ERROR_INTERNAL;
-    if (err != RTCD_OK && narrowphase && rtcd_batch_backend(narrowphase) == RTCD_BACKEND_OPENCL) {
+    if (err != RTCD_OK && err != RTCD_ERROR_OUT_OF_MEMORY && narrowphase &&
+        rtcd_batch_backend(narrowphase) == RTCD_BACKEND_OPENCL) {
         // A device failed mid-run: say so once and finish on the CPU reference.
         std::string line = std::string("rtcd: OpenCL batch failed (") + rtcd_last_error_message() +
                            "); switching to the CPU reference backend";
@@ -311,8 +320,16 @@ void rtcdPluginState::runBatch()
     }
     stats.batch_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (err != RTCD_OK) {
-        rtcd_log_message(RTCD_LOG_WARNING, rtcd_last_error_message());
-        results.assign(descs.size(), rtcd_pair_result());
+        // No result this step (out of memory, or a backend that failed
+        // twice): every pair keeps the contacts it had, as if its bodies
+        // had not moved, and the step says so.
+        std::string line = std::string("rtcd: narrow phase failed this step (") + rtcd_error_name(err) + ": " +
+                           rtcd_last_error_message() + "); the pairs keep their previous contacts";
+        rtcd_log_message(RTCD_LOG_WARNING, line.c_str());
+        if (err == RTCD_ERROR_OUT_OF_MEMORY) stats.out_of_memory++;
+        else stats.faults++;
+        for (uint32_t k : desc_slot) slots[k].stamp = stamp;
+        return;
     }
     rtcd_batch_stats bs = rtcd_batch_last_stats(narrowphase);
     stats.standard_ms += bs.standard_ms;

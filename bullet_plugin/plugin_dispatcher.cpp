@@ -77,15 +77,19 @@ btCollisionAlgorithm* rtcdCollisionDispatcher::findAlgorithm(const btCollisionOb
         ci.m_dispatcher1 = this;
         ci.m_manifold = shared_manifold;
         // A pair is rtcd's when one side is a concave mesh rtcd took and the
-        // other a mesh, a convex shape or a static surface it took, or a plane.
-        bool mesh0 = r0 == RTCD_ROLE_MESH && m_state->meshes.meshFor(s0);
-        bool mesh1 = r1 == RTCD_ROLE_MESH && m_state->meshes.meshFor(s1);
+        // other a mesh, a convex shape or a static surface it took, or a
+        // plane. A mesh that could not be built for want of memory counts as
+        // taken: the pair stays rtcd's and the mesh is built on a later step.
+        bool oom0 = false, oom1 = false, oom = false;
+        bool mesh0 = r0 == RTCD_ROLE_MESH && (m_state->meshes.meshFor(s0, &oom0) || oom0);
+        bool mesh1 = r1 == RTCD_ROLE_MESH && (m_state->meshes.meshFor(s1, &oom1) || oom1);
         if (mesh0 || mesh1) {
             rtcdShapeRole other = mesh0 ? r1 : r0;
             const btCollisionShape* os = mesh0 ? s1 : s0;
             bool plane = other == RTCD_ROLE_PLANE;
             bool takes = plane || ((other == RTCD_ROLE_MESH || other == RTCD_ROLE_CONVEX || other == RTCD_ROLE_SURFACE) &&
-                                   m_state->meshes.meshFor(os));
+                                   (m_state->meshes.meshFor(os, &oom) || oom));
+            if (oom0 || oom1 || oom) m_state->stats.out_of_memory++;
             if (takes) {
                 void* mem = allocateCollisionAlgorithm(sizeof(rtcdCollisionAlgorithm));
                 return new (mem) rtcdCollisionAlgorithm(ci, m_state, plane ? RTCD_PAIR_MESH_PLANE : RTCD_PAIR_MESH_MESH,

@@ -32,8 +32,9 @@ class rtcdMeshCache
 public:
     ~rtcdMeshCache();
     // NULL when rtcd cannot take the shape; the first refusal per shape is
-    // logged with the reason.
-    const rtcd_mesh* meshFor(const btCollisionShape* shape);
+    // logged with the reason. Out of memory is no refusal: nothing is kept,
+    // *out_of_memory is set and the next call tries again.
+    const rtcd_mesh* meshFor(const btCollisionShape* shape, bool* out_of_memory = nullptr);
     const rtcd_mesh* find(const btCollisionShape* shape) const;
 
 private:
@@ -125,6 +126,9 @@ struct rtcdPluginState {
     rtcd_transform backOfSide(const btCollisionObject* obj, const btCollisionShape* shape, const btTransform& pose);
     // Adds this step's pairs of compound children to `batch`.
     void gatherChildren(btDispatcher* dispatcher);
+    // The shape's mesh (built on first use; a build that ran out of memory
+    // is counted in stats.out_of_memory and tried again next time).
+    const rtcd_mesh* meshOf(const btCollisionShape* shape);
     // Checking mode: the standard algorithm on the pair's poses against `rays`.
     void checkPair(const rtcd_mesh* a, const rtcd_transform& pa, const rtcd_mesh* b, const rtcd_transform& pb,
                    const rtcd_ray_hit* rays, uint32_t count);

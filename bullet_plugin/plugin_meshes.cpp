@@ -213,8 +213,9 @@ static rtcd_error make_mesh(const std::vector<float>& v, const std::vector<uint3
 // The mesh as given; else welded and repaired (rtcd_repair.h): the pieces
 // merged into one mesh when every one is closed (a surface: as it is).
 static rtcd_mesh* build_mesh(const btCollisionShape* shape, rtcdShapeRole role, const char* name, std::string& why,
-                             std::string& repairs)
+                             std::string& repairs, rtcd_error* code)
 {
+    *code = RTCD_OK;
     std::vector<float> vertices;
     std::vector<uint32_t> indices;
     if (!read_triangles(shape, role, vertices, indices, why)) return nullptr;
@@ -227,7 +228,9 @@ static rtcd_mesh* build_mesh(const btCollisionShape* shape, rtcdShapeRole role, 
     if (role != RTCD_ROLE_SURFACE) {
         rtcd_error err = make_mesh(vertices, indices, flags, name, &mesh);
         if (err == RTCD_OK) return mesh;
+        *code = err;
         why = std::string(rtcd_error_name(err)) + ": " + rtcd_last_error_message();
+        if (err == RTCD_ERROR_OUT_OF_MEMORY) return nullptr;
         if (role == RTCD_ROLE_CONVEX) return nullptr; // a tessellation is closed or wrong: no repair
     }
     rtcd_repair_def rdef = rtcd_default_repair_def();
@@ -236,6 +239,7 @@ static rtcd_mesh* build_mesh(const btCollisionShape* shape, rtcdShapeRole role, 
     rtcd_error err = rtcd_repair(&rdef, vertices.data(), static_cast<uint32_t>(vertices.size() / 3), 0, indices.data(),
                                  static_cast<uint32_t>(indices.size() / 3), &repaired);
     if (err != RTCD_OK) {
+        *code = err;
         why = std::string(rtcd_error_name(err)) + ": " + rtcd_last_error_message();
         return nullptr;
     }
@@ -252,14 +256,16 @@ static rtcd_mesh* build_mesh(const btCollisionShape* shape, rtcdShapeRole role, 
         std::vector<uint32_t> idx(ri, ri + 3 * static_cast<size_t>(nt));
         if (role == RTCD_ROLE_SURFACE) face_surface(shape, v, idx);
         err = make_mesh(v, idx, flags, name, &mesh);
+        *code = err;
         if (err != RTCD_OK) why = std::string(rtcd_error_name(err)) + ": " + rtcd_last_error_message() + " (after: " + repairs + ")";
     }
     rtcd_repaired_release(repaired);
     return mesh;
 }
 
-const rtcd_mesh* rtcdMeshCache::meshFor(const btCollisionShape* shape)
+const rtcd_mesh* rtcdMeshCache::meshFor(const btCollisionShape* shape, bool* out_of_memory)
 {
+    if (out_of_memory) *out_of_memory = false;
     rtcdShapeRole role = rtcdRoleOf(shape);
     // What the mesh is built from: a shape freed and another made at the same
     // address, or a changed scaling, shows up here and is rebuilt.
@@ -280,10 +286,18 @@ const rtcd_mesh* rtcdMeshCache::meshFor(const btCollisionShape* shape)
     char name[96];
     std::snprintf(name, sizeof name, "%s %p", rtcdRoleName(role), static_cast<const void*>(shape));
     std::string why, repairs;
+    rtcd_error code = RTCD_OK;
     if (role == RTCD_ROLE_MESH || role == RTCD_ROLE_CONVEX || role == RTCD_ROLE_SURFACE)
-        entry.mesh = build_mesh(shape, role, name, why, repairs);
+        entry.mesh = build_mesh(shape, role, name, why, repairs, &code);
     else
         why = "not a mesh, convex or static surface shape";
+    if (code == RTCD_ERROR_OUT_OF_MEMORY) {
+        // Not a verdict on the shape: tried again on its next use.
+        std::string line = std::string("rtcd: out of memory building the mesh of ") + name + "; tried again next step";
+        rtcd_log_message(RTCD_LOG_WARNING, line.c_str());
+        if (out_of_memory) *out_of_memory = true;
+        return nullptr;
+    }
     if (!entry.mesh && role != RTCD_ROLE_PLANE && role != RTCD_ROLE_COMPOUND) {
         std::string line = std::string("rtcd declines ") + name + " (" + why + "); its pairs stay with Bullet";
         rtcd_log_message(RTCD_LOG_WARNING, line.c_str());

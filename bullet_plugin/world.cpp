@@ -13,6 +13,76 @@ namespace {
 
 rtcd_error fail(rtcd_error code, const std::string& message) { return rtcd_report_error(code, message.c_str()); }
 
+// Is x finite and within [lo, hi]? Otherwise the error names the argument.
+rtcd_error check_range(const char* fn, const char* what, double x, double lo, double hi)
+{
+    if (std::isfinite(x) && x >= lo && x <= hi) return RTCD_OK;
+    char line[256];
+    std::snprintf(line, sizeof line, "%s: %s is %g, not within [%g, %g]", fn, what, x, lo, hi);
+    return fail(RTCD_ERROR_INVALID_ARGUMENT, line);
+}
+
+// The world's range of validity (README, "Range of validity"): where Bullet
+// and rtcd's float pipeline give the right answers.
+const double k_max_coordinate = 1e5;  // m from the origin
+const double k_max_speed = 1e4;       // m/s, rad/s
+const double k_min_mass = 1e-6, k_max_mass = 1e9; // kg
+
+// A pose rtcd and Bullet can use: finite, a rotation (orthonormal, right
+// handed, within 1e-3), a translation within the range of validity.
+rtcd_error check_pose(const char* fn, const rtcd_transform* pose)
+{
+    for (int i = 0; i < 12; ++i)
+        if (!std::isfinite(i < 9 ? pose->rotation[i] : pose->translation[i - 9]))
+            return fail(RTCD_ERROR_INVALID_ARGUMENT, std::string(fn) + ": pose is not finite");
+    const float* r = pose->rotation;
+    double worst = 0;
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) {
+            double d = 0; // (R R^T)_ij
+            for (int k = 0; k < 3; ++k) d += double(r[3 * i + k]) * r[3 * j + k];
+            worst = std::max(worst, std::fabs(d - (i == j ? 1.0 : 0.0)));
+        }
+    double det = r[0] * (double(r[4]) * r[8] - double(r[5]) * r[7]) - r[1] * (double(r[3]) * r[8] - double(r[5]) * r[6]) +
+                 r[2] * (double(r[3]) * r[7] - double(r[4]) * r[6]);
+    if (worst > 1e-3 || det < 0)
+        return fail(RTCD_ERROR_INVALID_ARGUMENT, std::string(fn) + ": pose's rotation is not a rotation (R R^T - I up to " +
+                                                     std::to_string(worst) + ", det " + std::to_string(det) + ")");
+    for (int k = 0; k < 3; ++k) {
+        rtcd_error err = check_range(fn, "pose translation", pose->translation[k], -k_max_coordinate, k_max_coordinate);
+        if (err != RTCD_OK) return err;
+    }
+    return RTCD_OK;
+}
+
+// Every field of a world def, each error naming it. Enums are read as
+// integers: a value outside the enum is not one to load as the enum.
+rtcd_error check_world_def(const rtcd_world_def* d)
+{
+    const char* fn = "rtcd_world_create";
+    int kind;
+    std::memcpy(&kind, &d->narrowphase_kind, sizeof kind);
+    if (kind < RTCD_NARROWPHASE_RTCD || kind > RTCD_NARROWPHASE_HULL)
+        return fail(RTCD_ERROR_INVALID_ARGUMENT, std::string(fn) + ": narrowphase_kind " + std::to_string(kind) +
+                                                     " is not rtcd (0), gimpact (1) or hull (2)");
+    const struct {
+        const char* what;
+        double value, lo, hi;
+    } fields[] = {
+        {"gravity[0]", d->gravity[0], -1e4, 1e4},      {"gravity[1]", d->gravity[1], -1e4, 1e4},
+        {"gravity[2]", d->gravity[2], -1e4, 1e4},      {"time_step", d->time_step, 1e-6, 1.0},
+        {"solver_iterations", double(d->solver_iterations), 1, 10000},
+        {"linear_damping", d->linear_damping, 0, 1},   {"angular_damping", d->angular_damping, 0, 1},
+        {"friction", d->friction, 0, 1e3},             {"restitution", d->restitution, 0, 1},
+        {"rolling_friction", d->rolling_friction, 0, 1e3},
+    };
+    for (const auto& f : fields) {
+        rtcd_error err = check_range(fn, f.what, f.value, f.lo, f.hi);
+        if (err != RTCD_OK) return err;
+    }
+    return rtcd_narrowphase_def_validate(&d->narrowphase);
+}
+
 } // namespace
 
 extern "C" {
@@ -36,11 +106,7 @@ rtcd_error rtcd_world_create(const rtcd_world_def* def, rtcd_world** out)
 {
     if (out) *out = nullptr;
     if (!def || !out) return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_world_create: NULL argument");
-    if (!(def->time_step > 0.0f) || def->solver_iterations < 1 ||
-        def->narrowphase_kind < RTCD_NARROWPHASE_RTCD || def->narrowphase_kind > RTCD_NARROWPHASE_HULL)
-        return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_world_create: time_step must be > 0, solver_iterations >= 1, "
-                                                 "narrowphase_kind one of rtcd|gimpact|hull");
-    rtcd_error err = rtcd_narrowphase_def_validate(&def->narrowphase);
+    rtcd_error err = check_world_def(def);
     if (err != RTCD_OK) return err;
     rtcd_world* w = new (std::nothrow) rtcd_world();
     if (!w) return fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_world_create: out of memory");
@@ -312,7 +378,8 @@ rtcd_convex_def rtcd_default_convex_def(void)
 // The Bullet shape a convex def describes, or NULL with *why.
 static btConvexShape* convex_shape(const rtcd_convex_def& d, rtcd_shape* s, std::string& why)
 {
-    auto positive = [](float x) { return x > 0.0f && std::isfinite(x); };
+    // Sizes within the range of validity: bodies from 1 mm to 10 km across.
+    auto positive = [](float x) { return x >= 5e-4f && x <= 5e3f; };
     switch (d.kind) {
     case RTCD_CONVEX_BOX:
         if (!positive(d.half_extents[0]) || !positive(d.half_extents[1]) || !positive(d.half_extents[2])) break;
@@ -346,7 +413,7 @@ static btConvexShape* convex_shape(const rtcd_convex_def& d, rtcd_shape* s, std:
     }
     default: why = "unknown kind " + std::to_string(static_cast<int>(d.kind)); return nullptr;
     }
-    why = "sizes must be finite and > 0";
+    why = "sizes must lie within [0.0005, 5000] m (bodies from 1 mm to 10 km)";
     return nullptr;
 }
 
@@ -413,6 +480,7 @@ void rtcd_shape_release(rtcd_shape* s)
 
 void rtcd_shape_center_of_mass(const rtcd_shape* s, float com[3])
 {
+    if (!com) return; // nothing to write to
     for (int k = 0; k < 3; ++k) com[k] = s ? s->com[k] : 0.0f;
 }
 
@@ -424,8 +492,10 @@ rtcd_error rtcd_world_add_plane(rtcd_world* w, const float normal[3], float offs
 {
     if (!w || !normal) return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_world_add_plane: NULL argument");
     btVector3 n(normal[0], normal[1], normal[2]);
-    if (!(n.length() > 0) || !std::isfinite(n.length()) || !std::isfinite(offset))
+    if (!(n.length() > 0) || !std::isfinite(n.length()))
         return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_world_add_plane: normal must be finite and non-zero");
+    rtcd_error err = check_range("rtcd_world_add_plane", "offset", offset, -k_max_coordinate, k_max_coordinate);
+    if (err != RTCD_OK) return err;
     try {
         btStaticPlaneShape* shape = new btStaticPlaneShape(n.normalized(), offset);
         btRigidBody::btRigidBodyConstructionInfo info(0, nullptr, shape);
@@ -452,9 +522,8 @@ static btTransform to_bullet(const rtcd_transform& t)
 rtcd_error rtcd_world_add_static_mesh(rtcd_world* w, rtcd_mesh* mesh, const rtcd_transform* pose)
 {
     if (!w || !mesh || !pose) return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_world_add_static_mesh: NULL argument");
-    for (int i = 0; i < 12; ++i)
-        if (!std::isfinite(i < 9 ? pose->rotation[i] : pose->translation[i - 9]))
-            return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_world_add_static_mesh: pose is not finite");
+    rtcd_error err = check_pose("rtcd_world_add_static_mesh", pose);
+    if (err != RTCD_OK) return err;
     rtcd_static_mesh* m = new (std::nothrow) rtcd_static_mesh();
     if (!m) return fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_world_add_static_mesh: out of memory");
     try {
@@ -496,11 +565,9 @@ rtcd_error rtcd_world_add_body(rtcd_world* w, rtcd_shape* s, float mass, const r
 {
     if (!w || !s || !pose) return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_world_add_body: NULL argument");
     if (s->world != w) return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_world_add_body: shape belongs to another world");
-    if (!(mass > 0.0f) || !std::isfinite(mass))
-        return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_world_add_body: mass must be finite and > 0");
-    for (int i = 0; i < 12; ++i)
-        if (!std::isfinite(i < 9 ? pose->rotation[i] : pose->translation[i - 9]))
-            return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_world_add_body: pose is not finite");
+    rtcd_error err = check_range("rtcd_world_add_body", "mass", mass, k_min_mass, k_max_mass);
+    if (err == RTCD_OK) err = check_pose("rtcd_world_add_body", pose);
+    if (err != RTCD_OK) return err;
     try {
         btDefaultMotionState* motion = new btDefaultMotionState(to_bullet(*pose));
         btRigidBody::btRigidBodyConstructionInfo info(mass, motion, s->bt_shape, s->unit_inertia * mass);
@@ -537,6 +604,12 @@ rtcd_error rtcd_world_set_velocity(rtcd_world* w, uint32_t body, const float lin
 {
     rtcd_error err = check_body(w, body, "rtcd_world_set_velocity");
     if (err != RTCD_OK) return err;
+    for (int k = 0; k < 3 && err == RTCD_OK; ++k) {
+        if (linear) err = check_range("rtcd_world_set_velocity", "linear velocity", linear[k], -k_max_speed, k_max_speed);
+        if (angular && err == RTCD_OK)
+            err = check_range("rtcd_world_set_velocity", "angular velocity", angular[k], -k_max_speed, k_max_speed);
+    }
+    if (err != RTCD_OK) return err;
     btRigidBody* b = w->bodies[body];
     if (linear) b->setLinearVelocity(btVector3(linear[0], linear[1], linear[2]));
     if (angular) b->setAngularVelocity(btVector3(angular[0], angular[1], angular[2]));
@@ -566,6 +639,12 @@ rtcd_error rtcd_world_step(rtcd_world* w)
     for (int i = 0; i < w->dispatcher->getNumManifolds(); ++i)
         contacts += static_cast<uint32_t>(w->dispatcher->getManifoldByIndexInternal(i)->getNumContacts());
     w->stats.contacts = contacts;
+    // The step ran (pairs the failure touched kept their contacts); the
+    // world is as usable as before once memory is back.
+    if (w->stats.out_of_memory)
+        return fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_world_step: out of memory in the narrow phase (" +
+                                                  std::to_string(w->stats.out_of_memory) +
+                                                  " time(s)); the pairs concerned kept their previous contacts");
     return RTCD_OK;
 }
 

@@ -150,6 +150,11 @@ typedef struct rtcd_step_stats {
     uint64_t check_rays;           /* rays colliding in either result */
     uint64_t check_incorrect;      /* of those, rtcd_compare_rays' incorrect ones */
     double check_ray_length;       /* sum of the standard algorithm's colliding ray lengths */
+    /* Faults met in the step. Each pair they touched kept its previous
+     * contacts (none for a pair whose mesh is still to be built); the
+     * world's step returns RTCD_ERROR_OUT_OF_MEMORY when out_of_memory > 0. */
+    uint32_t out_of_memory;        /* allocation failures (mesh builds, the batch) */
+    uint32_t faults;               /* other narrow-phase failures (a backend that failed on the CPU reference too) */
 } rtcd_step_stats;
 
 RTCD_API rtcd_step_stats rtcd_world_last_step_stats(const rtcd_world* world);
