@@ -380,7 +380,9 @@ static btConvexShape* convex_shape(const rtcd_convex_def& d, rtcd_shape* s, std:
 {
     // Sizes within the range of validity: bodies from 1 mm to 10 km across.
     auto positive = [](float x) { return x >= 5e-4f && x <= 5e3f; };
-    switch (d.kind) {
+    int kind; // read as an integer: a stray value is not one to load as the enum
+    std::memcpy(&kind, &d.kind, sizeof kind);
+    switch (kind) {
     case RTCD_CONVEX_BOX:
         if (!positive(d.half_extents[0]) || !positive(d.half_extents[1]) || !positive(d.half_extents[2])) break;
         return new btBoxShape(btVector3(d.half_extents[0], d.half_extents[1], d.half_extents[2]));
@@ -411,7 +413,7 @@ static btConvexShape* convex_shape(const rtcd_convex_def& d, rtcd_shape* s, std:
         hull->optimizeConvexHull();
         return hull;
     }
-    default: why = "unknown kind " + std::to_string(static_cast<int>(d.kind)); return nullptr;
+    default: why = "unknown kind " + std::to_string(kind); return nullptr;
     }
     why = "sizes must lie within [0.0005, 5000] m (bodies from 1 mm to 10 km)";
     return nullptr;
@@ -421,8 +423,9 @@ rtcd_error rtcd_shape_create_convex(rtcd_world* w, const rtcd_convex_def* def, r
 {
     if (out) *out = nullptr;
     if (!w || !def || !out) return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_shape_create_convex: NULL argument");
-    if (!std::isfinite(def->margin))
-        return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_shape_create_convex: margin is not finite");
+    if (!std::isfinite(def->margin) || def->margin > 5e3f)
+        return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_shape_create_convex: margin " + std::to_string(def->margin) +
+                                                     " is not finite or above 5000 m");
     rtcd_shape* s = new (std::nothrow) rtcd_shape();
     if (!s) return fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_shape_create_convex: out of memory");
     s->refcount = 1;
@@ -435,7 +438,7 @@ rtcd_error rtcd_shape_create_convex(rtcd_world* w, const rtcd_convex_def* def, r
             shape_free(s);
             return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_shape_create_convex: " + why);
         }
-        if (def->margin >= 0.0f && def->kind != RTCD_CONVEX_SPHERE) shape->setMargin(def->margin);
+        if (def->margin >= 0.0f && shape->getShapeType() != SPHERE_SHAPE_PROXYTYPE) shape->setMargin(def->margin);
         s->bt_shape = shape;
         btVector3 inertia;
         shape->calculateLocalInertia(1, inertia);

@@ -2,11 +2,42 @@
 #include "pair_internal.h"
 
 #include <math.h>
+#include <string.h>
+
+/* What rtcd_contact_from_ray gives for a ray it cannot use: no point, no
+ * normal and a NaN depth, which rtcd_reduce_contacts drops. */
+static rtcd_contact invalid_contact(uint32_t feature)
+{
+    rtcd_contact c;
+    memset(&c, 0, sizeof c);
+    c.depth = NAN;
+    c.feature = feature;
+    return c;
+}
 
 rtcd_contact rtcd_contact_from_ray(const rtcd_ray_hit* ray, rtcd_contact_normal mode)
 {
+    const char* fn = "rtcd_contact_from_ray";
+    if (!ray) {
+        rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "%s: NULL ray", fn);
+        return invalid_contact(RTCD_INVALID);
+    }
+    uint32_t feature = (ray->direction << 31) | (ray->vertex & 0x7fffffffu);
+    int m = (int)mode; /* read as an integer: any value may come in */
+    if (m < (int)RTCD_CONTACT_REPROJECTED || m > (int)RTCD_CONTACT_RAY_WEIGHTED) {
+        rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "%s: mode %d is not an rtcd_contact_normal (0..2)", fn, m);
+        return invalid_contact(feature);
+    }
+    int finite = isfinite(ray->length) != 0;
+    for (int k = 0; k < 3; ++k)
+        finite &= isfinite(ray->origin[k]) && isfinite(ray->ray_dir[k]) && isfinite(ray->normal[k]);
+    if (!finite) {
+        rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "%s: ray of vertex %u (direction %u) is not finite", fn, ray->vertex,
+                  ray->direction);
+        return invalid_contact(feature);
+    }
     return rtcd_contact_to_public(contact_from_hit(ray->direction, ray->vertex, v3_load(ray->origin), v3_load(ray->ray_dir),
-                                      v3_load(ray->normal), ray->length, (int)mode));
+                                      v3_load(ray->normal), ray->length, m));
 }
 
 static rtcd_contact_v from_public(const rtcd_contact* c)
@@ -22,20 +53,40 @@ static rtcd_contact_v from_public(const rtcd_contact* c)
 uint32_t rtcd_reduce_contacts(const rtcd_contact* contacts, uint32_t count, rtcd_contact out[RTCD_MAX_MANIFOLD_POINTS])
 {
     if (!contacts || !out || count == 0) return 0;
-    /* The shared reduction reads rtcd_contact_v: a copy, on the stack for
-     * the usual counts. */
+    /* The shared reduction reads rtcd_contact_v: a copy of the valid ones
+     * (every number finite), on the stack for the usual counts. */
     enum { STACK = 256 };
     rtcd_contact_v stack[STACK];
-    rtcd_contact_v* v = count <= STACK ? stack : rtcd_alloc((size_t)count * sizeof *v);
-    if (!v) {
-        rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_reduce_contacts: no memory for %u contacts", count);
-        return 0;
+    uint32_t stack_index[STACK];
+    rtcd_contact_v* v = stack;
+    uint32_t* index = stack_index;
+    if (count > STACK) {
+        v = rtcd_alloc((size_t)count * sizeof *v);
+        index = rtcd_alloc((size_t)count * sizeof *index);
+        if (!v || !index) {
+            rtcd_free(v);
+            rtcd_free(index);
+            rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_reduce_contacts: no memory for %u contacts", count);
+            return 0;
+        }
     }
-    for (uint32_t i = 0; i < count; ++i) v[i] = from_public(&contacts[i]);
+    uint32_t valid = 0;
+    for (uint32_t i = 0; i < count; ++i) {
+        rtcd_contact_v c = from_public(&contacts[i]);
+        if (!reduce_valid(c)) continue;
+        index[valid] = i;
+        v[valid++] = c;
+    }
+    if (valid < count)
+        rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_reduce_contacts: %u of %u contacts not finite, dropped",
+                  count - valid, count);
     uint32_t chosen[RTCD_MANIFOLD_POINTS];
-    uint32_t n = reduce_contacts(v, count, 0.0f, chosen);
-    for (uint32_t k = 0; k < n; ++k) out[k] = contacts[chosen[k]];
-    if (v != stack) rtcd_free(v);
+    uint32_t n = reduce_contacts(v, valid, 0.0f, chosen);
+    for (uint32_t k = 0; k < n; ++k) out[k] = contacts[index[chosen[k]]];
+    if (v != stack) {
+        rtcd_free(v);
+        rtcd_free(index);
+    }
     return n;
 }
 

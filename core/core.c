@@ -167,11 +167,23 @@ rtcd_transform rtcd_transform_identity(void)
 
 rtcd_transform rtcd_transform_from_quat(const float q_in[4], const float translation[3])
 {
+    rtcd_transform t = rtcd_transform_identity();
+    for (int i = 0; i < 3; ++i) t.translation[i] = translation ? translation[i] : 0.0f;
+    if (!q_in) {
+        rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT,
+                  "rtcd_transform_from_quat: NULL quaternion (the identity rotation used)");
+        return t;
+    }
     double x = q_in[0], y = q_in[1], z = q_in[2], w = q_in[3];
+    if (!isfinite(x) || !isfinite(y) || !isfinite(z) || !isfinite(w)) {
+        rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT,
+                  "rtcd_transform_from_quat: quaternion (%g, %g, %g, %g) is not finite (the identity rotation used)", x,
+                  y, z, w);
+        return t;
+    }
     double n = sqrt(x * x + y * y + z * z + w * w);
-    if (!(n > 0.0)) return rtcd_transform_identity();
+    if (!(n > 0.0)) return t; /* zero: no rotation */
     x /= n, y /= n, z /= n, w /= n;
-    rtcd_transform t;
     t.rotation[0] = (float)(1 - 2 * (y * y + z * z));
     t.rotation[1] = (float)(2 * (x * y - z * w));
     t.rotation[2] = (float)(2 * (x * z + y * w));
@@ -181,6 +193,5 @@ rtcd_transform rtcd_transform_from_quat(const float q_in[4], const float transla
     t.rotation[6] = (float)(2 * (x * z - y * w));
     t.rotation[7] = (float)(2 * (y * z + x * w));
     t.rotation[8] = (float)(1 - 2 * (x * x + y * y));
-    for (int i = 0; i < 3; ++i) t.translation[i] = translation ? translation[i] : 0.0f;
     return t;
 }

@@ -324,8 +324,8 @@ int rtcd_mesh_is_open_surface(const rtcd_mesh* m) { return m ? m->open_surface :
 void rtcd_mesh_bounds(const rtcd_mesh* m, float lo[3], float hi[3])
 {
     for (int k = 0; k < 3; ++k) {
-        lo[k] = m ? m->lo[k] : 0.0f;
-        hi[k] = m ? m->hi[k] : 0.0f;
+        if (lo) lo[k] = m ? m->lo[k] : 0.0f;
+        if (hi) hi[k] = m ? m->hi[k] : 0.0f;
     }
 }
 

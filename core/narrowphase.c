@@ -26,18 +26,33 @@ rtcd_narrowphase_def rtcd_default_narrowphase_def(void)
     return def;
 }
 
+/* An enum field of a def, read as an integer (a value outside the enum may
+ * come in: a cast, a C++ caller, memory not set): RTCD_OK within [0, max],
+ * else a message naming the field and the value. */
+static rtcd_error check_enum(const char* fn, const char* field, int value, int max, const char* names)
+{
+    if (value >= 0 && value <= max) return RTCD_OK;
+    return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "%s: unknown %s %d (valid: %s)", fn, field, value, names);
+}
+
 rtcd_error rtcd_narrowphase_def_validate(const rtcd_narrowphase_def* def)
 {
     const char* fn = "rtcd_narrowphase_def";
     if (!def) return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "%s: NULL def", fn);
-    if (def->traversal < RTCD_TRAVERSAL_BVH || def->traversal > RTCD_TRAVERSAL_BVH_STACKLESS)
-        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "%s: unknown traversal %d", fn, (int)def->traversal);
-    if (def->contact_normal < RTCD_CONTACT_REPROJECTED || def->contact_normal > RTCD_CONTACT_RAY_WEIGHTED)
-        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "%s: unknown contact_normal %d", fn, (int)def->contact_normal);
+    /* Every enum first: nothing below reads one. */
+    rtcd_error err = check_enum(fn, "traversal", (int)def->traversal, RTCD_TRAVERSAL_BVH_STACKLESS,
+                                "0 BVH, 1 brute force, 2 stackless BVH");
+    if (err == RTCD_OK)
+        err = check_enum(fn, "contact_normal", (int)def->contact_normal, RTCD_CONTACT_RAY_WEIGHTED,
+                         "0 reprojected, 1 ray, 2 ray weighted");
+    if (err == RTCD_OK)
+        err = check_enum(fn, "iterative.algorithm", (int)def->iterative.algorithm, RTCD_ALGORITHM_PREDICTIVE,
+                         "0 standard, 1 iterative, 2 predictive");
+    if (err == RTCD_OK)
+        err = check_enum(fn, "backend", (int)def->backend, RTCD_BACKEND_OPENCL, "0 auto, 1 cpu, 2 opencl");
+    if (err != RTCD_OK) return err;
     const rtcd_iterative_def* it = &def->iterative;
     const rtcd_iterative_params* fx = &it->fixed;
-    if (it->algorithm < RTCD_ALGORITHM_STANDARD || it->algorithm > RTCD_ALGORITHM_PREDICTIVE)
-        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "%s: unknown iterative.algorithm %d", fn, (int)it->algorithm);
     if (!(it->confidence >= 1.0f) || !isfinite(it->confidence))
         return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "%s: iterative.confidence must be finite and >= 1 (got %g)", fn,
                          (double)it->confidence);
@@ -51,8 +66,6 @@ rtcd_error rtcd_narrowphase_def_validate(const rtcd_narrowphase_def* def)
     if (!(def->speculative_margin >= 0.0f) || !(def->speculative_margin <= 1e3f))
         return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "%s: speculative_margin must be finite, >= 0 and <= 1000 m (got %g)",
                          fn, (double)def->speculative_margin);
-    if (def->backend < RTCD_BACKEND_AUTO || def->backend > RTCD_BACKEND_OPENCL)
-        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "%s: unknown backend %d", fn, (int)def->backend);
     if (def->threads > 1024)
         return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "%s: threads %u is more than 1024", fn, def->threads);
     if (def->max_devices > 16)
@@ -318,7 +331,9 @@ rtcd_error rtcd_collide_standard(const rtcd_narrowphase_def* def, const rtcd_mes
     if (ray_count) *ray_count = 0;
     if (stats) memset(stats, 0, sizeof *stats);
     if (!def) return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_collide_standard: NULL argument");
-    rtcd_error err = rtcd_check_pair_args("rtcd_collide_standard", a, pose_a, b, pose_b, rays, ray_capacity, ray_count);
+    rtcd_error err = rtcd_narrowphase_def_validate(def); /* its enums pick the traversal */
+    if (err != RTCD_OK) return err;
+    err = rtcd_check_pair_args("rtcd_collide_standard", a, pose_a, b, pose_b, rays, ray_capacity, ray_count);
     if (err != RTCD_OK) return err;
     rtcd_ray_rec* recs = rtcd_alloc((size_t)rtcd_pair_record_room(a, b) * sizeof *recs);
     if (!recs) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_collide_standard: out of memory");

@@ -80,15 +80,43 @@ RTCD_INLINE float reduce_spread(int k, rtcd_v3 q, rtcd_v3 p0, rtcd_v3 p1, rtcd_v
  * and the relative tie band among them. */
 RTCD_INLINE float reduce_level(float depth0, float touch) { return rtcd_minf(depth0, 0.0f) - touch; }
 
+/* A spread as the reduction compares it: finite. Of bodies of some 1e9 m
+ * and more a squared distance or a doubled area overflows float (Inf, and
+ * Inf - Inf = NaN in the area added): it counts as the largest float, so
+ * such points tie and go to the lowest feature id. Finite spreads pass
+ * unchanged, bit for bit. */
+RTCD_INLINE float reduce_finite(float s)
+{
+    return isnan(s) ? RTCD_FLT_MAX : rtcd_maxf(rtcd_minf(s, RTCD_FLT_MAX), -RTCD_FLT_MAX);
+}
+
+/* The score of a contact reduce_valid accepts (finite point and rank) is
+ * finite, whatever its size: the picks' best, and so the tie band, never
+ * turns NaN. */
 RTCD_INLINE float reduce_score(int k, rtcd_v3 q, float depth, float level, rtcd_v3 p0, rtcd_v3 p1, rtcd_v3 p2)
 {
     if (k == 0) return depth;
-    float s = reduce_spread(k, q, p0, p1, p2);
+    float s = reduce_finite(reduce_spread(k, q, p0, p1, p2));
     return depth >= level ? s : -1.0f / (rtcd_maxf(s, 0.0f) + 1e-30f);
 }
 
-/* Lowest score still tied with `best`. */
-RTCD_INLINE float reduce_band(float best) { return best - RTCD_REDUCE_TIE_BAND * fabs(best) - 1e-12f; }
+/* Lowest score still tied with `best` (finite: reduce_score), never above
+ * it, so the best always ties with itself. A best below -FLT_MAX / 2 (a
+ * depth of -1.7e38 m) ties with everything: the band stays a float. */
+RTCD_INLINE float reduce_band(float best)
+{
+    return best > -0.5f * RTCD_FLT_MAX ? best - RTCD_REDUCE_TIE_BAND * fabs(best) - 1e-12f : -RTCD_FLT_MAX;
+}
+
+/* May the reduction pick c? Only when every number of it is finite: a
+ * contact with an Inf coordinate or a NaN depth (non-finite input, or
+ * arithmetic that overflowed) is never picked, and never scored. */
+RTCD_INLINE int reduce_valid(rtcd_contact_v c)
+{
+    return isfinite(c.point_on_b.x) && isfinite(c.point_on_b.y) && isfinite(c.point_on_b.z) &&
+           isfinite(c.normal_on_b.x) && isfinite(c.normal_on_b.y) && isfinite(c.normal_on_b.z) &&
+           isfinite(c.depth) && isfinite(c.rank);
+}
 
 /* Is contact i among the first k picks? */
 RTCD_INLINE int reduce_taken(const rtcd_u32* chosen, rtcd_u32 k, rtcd_u32 i)
@@ -98,11 +126,13 @@ RTCD_INLINE int reduce_taken(const rtcd_u32* chosen, rtcd_u32 k, rtcd_u32 i)
     return taken;
 }
 
-/* Keeps at most RTCD_MANIFOLD_POINTS of the contacts: per pick the best
- * score (reduce_score), then the lowest feature id within the tie band, so
- * the result does not depend on the input order. chosen[k] gets the index of
- * the k-th pick; returns how many. (The work-group kernel runs the same two
- * passes per pick across its work items.) */
+/* Keeps at most RTCD_MANIFOLD_POINTS of the valid contacts (reduce_valid):
+ * per pick the best score (reduce_score), then the lowest feature id within
+ * the tie band, so the result does not depend on the input order. chosen[k]
+ * gets the index of the k-th pick; returns how many: min(4, valid contacts),
+ * every index below count. (The work-group kernel runs the same two passes
+ * per pick across its work items, and stops as this does when no valid
+ * contact is left.) */
 RTCD_INLINE rtcd_u32 reduce_contacts(const rtcd_contact_v* c, rtcd_u32 count, float touch, rtcd_u32* chosen)
 {
     rtcd_u32 n_out = count < RTCD_MANIFOLD_POINTS ? count : RTCD_MANIFOLD_POINTS;
@@ -112,16 +142,17 @@ RTCD_INLINE rtcd_u32 reduce_contacts(const rtcd_contact_v* c, rtcd_u32 count, fl
     for (rtcd_u32 k = 0; k < n_out; ++k) {
         float best = -RTCD_FLT_MAX;
         for (rtcd_u32 i = 0; i < count; ++i)
-            if (!reduce_taken(chosen, k, i))
+            if (!reduce_taken(chosen, k, i) && reduce_valid(c[i]))
                 best = rtcd_maxf(best, reduce_score((int)k, c[i].point_on_b, c[i].rank, level, p[0], p[1], p[2]));
         float band = reduce_band(best);
         rtcd_u32 pick = RTCD_INVALID;
         for (rtcd_u32 i = 0; i < count; ++i) {
-            if (reduce_taken(chosen, k, i)) continue;
+            if (reduce_taken(chosen, k, i) || !reduce_valid(c[i])) continue;
             if (reduce_score((int)k, c[i].point_on_b, c[i].rank, level, p[0], p[1], p[2]) >= band &&
                 (pick == RTCD_INVALID || c[i].feature < c[pick].feature))
                 pick = i;
         }
+        if (pick == RTCD_INVALID) return k; /* no valid contact left */
         chosen[k] = pick;
         p[k] = c[pick].point_on_b;
         if (k == 0) level = reduce_level(c[pick].rank, touch);

@@ -96,7 +96,10 @@ typedef struct rtcd_transform {
 } rtcd_transform;
 
 RTCD_API rtcd_transform rtcd_transform_identity(void);
-/* Unit quaternion (x, y, z, w) plus translation. The quaternion is normalised. */
+/* Unit quaternion (x, y, z, w) plus translation. The quaternion is normalised;
+ * a zero one is no rotation. A NULL translation is zero. A NULL or
+ * non-finite quaternion gives the identity rotation (at the translation) and
+ * reports RTCD_ERROR_INVALID_ARGUMENT (message, error callback). */
 RTCD_API rtcd_transform rtcd_transform_from_quat(const float quat_xyzw[4], const float translation[3]);
 
 #ifdef __cplusplus

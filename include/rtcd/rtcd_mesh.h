@@ -60,6 +60,7 @@ RTCD_API const float* rtcd_mesh_vertex_normals(const rtcd_mesh* mesh);    /* 3 p
 /* neighbours[3*t+e]: the triangle across edge e of triangle t, where edge e
  * runs from corner e to corner (e+1)%3. */
 RTCD_API const uint32_t* rtcd_mesh_triangle_neighbors(const rtcd_mesh* mesh);
+/* The mesh's box. A NULL lo or hi is skipped; a NULL mesh gives zeros. */
 RTCD_API void rtcd_mesh_bounds(const rtcd_mesh* mesh, float lo[3], float hi[3]);
 /* Non-zero for a mesh made with RTCD_MESH_OPEN_SURFACE. */
 RTCD_API int rtcd_mesh_is_open_surface(const rtcd_mesh* mesh);

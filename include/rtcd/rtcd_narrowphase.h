@@ -107,7 +107,9 @@ typedef struct rtcd_narrowphase_def {
 RTCD_API rtcd_narrowphase_def rtcd_default_narrowphase_def(void);
 
 /* RTCD_OK, or RTCD_ERROR_INVALID_ARGUMENT with a message naming the first
- * field out of range (every setter that takes a def calls it). */
+ * field out of range and its value (every function that takes a def calls
+ * it first). Enum fields are read as integers and checked before anything
+ * else, so any value (7, -1, 99) is refused, never used. */
 RTCD_API rtcd_error rtcd_narrowphase_def_validate(const rtcd_narrowphase_def* def);
 
 /* Short lower-case names ("standard", "iterative", "predictive"; "auto",
@@ -146,7 +148,8 @@ typedef struct rtcd_narrowphase_stats {
 /* Both directions of the standard algorithm. `rays` must hold at least
  * vertex_count(a) + vertex_count(b) entries (RTCD_ERROR_BUFFER_TOO_SMALL
  * otherwise); *ray_count receives how many were written. Rays come out in
- * (direction, vertex) order. stats may be NULL. */
+ * (direction, vertex) order. stats may be NULL. A def that
+ * rtcd_narrowphase_def_validate refuses is refused the same way. */
 RTCD_API rtcd_error rtcd_collide_standard(const rtcd_narrowphase_def* def,
                                           const rtcd_mesh* a, const rtcd_transform* pose_a,
                                           const rtcd_mesh* b, const rtcd_transform* pose_b,
@@ -163,6 +166,11 @@ typedef struct rtcd_contact {
     uint32_t feature;       /* direction << 31 | vertex: stable id across steps */
 } rtcd_contact;
 
+/* The contact of one colliding ray. A NULL ray, a mode outside
+ * rtcd_contact_normal or a ray with a non-finite origin, direction, normal
+ * or length reports RTCD_ERROR_INVALID_ARGUMENT (message, error callback)
+ * and gives a contact with a NaN depth (point and normal zero), which
+ * rtcd_reduce_contacts drops. */
 RTCD_API rtcd_contact rtcd_contact_from_ray(const rtcd_ray_hit* ray, rtcd_contact_normal mode);
 
 #define RTCD_MAX_MANIFOLD_POINTS 4
@@ -170,7 +178,12 @@ RTCD_API rtcd_contact rtcd_contact_from_ray(const rtcd_ray_hit* ray, rtcd_contac
 /* Keeps at most 4 contacts: the deepest, then the farthest from it, then those
  * that span the largest area. Scores within 1 % of the best count as tied and
  * go to the lowest feature id, so the result never depends on input order and
- * stays put under rounding noise (Bullet matches points across steps). */
+ * stays put under rounding noise (Bullet matches points across steps).
+ * Contacts with a non-finite number (NaN depth, Inf coordinate) are dropped
+ * first, and reported as RTCD_ERROR_INVALID_ARGUMENT (message, error
+ * callback; the call still returns the others'); any finite input is fine,
+ * however large (spreads that overflow float tie as the largest). Returns
+ * min(4, finite contacts). */
 RTCD_API uint32_t rtcd_reduce_contacts(const rtcd_contact* contacts, uint32_t count,
                                        rtcd_contact out[RTCD_MAX_MANIFOLD_POINTS]);
 

@@ -118,6 +118,7 @@ __kernel __attribute__((reqd_work_group_size(RTCD_CL_GROUP_SIZE, 1, 1))) void rt
         for (uint r = lid; r < stored; r += RTCD_CL_GROUP_SIZE) {
             if (reduce_taken(taken, k, r)) continue;
             rtcd_contact_v c = pair_contact(&ctx, recs[r], (int)mode);
+            if (!reduce_valid(c)) continue;
             top = rtcd_maxf(top, reduce_score((int)k, c.point_on_b, c.rank, level, p0, p1, p2));
         }
         best_score[lid] = top;
@@ -131,6 +132,7 @@ __kernel __attribute__((reqd_work_group_size(RTCD_CL_GROUP_SIZE, 1, 1))) void rt
         for (uint r = lid; r < stored; r += RTCD_CL_GROUP_SIZE) {
             if (reduce_taken(taken, k, r)) continue;
             rtcd_contact_v c = pair_contact(&ctx, recs[r], (int)mode);
+            if (!reduce_valid(c)) continue;
             if (reduce_score((int)k, c.point_on_b, c.rank, level, p0, p1, p2) >= band && c.feature < mine_feature) {
                 mine_feature = c.feature;
                 mine_index = r;
@@ -142,6 +144,10 @@ __kernel __attribute__((reqd_work_group_size(RTCD_CL_GROUP_SIZE, 1, 1))) void rt
         for (uint s = RTCD_CL_GROUP_SIZE / 2; s > 0; s >>= 1) {
             if (lid < s) best_feature[lid] = min(best_feature[lid], best_feature[lid + s]);
             barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        if (best_feature[0] == RTCD_INVALID) { /* no valid contact left: every item stops here */
+            n_out = k;
+            break;
         }
         if (mine_feature == best_feature[0] && mine_index != RTCD_INVALID) {
             /* features are unique within a pair: exactly one work item gets here */
