@@ -2,6 +2,7 @@
  * oriented), derive normals, adjacency, bounds, mass properties and the BVH. */
 #include "mesh_internal.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,32 @@ static int edge_ref_cmp(const void* pa, const void* pb)
 
 static const char* mesh_label(const rtcd_mesh_def* def) { return def->name ? def->name : "mesh"; }
 
+/* The range of validity (rtcd_mesh.h). */
+static rtcd_error check_range(const char* name, const float* v, uint32_t n)
+{
+    float lo[3] = {FLT_MAX, FLT_MAX, FLT_MAX}, hi[3] = {-FLT_MAX, -FLT_MAX, -FLT_MAX}, far = 0.0f;
+    uint32_t far_vertex = 0;
+    for (uint32_t i = 0; i < n; ++i)
+        for (int k = 0; k < 3; ++k) {
+            float x = v[3 * i + k];
+            lo[k] = fminf(lo[k], x);
+            hi[k] = fmaxf(hi[k], x);
+            if (fabsf(x) > far) far = fabsf(x), far_vertex = i;
+        }
+    float extent = fmaxf(hi[0] - lo[0], fmaxf(hi[1] - lo[1], hi[2] - lo[2]));
+    if (far > RTCD_MESH_MAX_COORDINATE)
+        return rtcd_fail(RTCD_ERROR_MESH_OUT_OF_RANGE, "%s: vertex %u lies %g m from the origin, beyond %g m", name,
+                         far_vertex, (double)far, (double)RTCD_MESH_MAX_COORDINATE);
+    if (!(extent >= RTCD_MESH_MIN_EXTENT && extent <= RTCD_MESH_MAX_EXTENT))
+        return rtcd_fail(RTCD_ERROR_MESH_OUT_OF_RANGE, "%s: extent %g m is outside [%g, %g] m", name, (double)extent,
+                         (double)RTCD_MESH_MIN_EXTENT, (double)RTCD_MESH_MAX_EXTENT);
+    if (extent < 1e-4f * far)
+        return rtcd_fail(RTCD_ERROR_MESH_OUT_OF_RANGE,
+                         "%s: extent %g m is below 1e-4 of its distance from the origin (%g m): move it to its origin",
+                         name, (double)extent, (double)far);
+    return RTCD_OK;
+}
+
 static rtcd_error validate_elements(const rtcd_mesh_def* def, const float* v, const uint32_t* idx)
 {
     const char* name = mesh_label(def);
@@ -49,6 +76,8 @@ static rtcd_error validate_elements(const rtcd_mesh_def* def, const float* v, co
             return rtcd_fail(RTCD_ERROR_MESH_NONFINITE_VERTEX, "%s: vertex %u has a non-finite coordinate (%c = %g)",
                              name, i / 3, "xyz"[i % 3], (double)v[i]);
     }
+    rtcd_error err = check_range(name, v, def->vertex_count);
+    if (err != RTCD_OK) return err;
     for (uint32_t t = 0; t < def->triangle_count; ++t) {
         uint32_t a = idx[3 * t], b = idx[3 * t + 1], c = idx[3 * t + 2];
         if (a == b || b == c || a == c)

@@ -3,7 +3,14 @@
  * every device gets one upload, one launch and one download, and the host
  * waits once for all of them. For
  * the iterative algorithms the host plans each pair's pass (rtcd_track_plan,
- * as the CPU reference) and the kept rays stay in the pair's device slot. */
+ * as the CPU reference) and the kept rays stay in the pair's device slot.
+ *
+ * A pair with a mesh the devices could not take (cl_meshes.c) runs on the
+ * CPU reference backend, owned here, in the same call and while the devices
+ * work: its result is the CPU backend's, bit for bit. Such a pair keeps its
+ * state there; a key that moves between the devices and the CPU (its meshes
+ * changed) forgets its state on the way, as a new key would: its first call
+ * on either side is a standard pass. */
 #include "cl_internal.h"
 #include "backend.h"
 
@@ -19,6 +26,7 @@ void rtcd_opencl_set_def(rtcd_opencl* cl, const rtcd_narrowphase_def* def)
     cl->def = *def;
     cl->def.devices = NULL; /* read at creation only; not owned */
     rtcd_cl_reset_tracks(cl);
+    if (cl->cpu) rtcd_cpu_backend_ops.set_def(cl->cpu, &cl->def);
 }
 
 rtcd_error rtcd_opencl_create(const rtcd_narrowphase_def* def, const char* kernel_suffix, rtcd_opencl** out)
@@ -52,6 +60,11 @@ void rtcd_opencl_destroy(rtcd_opencl* cl)
     rtcd_cl_close_devices(cl);
     rtcd_cl_registry_free(&cl->registry);
     rtcd_key_map_free(&cl->map);
+    if (cl->cpu) rtcd_cpu_backend_ops.destroy(cl->cpu);
+    rtcd_free(cl->cpu_pairs);
+    rtcd_free(cl->cpu_results);
+    rtcd_free(cl->cpu_index);
+    rtcd_free(cl->cpu_rays);
     rtcd_free(cl->kernel_suffix);
     rtcd_free(cl);
 }
@@ -61,6 +74,11 @@ uint32_t rtcd_opencl_device_count(const rtcd_opencl* cl) { return cl ? cl->devic
 const char* rtcd_opencl_device_name(const rtcd_opencl* cl, uint32_t i)
 {
     return cl && i < cl->device_count ? cl->devices[i].name : "";
+}
+
+uint64_t rtcd_opencl_device_max_alloc(const rtcd_opencl* cl, uint32_t i)
+{
+    return cl && i < cl->device_count ? (uint64_t)cl->devices[i].max_alloc : 0;
 }
 
 rtcd_batch_stats rtcd_opencl_last_stats(const rtcd_opencl* cl)
@@ -180,17 +198,14 @@ static double now_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
 }
 
-/* The device record of pair p: meshes, poses, and for the iterative
- * algorithms this call's pass (already planned: `standard`) and where its
- * kept rays are read and written. info NULL: no state (standard). */
-static rtcd_error plan_pair(rtcd_opencl* cl, cl_device_state* d, const rtcd_pair_desc* p, cl_pair_info* info,
-                            int standard, rtcd_cl_pair* cp)
+/* The device record of pair p: meshes (registry indices ia, ib), poses, and
+ * for the iterative algorithms this call's pass (already planned:
+ * `standard`) and where its kept rays are read and written. info NULL: no
+ * state (standard). */
+static rtcd_error plan_pair(rtcd_opencl* cl, cl_device_state* d, const rtcd_pair_desc* p, uint32_t ia, uint32_t ib,
+                            cl_pair_info* info, int standard, rtcd_cl_pair* cp)
 {
     rtcd_error err;
-    uint32_t ia, ib;
-    if ((err = rtcd_cl_register_mesh(&cl->registry, p->a, &ia)) != RTCD_OK ||
-        (err = rtcd_cl_register_mesh(&cl->registry, p->b, &ib)) != RTCD_OK)
-        return err;
     memset(cp, 0, sizeof *cp);
     cp->mesh_a = ia;
     cp->mesh_b = ib;
@@ -307,6 +322,63 @@ static rtcd_error finish_pair(rtcd_opencl* cl, uint32_t dv, const rtcd_cl_pair* 
     return RTCD_OK;
 }
 
+/* ---- pairs with a mesh off the devices: the CPU reference ---- */
+
+static int off_device(const uint32_t* where, uint32_t i)
+{
+    return where[2 * i] == RTCD_CL_NO_SLOT || where[2 * i + 1] == RTCD_CL_NO_SLOT;
+}
+
+/* The CPU backend's view of this call: the pairs with a mesh off the
+ * devices, in call order (*count of them). Makes the backend on first need,
+ * with this backend's def (its threads or the engine's task system). */
+static rtcd_error cpu_gather(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uint32_t n, const uint32_t* where,
+                             int want_rays, uint32_t* count)
+{
+    uint32_t m = 0;
+    size_t room = 0;
+    for (uint32_t i = 0; i < n; ++i)
+        if (off_device(where, i)) {
+            m++;
+            room += rtcd_pair_ray_room(&pairs[i]);
+        }
+    *count = 0;
+    if (!m) return RTCD_OK;
+    if (!rtcd_grow((void**)&cl->cpu_pairs, &cl->cpu_pairs_cap, m, sizeof *cl->cpu_pairs) ||
+        !rtcd_grow((void**)&cl->cpu_results, &cl->cpu_results_cap, m, sizeof *cl->cpu_results) ||
+        !rtcd_grow((void**)&cl->cpu_index, &cl->cpu_index_cap, m, sizeof *cl->cpu_index) ||
+        (want_rays && !rtcd_grow((void**)&cl->cpu_rays, &cl->cpu_rays_cap, room + 1, sizeof *cl->cpu_rays)))
+        return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_collide: out of memory for %u pair(s) on the CPU", m);
+    if (!cl->cpu) {
+        rtcd_error err = rtcd_cpu_backend_create(&cl->def, &cl->cpu);
+        if (err != RTCD_OK) return err;
+    }
+    for (uint32_t i = 0, k = 0; i < n; ++i)
+        if (off_device(where, i)) {
+            cl->cpu_pairs[k] = pairs[i];
+            cl->cpu_index[k++] = i;
+        }
+    *count = m;
+    return RTCD_OK;
+}
+
+/* Runs the gathered pairs and puts their results (and rays) where the caller expects them. */
+static rtcd_error cpu_run(rtcd_opencl* cl, uint32_t m, const rtcd_pair_desc* pairs, rtcd_pair_result* results,
+                          rtcd_ray_hit* rays, const size_t* ray_offset)
+{
+    rtcd_error err =
+        rtcd_cpu_backend_ops.collide(cl->cpu, cl->cpu_pairs, m, cl->cpu_results, rays ? cl->cpu_rays : NULL);
+    if (err != RTCD_OK) return err;
+    size_t from = 0;
+    for (uint32_t k = 0; k < m; ++k) {
+        uint32_t i = cl->cpu_index[k];
+        results[i] = cl->cpu_results[k];
+        if (rays) memcpy(rays + ray_offset[i], cl->cpu_rays + from, results[i].colliding_rays * sizeof *rays);
+        from += rtcd_pair_ray_room(&pairs[i]);
+    }
+    return RTCD_OK;
+}
+
 rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uint32_t n, rtcd_pair_result* results,
                                rtcd_ray_hit* rays)
 {
@@ -319,19 +391,40 @@ rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uin
     memset(&cl->stats, 0, sizeof cl->stats);
     uint32_t* info_of = rtcd_alloc((n ? n : 1) * sizeof(uint32_t));
     size_t* ray_offset = rtcd_alloc((n ? n : 1) * sizeof(size_t));
-    if (!info_of || !ray_offset) {
+    uint32_t* where = rtcd_alloc((n ? 2 * (size_t)n : 1) * sizeof(uint32_t)); /* registry index of a and b */
+    if (!info_of || !ray_offset || !where) {
         rtcd_free(info_of);
         rtcd_free(ray_offset);
+        rtcd_free(where);
         return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_collide: out of memory");
     }
-    rtcd_error err = rtcd_cl_assign_pairs(cl, pairs, n, info_of);
+    size_t caller_rays = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        ray_offset[i] = caller_rays;
+        caller_rays += rtcd_pair_ray_room(&pairs[i]);
+    }
+    /* Meshes first: those the devices cannot take send their pairs to the CPU. */
+    rtcd_error err = rtcd_cl_place_meshes(cl, pairs, n, where);
+    if (err == RTCD_OK) err = rtcd_cl_assign_pairs(cl, pairs, n, info_of);
+    uint32_t on_cpu = 0;
+    if (err == RTCD_OK) err = cpu_gather(cl, pairs, n, where, rays != NULL, &on_cpu);
     for (uint32_t d = 0; d < cl->device_count; ++d) cl->devices[d].batch_count = 0;
-    size_t rays_total[RTCD_CL_MAX_DEVICES] = {0}, caller_rays = 0;
+    size_t rays_total[RTCD_CL_MAX_DEVICES] = {0};
     uint64_t load[RTCD_CL_MAX_DEVICES] = {0};
     uint32_t count[RTCD_CL_MAX_DEVICES] = {0};
     for (uint32_t i = 0; i < n && err == RTCD_OK; ++i) {
         const rtcd_pair_desc* p = &pairs[i];
         cl_pair_info* info = info_of[i] != RTCD_CL_NO_SLOT ? (cl_pair_info*)rtcd_key_map_value(&cl->map, info_of[i]) : NULL;
+        if (off_device(where, i)) {
+            /* On the CPU its state lives there: a device slot and track it
+             * had are dropped, so a later return starts afresh. */
+            if (info) {
+                err = rtcd_cl_give_back_slot(cl, info);
+                rtcd_cl_reset_track(info);
+                info->device = 0xff;
+            }
+            continue;
+        }
         uint32_t dv;
         int standard = plan_device(cl, p, info, load, &dv);
         count[dv]++;
@@ -345,14 +438,13 @@ rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uin
         }
         d->batch_cap = (uint32_t)pc;
         rtcd_cl_pair* cp = &d->host_pairs[d->batch_count];
-        if ((err = plan_pair(cl, d, p, info, standard, cp)) != RTCD_OK) break;
+        if ((err = plan_pair(cl, d, p, where[2 * i], where[2 * i + 1], info, standard, cp)) != RTCD_OK) break;
         cp->ray_offset = (uint32_t)rays_total[dv];
         rays_total[dv] += p->a->vertex_count + p->b->vertex_count;
-        ray_offset[i] = caller_rays;
-        caller_rays += p->a->vertex_count + p->b->vertex_count;
         d->batch_index[d->batch_count++] = i;
     }
     for (uint32_t dv = 0; dv < cl->device_count && dv < 16; ++dv) cl->stats.pairs_per_device[dv] = count[dv];
+    cl->stats.cpu_fallback_pairs = on_cpu;
     for (uint32_t dv = 0; dv < cl->device_count && err == RTCD_OK; ++dv) {
         cl_device_state* d = &cl->devices[dv];
         if (rays && !rtcd_grow((void**)&d->host_rays, &d->host_rays_cap, rays_total[dv] + 1, sizeof(rtcd_world_ray)))
@@ -360,6 +452,8 @@ rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uin
         else
             err = launch(cl, d, rays != NULL, rays_total[dv]);
     }
+    /* The CPU's pairs while the devices work. */
+    if (err == RTCD_OK && on_cpu) err = cpu_run(cl, on_cpu, pairs, results, rays, ray_offset);
     /* The one wait of the step: every queue was flushed, all devices run together. */
     for (uint32_t dv = 0; dv < cl->device_count; ++dv) {
         cl_int st = clFinish(cl->devices[dv].queue);
@@ -377,10 +471,21 @@ rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uin
                               rays ? d->host_rays + d->host_pairs[s].ray_offset : NULL);
         }
     }
-    /* A failed call may have planned passes whose rays never came back. */
-    if (err != RTCD_OK) rtcd_cl_reset_tracks(cl);
+    if (err != RTCD_OK) {
+        /* A failed call may have planned passes whose rays never came back. */
+        rtcd_cl_reset_tracks(cl);
+        if (cl->cpu) rtcd_cpu_backend_ops.set_def(cl->cpu, &cl->def);
+        cl->cpu_pairs_last = 0;
+    } else if (!on_cpu && cl->cpu_pairs_last) {
+        /* No pair on the CPU this call: the keys it held were not seen there. */
+        rtcd_cpu_backend_ops.set_def(cl->cpu, &cl->def);
+        cl->cpu_pairs_last = 0;
+    } else {
+        cl->cpu_pairs_last = on_cpu > 0;
+    }
     rtcd_free(info_of);
     rtcd_free(ray_offset);
+    rtcd_free(where);
     cl->stats.ms = now_ms() - start;
     return err;
 }

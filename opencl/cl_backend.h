@@ -19,6 +19,13 @@ RTCD_API rtcd_error rtcd_opencl_create(const rtcd_narrowphase_def* def, const ch
 RTCD_API void rtcd_opencl_destroy(rtcd_opencl* cl);
 RTCD_API uint32_t rtcd_opencl_device_count(const rtcd_opencl* cl);
 RTCD_API const char* rtcd_opencl_device_name(const rtcd_opencl* cl, uint32_t device); /* owned by cl */
+/* The device's CL_DEVICE_MAX_MEM_ALLOC_SIZE in bytes (0: unknown or no such
+ * device). The meshes share concatenated buffers on each device: a mesh
+ * that would make one larger than this (or that the device refuses for
+ * another lack of memory) stays on the CPU reference, which runs its pairs
+ * in the same call (one warning names the mesh); the other meshes and pairs
+ * stay on the device. */
+RTCD_API uint64_t rtcd_opencl_device_max_alloc(const rtcd_opencl* cl, uint32_t device);
 /* As rtcd_batch_collide. */
 RTCD_API rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uint32_t pair_count,
                                         rtcd_pair_result* results, rtcd_ray_hit* rays);

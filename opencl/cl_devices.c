@@ -175,12 +175,19 @@ static rtcd_error open_device(cl_device_state* d, const candidate* c, const char
     snprintf(d->name, sizeof d->name, "%u:%u %s (%s)%s", c->platform_index, c->device_index, dev_name, plat_name,
              tag);
     d->device = c->device;
+    /* The most one buffer may hold: the concatenated meshes are checked against it (cl_meshes.c). */
+    if (clGetDeviceInfo(c->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof d->max_alloc, &d->max_alloc, NULL) !=
+        CL_SUCCESS)
+        d->max_alloc = 0;
     d->serial = (c->type & CL_DEVICE_TYPE_CPU) != 0 && !(c->type & CL_DEVICE_TYPE_GPU);
     /* Test hook: RTCD_CL_KERNEL=group|serial runs that kernel on any device,
      * so CI (PoCL) checks the work-group kernel too. */
     const char* kernel = getenv("RTCD_CL_KERNEL");
     if (kernel && !strcmp(kernel, "group")) d->serial = 0;
     if (kernel && !strcmp(kernel, "serial")) d->serial = 1;
+    /* Test hook: a device that runs out of memory for the meshes (cl_meshes.c). */
+    const char* fail_bytes = getenv("RTCD_CL_FAIL_BUFFER_BYTES");
+    d->fail_bytes = fail_bytes ? (size_t)strtoull(fail_bytes, NULL, 10) : 0;
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)c->platform, 0};
     d->context = clCreateContext(props, 1, &c->device, NULL, NULL, &err);
     RTCD_CL_CHECK(err, "clCreateContext");

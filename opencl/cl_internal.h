@@ -24,7 +24,14 @@ typedef struct cl_device_state {
     cl_kernel kernel;
     int serial;           /* CPU device: one work item per pair (rtcd_collide_pairs_serial) */
     char name[256];
-    /* every registered mesh, concatenated; rebuilt when the registry grows */
+    cl_ulong max_alloc;   /* CL_DEVICE_MAX_MEM_ALLOC_SIZE (0: not known) */
+    /* Test hook (RTCD_CL_FAIL_BUFFER_BYTES, read at creation; 0: none): a
+     * mesh buffer larger than this fails as on a device out of memory
+     * (CL_MEM_OBJECT_ALLOCATION_FAILURE), without asking the device. */
+    size_t fail_bytes;
+    /* every registered mesh, concatenated; rebuilt when the registry
+     * changes. mesh_version: the registry version they hold (0: none; a
+     * failed upload leaves none, and the next call uploads again). */
     cl_mem mesh_buffers[RTCD_CL_MESH_BUFFERS];
     uint32_t mesh_version;
     /* Kept rays of the pairs this device owns (iterative algorithms): slot s
@@ -47,6 +54,16 @@ typedef struct cl_device_state {
     size_t host_rays_cap;
 } cl_device_state;
 
+/* A mesh the devices could not take (cl_meshes.c): its pairs run on the CPU
+ * reference. Known by address and a fingerprint, not retained: a mesh the
+ * caller released stays released (another at the same address with other
+ * counts or arrays is a new mesh). */
+typedef struct cl_refused_mesh {
+    const rtcd_mesh* mesh;
+    const float* vertices;
+    uint32_t vertex_count, triangle_count;
+} cl_refused_mesh;
+
 /* Growable host arrays of the concatenated meshes (one copy for all devices). */
 typedef struct cl_mesh_registry {
     const rtcd_mesh** meshes;
@@ -59,7 +76,11 @@ typedef struct cl_mesh_registry {
     uint8_t* nears;          /* RTCD_GRID_N^3 bytes per mesh (rtcd_solid_grid.near) */
     uint32_t* neighbors;     /* 3 per triangle, mesh-local, beside indices */
     uint32_t vertex_total, tri_total, node_total;
-    uint32_t version;
+    /* Names the content: a new value (from stamp, which only grows) on every
+     * append; a rollback restores the value of the content it returns to. */
+    uint32_t version, stamp;
+    cl_refused_mesh* refused;
+    uint32_t refused_count, refused_cap;
     /* capacities, in elements */
     uint32_t cap_vertices, cap_vnormals, cap_tnormals, cap_tris, cap_indices, cap_tri_ids, cap_nodes, cap_grids,
         cap_table, cap_nears, cap_neighbors;
@@ -85,6 +106,18 @@ struct rtcd_opencl {
     rtcd_key_map map;      /* key -> cl_pair_info, kept across calls (core/key_map.h) */
     rtcd_error drop_error; /* while the map drops the pairs a call did not see */
     rtcd_batch_stats stats;
+    /* Pairs with a mesh the devices could not take (cl_meshes.c): the CPU
+     * reference backend (core/cpu_batch.c, made on first need) runs them
+     * in the same call, with its own pair states; the arrays are its
+     * compacted view of the call. cpu_pairs_last: the last call gave it
+     * pairs (their states are forgotten when a call gives it none). */
+    void* cpu;
+    int cpu_pairs_last;
+    rtcd_pair_desc* cpu_pairs;
+    rtcd_pair_result* cpu_results;
+    uint32_t* cpu_index;   /* compacted -> caller's pair index */
+    rtcd_ray_hit* cpu_rays;
+    size_t cpu_pairs_cap, cpu_results_cap, cpu_index_cap, cpu_rays_cap;
 };
 
 /* cl_devices.c: picks the devices and builds the program on each. */
@@ -93,7 +126,19 @@ void rtcd_cl_close_devices(rtcd_opencl* cl);
 const char* rtcd_cl_error_string(cl_int code);
 
 /* cl_meshes.c */
-rtcd_error rtcd_cl_register_mesh(cl_mesh_registry* reg, const rtcd_mesh* mesh, uint32_t* index);
+/* Puts this call's meshes on every device: where[2 i] and where[2 i + 1]
+ * get the registry index of pair i's meshes a and b, or RTCD_CL_NO_SLOT
+ * for a mesh the devices could not take (its pairs run on the CPU
+ * reference). New meshes are appended and every device brought up to
+ * date; when a device refuses the memory (an allocation-class OpenCL
+ * error: CL_INVALID_BUFFER_SIZE, CL_MEM_OBJECT_ALLOCATION_FAILURE,
+ * CL_OUT_OF_RESOURCES, CL_OUT_OF_HOST_MEMORY) the registry rolls back to
+ * where it was before the mesh that made it fail, that mesh is refused for
+ * good with one logged warning naming it and the error, and the others of
+ * the call are kept. Other OpenCL errors: RTCD_ERROR_DEVICE (the call's new
+ * meshes rolled back); no host memory: RTCD_ERROR_OUT_OF_MEMORY. */
+rtcd_error rtcd_cl_place_meshes(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uint32_t n, uint32_t* where);
+/* Brings one device up to the registry (nothing when it is); RTCD_ERROR_DEVICE on failure. */
 rtcd_error rtcd_cl_upload_meshes(cl_device_state* dev, const cl_mesh_registry* reg);
 void rtcd_cl_registry_free(cl_mesh_registry* reg);
 

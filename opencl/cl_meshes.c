@@ -1,13 +1,26 @@
 /* Meshes on the devices: each mesh is appended once to concatenated arrays
  * (vertices, normals, indices, BVH, occupancy and near grids, triangle
- * neighbours) shared by every pair that
- * uses it; devices re-upload only when a new mesh arrives. */
+ * neighbours) shared by every pair that uses it; devices re-upload only when
+ * a new mesh arrives.
+ *
+ * Device faults: when a device refuses the memory for the concatenated
+ * arrays (a mesh larger than the device's largest buffer, or many meshes
+ * that are together), the registry goes back to where it was before the mesh
+ * that made it fail, that mesh is refused for good (one warning names it and
+ * the OpenCL error; its pairs run on the CPU reference, cl_backend.c), and
+ * the devices are brought up to date with the others. */
 #include "cl_internal.h"
 
+#include <stdio.h>
 #include <string.h>
 
 _Static_assert(RTCD_GRID_N == RTCD_NEAR_GRID_N, "the kernels' near grid is the mesh's occupancy grid");
 _Static_assert(sizeof(((rtcd_solid_grid*)0)->near) == RTCD_NEAR_BYTES, "near grid layout");
+
+/* In the order of the kernel arguments (RTCD_KARG_MESHES + b). */
+static const char* const k_buffer_names[RTCD_CL_MESH_BUFFERS] = {
+    "mesh table",    "vertices",         "vertex normals",  "triangle normals", "triangle indices", "BVH nodes",
+    "BVH triangles", "BVH triangle ids", "occupancy grids", "near grids",       "triangle neighbours"};
 
 static int grow(void** p, uint32_t* cap_elems, size_t need, size_t size)
 {
@@ -25,13 +38,54 @@ static int append(void** arr, uint32_t* cap, uint32_t used, const void* src, uin
     return 1;
 }
 
-rtcd_error rtcd_cl_register_mesh(cl_mesh_registry* reg, const rtcd_mesh* m, uint32_t* index)
+/* ---- the registry: append, find, roll back ---- */
+
+/* What a rollback returns to. */
+typedef struct registry_mark {
+    uint32_t count, vertex_total, tri_total, node_total, version;
+} registry_mark;
+
+static registry_mark mark_of(const cl_mesh_registry* reg)
+{
+    registry_mark m = {reg->count, reg->vertex_total, reg->tri_total, reg->node_total, reg->version};
+    return m;
+}
+
+/* Back to `m`: the meshes appended since leave the registry (released). The
+ * arrays keep their capacity; what lies past the totals is never read, and
+ * the content up to them is the content `m` named, so is its version. */
+static void roll_back(cl_mesh_registry* reg, const registry_mark* m)
+{
+    for (uint32_t i = m->count; i < reg->count; ++i) rtcd_mesh_release((rtcd_mesh*)reg->meshes[i]);
+    reg->count = m->count;
+    reg->vertex_total = m->vertex_total;
+    reg->tri_total = m->tri_total;
+    reg->node_total = m->node_total;
+    reg->version = m->version;
+}
+
+static uint32_t find_mesh(const cl_mesh_registry* reg, const rtcd_mesh* m)
 {
     for (uint32_t i = 0; i < reg->count; ++i)
-        if (reg->meshes[i] == m) {
-            *index = i;
-            return RTCD_OK;
-        }
+        if (reg->meshes[i] == m) return i;
+    return RTCD_CL_NO_SLOT;
+}
+
+static int is_refused(const cl_mesh_registry* reg, const rtcd_mesh* m)
+{
+    for (uint32_t i = 0; i < reg->refused_count; ++i) {
+        const cl_refused_mesh* r = &reg->refused[i];
+        if (r->mesh == m && r->vertices == m->vertices && r->vertex_count == m->vertex_count &&
+            r->triangle_count == m->triangle_count)
+            return 1;
+    }
+    return 0;
+}
+
+/* Appends m to the host arrays and retains it; 0 on no memory (the totals,
+ * so the registry's content, unchanged). */
+static int append_mesh(cl_mesh_registry* reg, const rtcd_mesh* m)
+{
     uint32_t nv = m->vertex_count, nt = m->triangle_count, nn = m->bvh.node_count;
     int ok = grow((void**)&reg->meshes, &reg->cap, reg->count + 1, sizeof *reg->meshes) &&
              grow((void**)&reg->table, &reg->cap_table, reg->count + 1, sizeof *reg->table) &&
@@ -52,7 +106,7 @@ rtcd_error rtcd_cl_register_mesh(cl_mesh_registry* reg, const rtcd_mesh* m, uint
                     1) &&
              append((void**)&reg->neighbors, &reg->cap_neighbors, 3 * reg->tri_total, m->neighbors, 3 * nt,
                     sizeof(uint32_t));
-    if (!ok) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "OpenCL: no memory to register mesh %s", m->name);
+    if (!ok) return 0;
     rtcd_cl_mesh* e = &reg->table[reg->count];
     memset(e, 0, sizeof *e);
     e->vertex_offset = reg->vertex_total;
@@ -71,13 +125,50 @@ rtcd_error rtcd_cl_register_mesh(cl_mesh_registry* reg, const rtcd_mesh* m, uint
         e->grid_inv[k] = m->grid.inv_cell[k];
     }
     rtcd_mesh_retain((rtcd_mesh*)m); /* device copies mirror it: keep it alive */
-    reg->meshes[reg->count] = m;
+    reg->meshes[reg->count++] = m;
     reg->vertex_total += nv;
     reg->tri_total += nt;
     reg->node_total += nn;
-    *index = reg->count++;
-    reg->version++;
-    return RTCD_OK;
+    if (++reg->stamp == 0) ++reg->stamp; /* 0 names the empty registry only */
+    reg->version = reg->stamp;
+    return 1;
+}
+
+static int append_run(cl_mesh_registry* reg, const rtcd_mesh* const* meshes, uint32_t from, uint32_t to)
+{
+    for (uint32_t i = from; i < to; ++i)
+        if (!append_mesh(reg, meshes[i])) return 0;
+    return 1;
+}
+
+/* An array far larger than its content (after a mesh that did not fit) goes
+ * back to about its content's size; kept as it is when there is no memory. */
+static void trim(void** p, uint32_t* cap, size_t used, size_t size)
+{
+    if (*cap <= 64 || (size_t)*cap <= 2 * used) return;
+    size_t c = used > 64 ? used : 64;
+    void* q = rtcd_alloc(c * size);
+    if (!q) return;
+    if (used) memcpy(q, *p, used * size);
+    rtcd_free(*p);
+    *p = q;
+    *cap = (uint32_t)c;
+}
+
+static void trim_registry(cl_mesh_registry* reg)
+{
+    trim((void**)&reg->meshes, &reg->cap, reg->count, sizeof *reg->meshes);
+    trim((void**)&reg->table, &reg->cap_table, reg->count, sizeof *reg->table);
+    trim((void**)&reg->vertices, &reg->cap_vertices, 3 * (size_t)reg->vertex_total, sizeof(float));
+    trim((void**)&reg->vnormals, &reg->cap_vnormals, 3 * (size_t)reg->vertex_total, sizeof(float));
+    trim((void**)&reg->tnormals, &reg->cap_tnormals, 3 * (size_t)reg->tri_total, sizeof(float));
+    trim((void**)&reg->indices, &reg->cap_indices, 3 * (size_t)reg->tri_total, sizeof(uint32_t));
+    trim((void**)&reg->tri_ids, &reg->cap_tri_ids, reg->tri_total, sizeof(uint32_t));
+    trim((void**)&reg->tris, &reg->cap_tris, 9 * (size_t)reg->tri_total, sizeof(float));
+    trim((void**)&reg->nodes, &reg->cap_nodes, reg->node_total, sizeof(rtcd_bvh_node));
+    trim((void**)&reg->grids, &reg->cap_grids, (size_t)reg->count * RTCD_GRID_BYTES, 1);
+    trim((void**)&reg->nears, &reg->cap_nears, (size_t)reg->count * RTCD_NEAR_BYTES, 1);
+    trim((void**)&reg->neighbors, &reg->cap_neighbors, 3 * (size_t)reg->tri_total, sizeof(uint32_t));
 }
 
 void rtcd_cl_registry_free(cl_mesh_registry* reg)
@@ -95,29 +186,297 @@ void rtcd_cl_registry_free(cl_mesh_registry* reg)
     rtcd_free(reg->grids);
     rtcd_free(reg->nears);
     rtcd_free(reg->neighbors);
+    rtcd_free(reg->refused);
     memset(reg, 0, sizeof *reg);
+}
+
+/* ---- the devices' copies ---- */
+
+static void registry_buffers(const cl_mesh_registry* reg, const void* src[RTCD_CL_MESH_BUFFERS],
+                             size_t bytes[RTCD_CL_MESH_BUFFERS])
+{
+    const void* s[RTCD_CL_MESH_BUFFERS] = {reg->table, reg->vertices, reg->vnormals, reg->tnormals,
+                                           reg->indices, reg->nodes,    reg->tris,     reg->tri_ids,
+                                           reg->grids, reg->nears,    reg->neighbors};
+    size_t b[RTCD_CL_MESH_BUFFERS] = {reg->count * sizeof(rtcd_cl_mesh),
+                                      3 * (size_t)reg->vertex_total * sizeof(float),
+                                      3 * (size_t)reg->vertex_total * sizeof(float),
+                                      3 * (size_t)reg->tri_total * sizeof(float),
+                                      3 * (size_t)reg->tri_total * sizeof(uint32_t),
+                                      (size_t)reg->node_total * sizeof(rtcd_bvh_node),
+                                      9 * (size_t)reg->tri_total * sizeof(float),
+                                      (size_t)reg->tri_total * sizeof(uint32_t),
+                                      (size_t)reg->count * RTCD_GRID_BYTES,
+                                      (size_t)reg->count * RTCD_NEAR_BYTES,
+                                      3 * (size_t)reg->tri_total * sizeof(uint32_t)};
+    memcpy(src, s, sizeof s);
+    memcpy(bytes, b, sizeof b);
+}
+
+static void release_mesh_buffers(cl_device_state* d)
+{
+    for (int b = 0; b < RTCD_CL_MESH_BUFFERS; ++b)
+        if (d->mesh_buffers[b]) clReleaseMemObject(d->mesh_buffers[b]);
+    memset(d->mesh_buffers, 0, sizeof d->mesh_buffers);
+    d->mesh_version = 0;
+}
+
+/* Brings d up to the registry. The old copies go first (the peak is one
+ * copy, not two). On failure *buffer names the buffer that failed and d
+ * holds no mesh buffers at all (mesh_version 0): nothing half-made is left. */
+static cl_int upload(cl_device_state* d, const cl_mesh_registry* reg, int* buffer)
+{
+    if (d->mesh_version == reg->version) return CL_SUCCESS;
+    release_mesh_buffers(d);
+    const void* src[RTCD_CL_MESH_BUFFERS];
+    size_t bytes[RTCD_CL_MESH_BUFFERS];
+    registry_buffers(reg, src, bytes);
+    for (int b = 0; b < RTCD_CL_MESH_BUFFERS; ++b) {
+        if (!bytes[b]) continue; /* an empty registry: no buffers (no pair reads them) */
+        cl_int err = CL_SUCCESS;
+        if (d->fail_bytes && bytes[b] > d->fail_bytes)
+            err = CL_MEM_OBJECT_ALLOCATION_FAILURE; /* the test hook's device out of memory */
+        else
+            d->mesh_buffers[b] =
+                clCreateBuffer(d->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes[b], (void*)src[b], &err);
+        if (err == CL_SUCCESS && !d->mesh_buffers[b]) err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
+        if (err != CL_SUCCESS) {
+            d->mesh_buffers[b] = NULL;
+            release_mesh_buffers(d);
+            *buffer = b;
+            return err;
+        }
+    }
+    d->mesh_version = reg->version;
+    return CL_SUCCESS;
 }
 
 rtcd_error rtcd_cl_upload_meshes(cl_device_state* d, const cl_mesh_registry* reg)
 {
-    if (d->mesh_version == reg->version) return RTCD_OK;
-    const void* src[RTCD_CL_MESH_BUFFERS] = {reg->table, reg->vertices, reg->vnormals, reg->tnormals,
-                                             reg->indices, reg->nodes, reg->tris, reg->tri_ids,
-                                             reg->grids, reg->nears, reg->neighbors};
-    size_t bytes[RTCD_CL_MESH_BUFFERS] = {reg->count * sizeof(rtcd_cl_mesh), 3 * (size_t)reg->vertex_total * sizeof(float),
-                       3 * (size_t)reg->vertex_total * sizeof(float), 3 * (size_t)reg->tri_total * sizeof(float),
-                       3 * (size_t)reg->tri_total * sizeof(uint32_t), (size_t)reg->node_total * sizeof(rtcd_bvh_node),
-                       9 * (size_t)reg->tri_total * sizeof(float), (size_t)reg->tri_total * sizeof(uint32_t),
-                       (size_t)reg->count * RTCD_GRID_BYTES, (size_t)reg->count * RTCD_NEAR_BYTES,
-                       3 * (size_t)reg->tri_total * sizeof(uint32_t)};
-    for (int b = 0; b < RTCD_CL_MESH_BUFFERS; ++b) {
-        if (d->mesh_buffers[b]) clReleaseMemObject(d->mesh_buffers[b]);
-        d->mesh_buffers[b] = NULL;
-        cl_int err;
-        d->mesh_buffers[b] = clCreateBuffer(d->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes[b],
-                                            (void*)src[b], &err);
-        RTCD_CL_CHECK(err, "clCreateBuffer(mesh data)");
+    int buffer = 0;
+    cl_int err = upload(d, reg, &buffer);
+    if (err != CL_SUCCESS)
+        return rtcd_fail(RTCD_ERROR_DEVICE, "OpenCL clCreateBuffer(%s) failed on %s: %s (%d)", k_buffer_names[buffer],
+                         d->name, rtcd_cl_error_string(err), (int)err);
+    return RTCD_OK;
+}
+
+/* ---- placing a call's meshes ---- */
+
+/* Why the registry's content does not fit: the status, the device and the
+ * buffer, its size; by_size: found by the size rule alone (no OpenCL call). */
+typedef struct fit_failure {
+    cl_int status;
+    uint32_t device;
+    int buffer;
+    size_t bytes;
+    int by_size;
+} fit_failure;
+
+static cl_int upload_all(rtcd_opencl* cl, fit_failure* f)
+{
+    for (uint32_t d = 0; d < cl->device_count; ++d) {
+        int buffer = 0;
+        cl_int st = upload(&cl->devices[d], &cl->registry, &buffer);
+        if (st != CL_SUCCESS) {
+            const void* src[RTCD_CL_MESH_BUFFERS];
+            size_t bytes[RTCD_CL_MESH_BUFFERS];
+            registry_buffers(&cl->registry, src, bytes);
+            f->status = st;
+            f->device = d;
+            f->buffer = buffer;
+            f->bytes = bytes[buffer];
+            f->by_size = 0;
+            return st;
+        }
     }
-    d->mesh_version = reg->version;
+    return CL_SUCCESS;
+}
+
+/* A buffer larger than a device's CL_DEVICE_MAX_MEM_ALLOC_SIZE, which
+ * clCreateBuffer refuses with CL_INVALID_BUFFER_SIZE: 1 and *f says which. */
+static int over_size(const rtcd_opencl* cl, fit_failure* f)
+{
+    const void* src[RTCD_CL_MESH_BUFFERS];
+    size_t bytes[RTCD_CL_MESH_BUFFERS];
+    registry_buffers(&cl->registry, src, bytes);
+    for (uint32_t d = 0; d < cl->device_count; ++d) {
+        cl_ulong limit = cl->devices[d].max_alloc;
+        for (int b = 0; limit && b < RTCD_CL_MESH_BUFFERS; ++b)
+            if (bytes[b] > limit) {
+                f->status = CL_INVALID_BUFFER_SIZE;
+                f->device = d;
+                f->buffer = b;
+                f->bytes = bytes[b];
+                f->by_size = 1;
+                return 1;
+            }
+    }
+    return 0;
+}
+
+/* Does the registry's content fit? by_size: the size rule decides alone;
+ * otherwise every device takes it (uploaded). */
+static int fits(rtcd_opencl* cl, int by_size, fit_failure* f)
+{
+    if (over_size(cl, f)) return 0;
+    return by_size || upload_all(cl, f) == CL_SUCCESS;
+}
+
+/* The device refused the memory (as opposed to a broken context or queue). */
+static int allocation_failure(cl_int st)
+{
+    return st == CL_INVALID_BUFFER_SIZE || st == CL_MEM_OBJECT_ALLOCATION_FAILURE || st == CL_OUT_OF_RESOURCES ||
+           st == CL_OUT_OF_HOST_MEMORY;
+}
+
+static const double k_mib = 1024.0 * 1024.0;
+
+/* m stays off the devices for good: remembered, and said once. `beside`:
+ * how many meshes are on the devices without it. */
+static rtcd_error refuse(rtcd_opencl* cl, const rtcd_mesh* m, const fit_failure* f, uint32_t beside)
+{
+    cl_mesh_registry* reg = &cl->registry;
+    size_t cap = reg->refused_cap;
+    if (!rtcd_grow((void**)&reg->refused, &cap, (size_t)reg->refused_count + 1, sizeof *reg->refused))
+        return RTCD_ERROR_OUT_OF_MEMORY;
+    reg->refused_cap = (uint32_t)cap;
+    cl_refused_mesh* r = &reg->refused[reg->refused_count++];
+    r->mesh = m;
+    r->vertices = m->vertices;
+    r->vertex_count = m->vertex_count;
+    r->triangle_count = m->triangle_count;
+    const cl_device_state* d = &cl->devices[f->device];
+    char others[64] = "";
+    if (beside) snprintf(others, sizeof others, " beside the %u mesh(es) already there", beside);
+    if (f->by_size)
+        rtcd_log(RTCD_LOG_WARNING,
+                 "rtcd: OpenCL: mesh '%s' (%u triangles) does not fit on device %s%s: the %s would take %.1f MiB in "
+                 "one buffer, the device allows %.1f MiB (CL_DEVICE_MAX_MEM_ALLOC_SIZE) and clCreateBuffer fails "
+                 "with %s (%d); its pairs run on the CPU reference backend",
+                 m->name, m->triangle_count, d->name, others, k_buffer_names[f->buffer], (double)f->bytes / k_mib,
+                 (double)d->max_alloc / k_mib, rtcd_cl_error_string(f->status), (int)f->status);
+    else
+        rtcd_log(RTCD_LOG_WARNING,
+                 "rtcd: OpenCL: mesh '%s' (%u triangles) does not fit on device %s%s: clCreateBuffer(%s, %.1f MiB) "
+                 "failed: %s (%d); its pairs run on the CPU reference backend",
+                 m->name, m->triangle_count, d->name, others, k_buffer_names[f->buffer], (double)f->bytes / k_mib,
+                 rtcd_cl_error_string(f->status), (int)f->status);
+    return RTCD_OK;
+}
+
+/* fresh[0..k): the call's new meshes, in order of first use, none in the
+ * registry, whose content fits. Appends those that fit; each mesh that
+ * makes the content stop fitting is refused. `all`: why base plus all of
+ * fresh does not fit. For each refusal a binary search finds the longest
+ * run that still fits (log k probes; with the size rule no OpenCL call). */
+static rtcd_error settle(rtcd_opencl* cl, const rtcd_mesh* const* fresh, uint32_t k, int by_size, fit_failure all)
+{
+    cl_mesh_registry* reg = &cl->registry;
+    fit_failure fail = all; /* why base plus fresh[start..k) does not fit */
+    int known = 1;
+    uint32_t start = 0;
+    while (start < k) {
+        registry_mark base = mark_of(reg);
+        if (!known) {
+            if (!append_run(reg, fresh, start, k)) return RTCD_ERROR_OUT_OF_MEMORY;
+            if (fits(cl, by_size, &fail)) return RTCD_OK;
+            roll_back(reg, &base);
+        }
+        known = 0;
+        /* fresh[start..start+lo) fits with base, fresh[start..start+hi) does not. */
+        uint32_t lo = 0, hi = k - start;
+        while (hi - lo > 1) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            fit_failure f;
+            if (!append_run(reg, fresh, start, start + mid)) return RTCD_ERROR_OUT_OF_MEMORY;
+            int ok = fits(cl, by_size, &f);
+            roll_back(reg, &base);
+            if (ok) {
+                lo = mid;
+            } else {
+                hi = mid;
+                fail = f;
+            }
+        }
+        if (!append_run(reg, fresh, start, start + lo)) return RTCD_ERROR_OUT_OF_MEMORY;
+        rtcd_error err = refuse(cl, fresh[start + lo], &fail, reg->count);
+        if (err != RTCD_OK) return err;
+        start += lo + 1;
+    }
+    return RTCD_OK;
+}
+
+/* The call's new meshes (appended since `before`) leave the registry and
+ * are settled again, one by one where they do not fit together. */
+static rtcd_error resettle(rtcd_opencl* cl, const registry_mark* before, int by_size, fit_failure all)
+{
+    cl_mesh_registry* reg = &cl->registry;
+    uint32_t k = reg->count - before->count;
+    const rtcd_mesh** fresh = rtcd_alloc((size_t)k * sizeof *fresh);
+    if (!fresh) return RTCD_ERROR_OUT_OF_MEMORY;
+    /* The call's pairs hold these meshes: they outlive the registry's release. */
+    memcpy(fresh, reg->meshes + before->count, (size_t)k * sizeof *fresh);
+    roll_back(reg, before);
+    fit_failure f;
+    rtcd_error err = RTCD_OK;
+    /* The content the call began with fits (the previous call left it on
+     * every device): else the device, not a mesh, is at fault. */
+    if (!fits(cl, by_size, &f))
+        err = rtcd_fail(RTCD_ERROR_DEVICE, "OpenCL: device %s no longer takes the meshes it held: %s (%d)",
+                        cl->devices[f.device].name, rtcd_cl_error_string(f.status), (int)f.status);
+    else
+        err = settle(cl, fresh, k, by_size, all);
+    if (err == RTCD_ERROR_OUT_OF_MEMORY) err = rtcd_fail(err, "OpenCL: no memory to register this call's meshes");
+    rtcd_free(fresh);
+    return err;
+}
+
+rtcd_error rtcd_cl_place_meshes(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uint32_t n, uint32_t* where)
+{
+    cl_mesh_registry* reg = &cl->registry;
+    registry_mark before = mark_of(reg);
+    for (uint32_t i = 0; i < 2 * n; ++i) {
+        const rtcd_mesh* m = (i & 1) ? pairs[i / 2].b : pairs[i / 2].a;
+        uint32_t at = find_mesh(reg, m);
+        if (at == RTCD_CL_NO_SLOT && !is_refused(reg, m)) {
+            if (!append_mesh(reg, m)) {
+                roll_back(reg, &before);
+                return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "OpenCL: no memory to register mesh %s", m->name);
+            }
+            at = reg->count - 1;
+        }
+        where[i] = at;
+    }
+    fit_failure f;
+    cl_int st = upload_all(cl, &f);
+    if (st == CL_SUCCESS) return RTCD_OK;
+    rtcd_error err = RTCD_OK;
+    if (allocation_failure(st) && reg->count > before.count) {
+        /* Which of the new meshes did not fit? When a buffer exceeds a
+         * device's largest allocation the sizes tell, without a device;
+         * otherwise each probe is an upload. */
+        fit_failure by_rule;
+        int by_size = st == CL_INVALID_BUFFER_SIZE && over_size(cl, &by_rule);
+        err = resettle(cl, &before, by_size, by_size ? by_rule : f);
+        if (err == RTCD_OK) st = upload_all(cl, &f);
+        if (err == RTCD_OK && st != CL_SUCCESS && by_size && allocation_failure(st)) {
+            /* The sizes fit but the device still says no: probe by uploads. */
+            err = resettle(cl, &before, 0, f);
+            if (err == RTCD_OK) st = upload_all(cl, &f);
+        }
+    }
+    if (err == RTCD_OK && st != CL_SUCCESS)
+        err = rtcd_fail(RTCD_ERROR_DEVICE, "OpenCL clCreateBuffer(%s) failed on %s: %s (%d)", k_buffer_names[f.buffer],
+                        cl->devices[f.device].name, rtcd_cl_error_string(st), (int)st);
+    if (err != RTCD_OK) {
+        /* Nothing new of this call stays: the next call tries its meshes again. */
+        roll_back(reg, &before);
+        trim_registry(reg);
+        return err;
+    }
+    trim_registry(reg);
+    /* The indices moved: read them again (a refused mesh: none). */
+    for (uint32_t i = 0; i < 2 * n; ++i) where[i] = find_mesh(reg, (i & 1) ? pairs[i / 2].b : pairs[i / 2].a);
     return RTCD_OK;
 }

@@ -271,6 +271,7 @@ static uint32_t readme_pattern(float radius)
     rtcd_generated_free(&g);
     if (err != RTCD_OK) {
         print_message("radius %g: refused (%s: %s)\n", (double)radius, rtcd_error_name(err), rtcd_last_error_message());
+        assert_int_equal(err, RTCD_ERROR_MESH_OUT_OF_RANGE);
         assert_null(mesh);
         return 0;
     }
@@ -298,14 +299,53 @@ static uint32_t readme_pattern(float radius)
     return n;
 }
 
+/* The range of validity (rtcd_mesh.h) at mesh creation: a body too small,
+ * too large, too far from its origin, or too small for where it lies. */
+static void test_mesh_range_of_validity(void** state)
+{
+    (void)state;
+    struct {
+        float radius, offset;
+        rtcd_error want;
+    } cases[] = {
+        {0.5f, 0.0f, RTCD_OK},           {4e-4f, 0.0f, RTCD_ERROR_MESH_OUT_OF_RANGE},
+        {5e-4f, 0.0f, RTCD_OK},          {5e3f, 0.0f, RTCD_OK},
+        {6e3f, 0.0f, RTCD_ERROR_MESH_OUT_OF_RANGE}, {0.5f, 4e3f, RTCD_OK},          {60.0f, 9e4f, RTCD_OK},
+        {0.5f, 2e5f, RTCD_ERROR_MESH_OUT_OF_RANGE}, {1e-3f, 5e4f, RTCD_ERROR_MESH_OUT_OF_RANGE},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+        rtcd_generated_mesh g;
+        assert_int_equal(rtcd_generate_uv_sphere(8, 12, cases[k].radius, &g), RTCD_OK);
+        for (uint32_t i = 0; i < g.vertex_count; ++i) g.vertices[3 * i] += cases[k].offset;
+        rtcd_mesh_def def = rtcd_default_mesh_def();
+        def.vertices = g.vertices, def.vertex_count = g.vertex_count;
+        def.indices = g.indices, def.triangle_count = g.triangle_count;
+        def.name = "ranged";
+        rtcd_mesh* m = NULL;
+        rtcd_error err = rtcd_mesh_create(&def, &m);
+        rtcd_generated_free(&g);
+        if (err != cases[k].want)
+            fail_msg("radius %g at %g: %s (%s), want %s", (double)cases[k].radius, (double)cases[k].offset,
+                     rtcd_error_name(err), rtcd_last_error_message(), rtcd_error_name(cases[k].want));
+        if (err != RTCD_OK) assert_non_null(strstr(rtcd_last_error_message(), "ranged"));
+        rtcd_mesh_release(m);
+    }
+}
+
 static void test_readme_pattern_huge_spheres(void** state)
 {
     (void)state;
     rtcd_set_log(quiet_log, NULL);
-    /* 1e10 m: the case (areas of 1e20 m^2 square to Inf). */
-    assert_true(readme_pattern(1e10f) >= 3); /* enough for the area scores */
-    const float radii[] = {1.0f, 5e9f, 1e15f, 1e19f, 1e30f};
-    for (size_t k = 0; k < sizeof radii / sizeof radii[0]; ++k) readme_pattern(radii[k]);
+    /* 1e10 m, the issue's case (areas of 1e20 m^2 square to Inf), and beyond:
+     * outside the range of validity, refused where the mesh is made. */
+    const float beyond[] = {1e10f, 5e9f, 1e15f, 1e19f, 1e30f, 1e-11f};
+    for (size_t k = 0; k < sizeof beyond / sizeof beyond[0]; ++k) {
+        assert_int_equal(readme_pattern(beyond[k]), 0);
+        assert_non_null(strstr(rtcd_last_error_message(), "huge sphere"));
+    }
+    /* Its edges: a body of 10 km and one of 1 mm, and the usual 1 m. */
+    const float within[] = {5e3f, 1.0f, 5e-4f};
+    for (size_t k = 0; k < sizeof within / sizeof within[0]; ++k) assert_true(readme_pattern(within[k]) >= 3);
     rtcd_set_log(NULL, NULL);
 }
 
@@ -352,15 +392,17 @@ static rtcd_batch* create_batch(rtcd_backend backend, const char* kernel)
 
 enum { HUGE_PAIRS = 6, HUGE_STEPS = 3 };
 
-/* Pairs of spheres of 1e10 m (and two of 1e19 m) overlapping in several
- * ways, over a few steps (the iterative pass too). */
+/* Pairs of spheres at the largest size within the range of validity (10 km
+ * across; 1e10 m, the issue's case, is refused at creation now) overlapping
+ * in several ways, over a few steps (the iterative pass too). */
+#define HUGE_RADIUS 5e3f
 static uint32_t huge_pairs(rtcd_mesh* const* meshes, int step, rtcd_pair_desc* pairs)
 {
     for (uint32_t i = 0; i < HUGE_PAIRS; ++i) {
         rtcd_pair_desc* p = &pairs[i];
         memset(p, 0, sizeof *p);
         const rtcd_mesh* m = meshes[i < 4 ? 0 : 1];
-        float r = i < 4 ? 1e10f : 1e19f;
+        float r = HUGE_RADIUS;
         p->a = p->b = m;
         p->key = 100 + i;
         p->pose_a = rtcd_transform_identity();
@@ -378,7 +420,7 @@ static uint32_t huge_pairs(rtcd_mesh* const* meshes, int step, rtcd_pair_desc* p
 static void run_huge_batches(int opencl)
 {
     rtcd_set_log(quiet_log, NULL);
-    rtcd_mesh* meshes[2] = {test_make_uv_sphere(16, 24, 1e10f), NULL};
+    rtcd_mesh* meshes[2] = {test_make_uv_sphere(16, 24, HUGE_RADIUS), NULL};
     rtcd_generated_mesh g;
     assert_int_equal(rtcd_generate_uv_sphere(16, 24, 1e19f, &g), RTCD_OK);
     rtcd_mesh_def def = rtcd_default_mesh_def();
@@ -606,6 +648,7 @@ int main(void)
         cmocka_unit_test(test_reduction_overflowing_scores),
         cmocka_unit_test(test_reduction_random_hostile),
         cmocka_unit_test(test_contact_from_nonfinite_ray),
+        cmocka_unit_test(test_mesh_range_of_validity),
         cmocka_unit_test(test_readme_pattern_huge_spheres),
         cmocka_unit_test(test_batch_huge_spheres_cpu),
         cmocka_unit_test(test_batch_huge_spheres_opencl),

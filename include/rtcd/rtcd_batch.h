@@ -8,6 +8,15 @@
  * keeps its state (the iterative algorithms' kept rays, and its device);
  * a key missing from a call forgets its pair.
  *
+ * Device faults (OpenCL): a mesh the devices cannot hold (larger than a
+ * device's largest buffer, CL_DEVICE_MAX_MEM_ALLOC_SIZE, once added to the
+ * meshes already there, or refused for lack of device memory) stays on the
+ * CPU: its pairs run on the CPU reference inside the same call, with the
+ * CPU backend's results bit for bit, and one RTCD_LOG_WARNING names the
+ * mesh and the OpenCL error; the other meshes and pairs stay on the device
+ * and later calls work as before. A key whose pair moves between the
+ * devices and the CPU (its meshes changed) forgets its state, as a new key.
+ *
  * Threading: one thread drives a batch at a time (it runs its own workers). */
 #ifndef RTCD_BATCH_H
 #define RTCD_BATCH_H
@@ -46,7 +55,8 @@ typedef struct rtcd_pair_result {
     uint32_t contact_count;
     uint32_t colliding_rays;
     uint32_t rays_cast;
-    uint32_t device;               /* which device computed it (0 on the CPU reference) */
+    uint32_t device;               /* which device computed it (0 on the CPU reference, and for a pair
+                                      whose mesh the devices could not hold) */
     uint32_t standard_pass;        /* 1: standard pass; 0: the kept rays were walked */
     uint32_t predictive_rays, walk_steps, kept_rays, kept_predictions; /* as rtcd_narrowphase_stats */
     float ray_length;              /* sum of the colliding rays' lengths */
@@ -59,7 +69,8 @@ typedef struct rtcd_batch_stats {
      * (0 on OpenCL, where both kinds run in one launch). */
     double standard_ms, iterative_ms;
     uint32_t pairs_per_device[16];
-    uint32_t cpu_fallback_pairs;   /* OpenCL: pairs past the on-chip ray store, computed on the CPU */
+    uint32_t cpu_fallback_pairs;   /* OpenCL: pairs computed on the CPU: past the on-chip ray store, or
+                                      with a mesh the devices could not hold (see above) */
     uint32_t state_resets;         /* pairs whose kept rays were dropped (their next call is a standard pass) */
 } rtcd_batch_stats;
 

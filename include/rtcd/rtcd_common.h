@@ -45,6 +45,7 @@ typedef enum rtcd_error {
     RTCD_ERROR_MESH_INCONSISTENT_ORIENTATION = 15, /* neighbours wind the shared edge the same way */
     RTCD_ERROR_MESH_INSIDE_OUT = 16,    /* negative volume; see RTCD_MESH_FLIP_INSIDE_OUT */
     RTCD_ERROR_MESH_TOO_LARGE = 17,     /* more elements than the index format holds */
+    RTCD_ERROR_MESH_OUT_OF_RANGE = 18,  /* size or coordinates outside the range of validity (rtcd_mesh.h) */
     RTCD_ERROR_NO_DEVICE = 20,          /* no OpenCL platform or no device matching the selection */
     RTCD_ERROR_KERNEL_BUILD = 21,       /* the OpenCL program did not build; the message holds the build log */
     RTCD_ERROR_DEVICE = 22,             /* an OpenCL call failed; the message names the call and the code */

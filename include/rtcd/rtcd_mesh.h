@@ -40,9 +40,18 @@ typedef struct rtcd_mesh_def {
 
 RTCD_API rtcd_mesh_def rtcd_default_mesh_def(void);
 
+/* The range of validity: where the float pipeline answers right. A mesh's
+ * extent (its bounding box's longest edge) lies within [1 mm, 10 km], its
+ * coordinates within 1e5 m of its origin, and its extent is at least 1e-4
+ * of its largest coordinate (detail above float rounding). Outside it,
+ * rtcd_mesh_create fails with RTCD_ERROR_MESH_OUT_OF_RANGE. */
+#define RTCD_MESH_MIN_EXTENT 1e-3f
+#define RTCD_MESH_MAX_EXTENT 1e4f
+#define RTCD_MESH_MAX_COORDINATE 1e5f
+
 /* Validates in this order and stops at the first failure, whose code is
  * returned and whose message names the element (vertex, triangle or edge):
- * index range, finite coordinates, degenerate triangles, open edges,
+ * index range, finite coordinates, the range of validity, degenerate triangles, open edges,
  * non-manifold edges, orientation consistency, inside-out. On success *out
  * holds a new mesh with reference count 1. On failure *out is NULL. */
 RTCD_API rtcd_error rtcd_mesh_create(const rtcd_mesh_def* def, rtcd_mesh** out);
