@@ -50,6 +50,16 @@ static uint32_t emit_leaf(builder* b, uint32_t node, uint32_t begin, uint32_t en
     return node + 1;
 }
 
+/* The SAH bin of a centroid coordinate, clamped to [0, SAH_BINS) before the
+ * conversion: with extents near the float limits (c - lo) * scale is Inf or
+ * NaN, and converting either to int is undefined behaviour. */
+static int sah_bin(float c, float lo, float scale)
+{
+    float f = (c - lo) * scale;
+    if (!(f > 0.0f)) return 0; /* NaN too */
+    return f < (float)(SAH_BINS - 1) ? (int)f : SAH_BINS - 1;
+}
+
 /* Partitions order[begin, end) so that entries for which `left` holds come first. */
 static uint32_t partition(builder* b, uint32_t begin, uint32_t end, int axis, float split_pos, int by_bin,
                           float cmin, float scale)
@@ -57,7 +67,7 @@ static uint32_t partition(builder* b, uint32_t begin, uint32_t end, int axis, fl
     uint32_t i = begin, j = end;
     while (i < j) {
         float c = b->centroid[3 * b->order[i] + axis];
-        int left = by_bin ? (int)((c - cmin) * scale) < (int)split_pos : c < split_pos;
+        int left = by_bin ? sah_bin(c, cmin, scale) < (int)split_pos : c < split_pos;
         if (left) {
             ++i;
         } else {
@@ -110,8 +120,7 @@ static uint32_t build_node(builder* b, uint32_t begin, uint32_t end, uint32_t de
         for (int k = 0; k < SAH_BINS; ++k) bin_box[k] = box_empty();
         for (uint32_t i = begin; i < end; ++i) {
             uint32_t t = b->order[i];
-            int k = (int)((b->centroid[3 * t + axis] - cbounds.lo[axis]) * scale);
-            k = k < 0 ? 0 : (k >= SAH_BINS ? SAH_BINS - 1 : k);
+            int k = sah_bin(b->centroid[3 * t + axis], cbounds.lo[axis], scale);
             bin_count[k]++;
             box_grow(&bin_box[k], &b->tri_box[t]);
         }

@@ -17,7 +17,12 @@ static uint32_t cell_index(int x, int y, int z)
     return ((uint32_t)z * RTCD_GRID_N + (uint32_t)y) * RTCD_GRID_N + (uint32_t)x;
 }
 
-static int clamp_cell(float v) { return v < 0.0f ? 0 : (v >= RTCD_GRID_N ? RTCD_GRID_N - 1 : (int)v); }
+/* A grid coordinate's cell, clamped to the grid. NaN (a box beyond the float
+ * range: Inf * 0) gives nan_cell: converting it to int is undefined. */
+static int clamp_cell(float v, int nan_cell)
+{
+    return isnan(v) ? nan_cell : (v < 0.0f ? 0 : (v >= RTCD_GRID_N ? RTCD_GRID_N - 1 : (int)v));
+}
 
 /* Distance from each cell's centre to the surface, rounded down to
  * RTCD_NEAR_STEPS-ths of the smallest cell edge (so 255 reaches about 16
@@ -36,7 +41,8 @@ rtcd_error rtcd_near_grid_build(rtcd_mesh* m)
                 float d = rtcd_mesh_closest_point(m, c, NULL, NULL);
                 /* float rounding of the centre and the distance: err low */
                 float q = floorf(d / step * (1.0f - 1e-4f)) - 1.0f;
-                g->near[cell_index(x, y, z)] = (uint8_t)(q <= 0.0f ? 0.0f : (q >= 255.0f ? 255.0f : q));
+                /* NaN (a box beyond the float range) gives 0: "may be near", the safe side */
+                g->near[cell_index(x, y, z)] = (uint8_t)(!(q > 0.0f) ? 0.0f : (q >= 255.0f ? 255.0f : q));
             }
     return RTCD_OK;
 }
@@ -83,8 +89,8 @@ rtcd_error rtcd_solid_grid_build(rtcd_mesh* m)
         int c0[3], c1[3];
         for (int k = 0; k < 3; ++k) {
             /* Widen by a hair so a triangle lying on a cell face marks both sides. */
-            c0[k] = clamp_cell((lo[k] - g->lo[k]) * g->inv_cell[k] - 1e-3f);
-            c1[k] = clamp_cell((hi[k] - g->lo[k]) * g->inv_cell[k] + 1e-3f);
+            c0[k] = clamp_cell((lo[k] - g->lo[k]) * g->inv_cell[k] - 1e-3f, 0); /* NaN: the whole range */
+            c1[k] = clamp_cell((hi[k] - g->lo[k]) * g->inv_cell[k] + 1e-3f, RTCD_GRID_N - 1);
         }
         for (int z = c0[2]; z <= c1[2]; ++z)
             for (int y = c0[1]; y <= c1[1]; ++y)

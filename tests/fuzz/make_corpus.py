@@ -1,0 +1,225 @@
+#!/usr/bin/env python3
+"""Writes the fuzzers' seed corpora (tests/fuzz/corpus/mesh, tests/fuzz/corpus/import).
+
+The committed files are this script's output; run it again after changing
+it (python3 tests/fuzz/make_corpus.py). Formats: see the comments at the top
+of fuzz_mesh.c and fuzz_import.c."""
+import base64
+import json
+import os
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# ---- shapes (closed, counter-clockwise from outside) ----
+TETRA_V = [(0, 0, 0), (1, 0, 0), (0, 1, 0), (0, 0, 1)]
+TETRA_T = [(0, 2, 1), (0, 1, 3), (0, 3, 2), (1, 2, 3)]
+CUBE_V = [(-0.5, -0.5, -0.5), (0.5, -0.5, -0.5), (0.5, 0.5, -0.5), (-0.5, 0.5, -0.5),
+          (-0.5, -0.5, 0.5), (0.5, -0.5, 0.5), (0.5, 0.5, 0.5), (-0.5, 0.5, 0.5)]
+CUBE_T = [(0, 2, 1), (0, 3, 2), (4, 5, 6), (4, 6, 7), (0, 1, 5), (0, 5, 4),
+          (1, 2, 6), (1, 6, 5), (2, 3, 7), (2, 7, 6), (3, 0, 4), (3, 4, 7)]
+CUBE_QUADS = [(0, 3, 2, 1), (4, 5, 6, 7), (0, 1, 5, 4), (1, 2, 6, 5), (2, 3, 7, 6), (3, 0, 4, 7)]
+OCTA_V = [(1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1), (0, 0, -1)]
+OCTA_T = [(0, 2, 4), (2, 1, 4), (1, 3, 4), (3, 0, 4), (2, 0, 5), (1, 2, 5), (3, 1, 5), (0, 3, 5)]
+
+
+def soup(verts, tris):
+    """Every triangle with its own three vertices (what STL stores)."""
+    v, t = [], []
+    for tri in tris:
+        t.append(tuple(range(len(v), len(v) + 3)))
+        v.extend(verts[i] for i in tri)
+    return v, t
+
+
+def flipped(tris):
+    return [(a, c, b) for a, b, c in tris]
+
+
+# ---- fuzz_mesh inputs ----
+def mesh_input(verts, tris, flags=0, leaf=0, int8=False, u8=False, padded=False, repair=0x7F, scale=0.5,
+               weld=1e-5, sliver=1e-3, holes=8, point=(0.1, 0.2, 0.3), pose=((0, 0, 0, 1), (0.3, 0.2, 0.1))):
+    enc = (1 if int8 else 0) | (2 if u8 else 0) | (4 if padded else 0)
+    head = struct.pack("<BBBBH", flags, leaf, enc, repair, len(verts))
+    head += struct.pack("<fff", scale, weld, sliver)
+    head += struct.pack("<BB", holes, 0)
+    head += struct.pack("<3f", *point)
+    head += struct.pack("<4f3f", *pose[0], *pose[1])
+    assert len(head) == 60
+    body = b""
+    for p in verts:
+        body += struct.pack("<3b", *(round(c / scale) for c in p)) if int8 else struct.pack("<3f", *p)
+    for tri in tris:
+        body += struct.pack("<3B", *tri) if u8 else struct.pack("<3I", *tri)
+    return head + body
+
+
+def mesh_corpus():
+    sv, st = soup(CUBE_V, CUBE_T)
+    two_v = TETRA_V + [(x + 3, y, z) for x, y, z in TETRA_V]
+    two_t = TETRA_T + [(a + 4, b + 4, c + 4) for a, b, c in TETRA_T]
+    return {
+        "tetra": mesh_input(TETRA_V, TETRA_T),
+        "cube": mesh_input(CUBE_V, CUBE_T, leaf=1),
+        "cube_int8_u8": mesh_input(CUBE_V, CUBE_T, int8=True, u8=True),
+        "octa_stride16": mesh_input(OCTA_V, OCTA_T, padded=True, leaf=15),
+        "cube_soup": mesh_input(sv, st, u8=True),
+        "cube_hole": mesh_input(CUBE_V, CUBE_T[:-1]),
+        "tetra_inside_out_flip": mesh_input(TETRA_V, flipped(TETRA_T), flags=1),
+        "tetra_inside_out": mesh_input(TETRA_V, flipped(TETRA_T)),
+        "two_tetras": mesh_input(two_v, two_t, int8=True, u8=True, scale=0.25),
+        "open_quad": mesh_input([(0, 0, 0), (1, 0, 0), (1, 1, 0), (0, 1, 0)], [(0, 1, 2), (0, 2, 3)], flags=2),
+        "degenerate": mesh_input(TETRA_V + [(0.5, 0, 0)], TETRA_T + [(0, 4, 1)], u8=True),
+        "cube_far_pose": mesh_input(CUBE_V, CUBE_T, pose=((0.3, 0.1, 0.2, 0.9), (0.9, 0.0, 0.0))),
+    }
+
+
+# ---- fuzz_import inputs: hint byte, flags byte, file ----
+HINTS = ["obj", "stl", "ply", "off", "gltf", "glb"]
+
+
+def import_input(hint, data, flags=0):
+    return bytes([HINTS.index(hint), flags]) + data
+
+
+def fmt(x):
+    return ("%g" % x)
+
+
+def obj_text(verts, faces):
+    lines = ["# rtcd fuzz seed"] + ["v %s %s %s" % tuple(map(fmt, p)) for p in verts]
+    lines += ["f " + " ".join(str(i + 1) for i in f) for f in faces]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def normal(a, b, c):
+    u = [b[i] - a[i] for i in range(3)]
+    v = [c[i] - a[i] for i in range(3)]
+    n = [u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]]
+    length = sum(x * x for x in n) ** 0.5 or 1.0
+    return [x / length for x in n]
+
+
+def stl_ascii(verts, tris):
+    out = ["solid fuzz"]
+    for t in tris:
+        p = [verts[i] for i in t]
+        out.append(" facet normal %s %s %s" % tuple(map(fmt, normal(*p))))
+        out.append("  outer loop")
+        out += ["   vertex %s %s %s" % tuple(map(fmt, q)) for q in p]
+        out.append("  endloop")
+        out.append(" endfacet")
+    out.append("endsolid fuzz")
+    return ("\n".join(out) + "\n").encode()
+
+
+def stl_binary(verts, tris):
+    data = b"rtcd fuzz seed".ljust(80, b" ") + struct.pack("<I", len(tris))
+    for t in tris:
+        p = [verts[i] for i in t]
+        data += struct.pack("<3f", *normal(*p))
+        for q in p:
+            data += struct.pack("<3f", *q)
+        data += b"\0\0"
+    return data
+
+
+def ply_ascii(verts, faces):
+    head = ["ply", "format ascii 1.0", "element vertex %d" % len(verts), "property float x", "property float y",
+            "property float z", "element face %d" % len(faces), "property list uchar int vertex_indices", "end_header"]
+    body = ["%s %s %s" % tuple(map(fmt, p)) for p in verts]
+    body += ["%d %s" % (len(f), " ".join(map(str, f))) for f in faces]
+    return ("\n".join(head + body) + "\n").encode()
+
+
+def ply_binary(verts, faces):
+    head = ["ply", "format binary_little_endian 1.0", "element vertex %d" % len(verts), "property float x",
+            "property float y", "property float z", "element face %d" % len(faces),
+            "property list uchar int vertex_indices", "end_header"]
+    data = ("\n".join(head) + "\n").encode()
+    for p in verts:
+        data += struct.pack("<3f", *p)
+    for f in faces:
+        data += struct.pack("<B%di" % len(f), len(f), *f)
+    return data
+
+
+def off_text(verts, faces):
+    lines = ["OFF", "%d %d 0" % (len(verts), len(faces))] + ["%s %s %s" % tuple(map(fmt, p)) for p in verts]
+    lines += ["%d %s" % (len(f), " ".join(map(str, f))) for f in faces]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def gltf_parts(verts, tris):
+    vb = b"".join(struct.pack("<3f", *p) for p in verts)
+    ib = b"".join(struct.pack("<3H", *t) for t in tris)
+    buf = vb + ib
+    lo = [min(p[i] for p in verts) for i in range(3)]
+    hi = [max(p[i] for p in verts) for i in range(3)]
+    doc = {
+        "asset": {"version": "2.0"},
+        "scene": 0, "scenes": [{"nodes": [0]}], "nodes": [{"mesh": 0}],
+        "meshes": [{"primitives": [{"attributes": {"POSITION": 0}, "indices": 1}]}],
+        "buffers": [{"byteLength": len(buf)}],
+        "bufferViews": [{"buffer": 0, "byteOffset": 0, "byteLength": len(vb), "target": 34962},
+                        {"buffer": 0, "byteOffset": len(vb), "byteLength": len(ib), "target": 34963}],
+        "accessors": [{"bufferView": 0, "componentType": 5126, "count": len(verts), "type": "VEC3",
+                       "min": lo, "max": hi},
+                      {"bufferView": 1, "componentType": 5123, "count": 3 * len(tris), "type": "SCALAR"}],
+    }
+    return doc, buf
+
+
+def gltf_embedded(verts, tris):
+    doc, buf = gltf_parts(verts, tris)
+    doc["buffers"][0]["uri"] = "data:application/octet-stream;base64," + base64.b64encode(buf).decode()
+    return json.dumps(doc, separators=(",", ":")).encode()
+
+
+def glb(verts, tris):
+    doc, buf = gltf_parts(verts, tris)
+    js = json.dumps(doc, separators=(",", ":")).encode()
+    js += b" " * (-len(js) % 4)
+    buf += b"\0" * (-len(buf) % 4)
+    total = 12 + 8 + len(js) + 8 + len(buf)
+    return (struct.pack("<4sII", b"glTF", 2, total) + struct.pack("<I4s", len(js), b"JSON") + js +
+            struct.pack("<I4s", len(buf), b"BIN\0") + buf)
+
+
+def read_data(name):
+    with open(os.path.join(HERE, "..", "data", name), "rb") as f:
+        return f.read()
+
+
+def import_corpus():
+    sv, st = soup(CUBE_V, CUBE_T)
+    return {
+        "tetra.obj": import_input("obj", obj_text(TETRA_V, TETRA_T)),
+        "cube_quads.obj": import_input("obj", obj_text(CUBE_V, CUBE_QUADS)),
+        "cube_inside_out.obj": import_input("obj", obj_text(CUBE_V, flipped(CUBE_T)), flags=2),
+        "cube_hole.obj": import_input("obj", obj_text(CUBE_V, CUBE_T[:-1])),
+        "cube_ascii.stl": import_input("stl", stl_ascii(CUBE_V, CUBE_T)),
+        "tetra_binary.stl": import_input("stl", stl_binary(TETRA_V, TETRA_T)),
+        "cube_binary_norepair.stl": import_input("stl", stl_binary(sv, st), flags=1),
+        "octa_ascii.ply": import_input("ply", ply_ascii(OCTA_V, OCTA_T)),
+        "cube_binary.ply": import_input("ply", ply_binary(CUBE_V, CUBE_QUADS)),
+        "cube.off": import_input("off", off_text(CUBE_V, CUBE_QUADS)),
+        "tetra.gltf": import_input("gltf", gltf_embedded(TETRA_V, TETRA_T)),
+        "octa.glb": import_input("glb", glb(OCTA_V, OCTA_T)),
+        # The project's own small models (tests/data).
+        "icosphere.obj": import_input("obj", read_data("icosphere.obj")),
+        "two_cubes.obj": import_input("obj", read_data("two_cubes.obj")),
+    }
+
+
+def write(folder, files):
+    path = os.path.join(HERE, "corpus", folder)
+    os.makedirs(path, exist_ok=True)
+    for name, data in files.items():
+        with open(os.path.join(path, name), "wb") as f:
+            f.write(data)
+
+
+if __name__ == "__main__":
+    write("mesh", mesh_corpus())
+    write("import", import_corpus())
