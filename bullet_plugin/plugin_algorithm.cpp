@@ -238,6 +238,8 @@ void rtcdPluginState::computePair(const rtcdBatchEntry& e)
 
 const rtcd_mesh* rtcdPluginState::meshOf(const btCollisionShape* shape)
 {
+    // Built: one lookup, as every pair of every step asks.
+    if (const rtcd_mesh* m = meshes.find(shape)) return m;
     bool oom = false;
     const rtcd_mesh* m = meshes.meshFor(shape, &oom);
     if (oom) stats.out_of_memory++;

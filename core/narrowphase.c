@@ -86,6 +86,14 @@ const char* rtcd_backend_name(rtcd_backend backend)
     return "unknown";
 }
 
+void rtcd_pair_second_phase(const rtcd_narrowphase_def* def, const rtcd_mesh* a, const rtcd_mesh* b,
+                            int* edge_crossings, int* deep_contacts)
+{
+    int closed = !a->open_surface && !b->open_surface;
+    *edge_crossings = closed && def->edge_crossings != 0;
+    *deep_contacts = closed && def->deep_contacts != 0;
+}
+
 void rtcd_pair_ctx_init(rtcd_pair_ctx* c, const rtcd_narrowphase_def* def, const rtcd_mesh* a, const rtcd_xform* pa,
                         const rtcd_mesh* b, const rtcd_xform* pb, rtcd_algorithm algorithm,
                         const rtcd_iterative_params* params, const rtcd_xform* before, float speculative)
@@ -95,10 +103,10 @@ void rtcd_pair_ctx_init(rtcd_pair_ctx* c, const rtcd_narrowphase_def* def, const
     pair_ctx_init(c, pa, pb, (rtcd_u32)algorithm, def->traversal == RTCD_TRAVERSAL_BRUTE_FORCE,
                   params ? params->distance_extension : 0.0f, params ? params->culling_distance : 0.0f,
                   params ? params->max_iterations : 0u, before, speculative);
-    /* Both need closed meshes (an exit behind every entry, a centre). */
-    int closed = !a->open_surface && !b->open_surface;
-    c->edge_crossings = closed && def->edge_crossings != 0;
-    c->deep_contacts = closed && def->deep_contacts != 0;
+    int edges, deep;
+    rtcd_pair_second_phase(def, a, b, &edges, &deep);
+    c->edge_crossings = (rtcd_u32)edges;
+    c->deep_contacts = (rtcd_u32)deep;
     c->margin = c->speculative > 0.0f ? def->speculative_margin : 0.0f;
 }
 

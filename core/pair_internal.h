@@ -62,6 +62,13 @@ typedef struct rtcd_keep {
     int overflow;          /* more entries than capacity: the rest were dropped */
 } rtcd_keep;
 
+/* Which items of the second phase (shared/crossing.h) a pair runs: the
+ * def's edge crossings and deep vertices, both only between closed meshes
+ * (an exit behind every entry, a centre); the CPU context and the kernels'
+ * pair flags alike. */
+void rtcd_pair_second_phase(const rtcd_narrowphase_def* def, const rtcd_mesh* a, const rtcd_mesh* b,
+                            int* edge_crossings, int* deep_contacts);
+
 /* The shared pipeline's context of one pair on the CPU (shared/pair.h):
  * params NULL for the standard algorithm, before (b in a's frame one call
  * earlier) NULL when unknown. */

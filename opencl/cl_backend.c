@@ -212,10 +212,9 @@ static rtcd_error plan_pair(rtcd_opencl* cl, cl_device_state* d, const rtcd_pair
     pose12(&p->pose_a, cp->pose_a);
     pose12(&p->pose_b, cp->pose_b);
     const rtcd_iterative_def* idef = &cl->def.iterative;
-    /* As rtcd_pair_ctx_init: the second phase needs closed meshes. */
-    int closed = !rtcd_mesh_is_open_surface(p->a) && !rtcd_mesh_is_open_surface(p->b);
-    uint32_t second = closed ? (cl->def.edge_crossings ? RTCD_CL_EDGES : 0u) | (cl->def.deep_contacts ? RTCD_CL_DEEP : 0u)
-                             : 0u;
+    int edges, deep;
+    rtcd_pair_second_phase(&cl->def, p->a, p->b, &edges, &deep);
+    uint32_t second = (edges ? RTCD_CL_EDGES : 0u) | (deep ? RTCD_CL_DEEP : 0u);
     if (!info || idef->algorithm == RTCD_ALGORITHM_STANDARD) {
         cp->flags = RTCD_CL_STANDARD_PASS | second;
         return RTCD_OK;

@@ -56,28 +56,6 @@ static void quiet_log(rtcd_log_level level, const char* message, void* user)
 
 /* ---- OpenCL, when this build and machine have it ---- */
 
-static int g_opencl = -1; /* -1: not probed yet */
-
-static int opencl_available(void)
-{
-    if (g_opencl >= 0) return g_opencl;
-    rtcd_narrowphase_def def = rtcd_default_narrowphase_def();
-    def.backend = RTCD_BACKEND_OPENCL;
-    rtcd_batch* b = NULL;
-    rtcd_error err = rtcd_batch_create(&def, &b);
-    g_opencl = err == RTCD_OK;
-    if (err == RTCD_OK)
-        print_message("OpenCL: %u device(s), first %s\n", rtcd_batch_device_count(b), rtcd_batch_device_name(b, 0));
-    else if (err == RTCD_ERROR_UNSUPPORTED)
-        print_message("notice: this build has no OpenCL (RTCD_WITH_OPENCL=OFF): OpenCL checks skipped\n");
-    else
-        print_message("notice: no OpenCL device here (%s: %s): OpenCL checks skipped\n", rtcd_error_name(err),
-                      rtcd_last_error_message());
-    if (err != RTCD_OK) assert_null(b);
-    rtcd_batch_release(b);
-    return g_opencl;
-}
-
 /* The OpenCL backend with its serial kernel (one work-item per pair, what
  * CPU devices run) through the backend's test hook RTCD_CL_KERNEL. */
 static rtcd_batch* create_opencl_serial(const rtcd_narrowphase_def* base)
@@ -85,21 +63,7 @@ static rtcd_batch* create_opencl_serial(const rtcd_narrowphase_def* base)
     rtcd_narrowphase_def def = *base;
     def.backend = RTCD_BACKEND_OPENCL;
     def.max_devices = 1;
-    const char* before = getenv("RTCD_CL_KERNEL");
-    char* saved = before ? strdup(before) : NULL;
-    setenv("RTCD_CL_KERNEL", "serial", 1);
-    rtcd_batch* b = NULL;
-    rtcd_error err = rtcd_batch_create(&def, &b);
-    if (saved) {
-        setenv("RTCD_CL_KERNEL", saved, 1);
-        free(saved);
-    } else {
-        unsetenv("RTCD_CL_KERNEL");
-    }
-    if (err != RTCD_OK) fprintf(stderr, "%s: %s\n", rtcd_error_name(err), rtcd_last_error_message());
-    assert_int_equal(err, RTCD_OK);
-    assert_int_equal(rtcd_batch_backend(b), RTCD_BACKEND_OPENCL);
-    return b;
+    return test_create_batch(&def, "serial");
 }
 
 /* ---- engines' task systems ---- */
@@ -547,7 +511,7 @@ static void bit_identity(rtcd_algorithm algorithm, rtcd_traversal traversal, rtc
     snprintf(v[nv].name, sizeof v[nv].name, "cpu, tasks run in finish");
     v[nv].batch = create_cpu(&def, 0, &deferred_ts);
     v[nv++].exact = 1;
-    if (opencl_available()) {
+    if (test_opencl_available()) {
         snprintf(v[nv].name, sizeof v[nv].name, "opencl, serial kernel");
         v[nv].batch = create_opencl_serial(&def);
         v[nv++].exact = 0;
@@ -1102,7 +1066,7 @@ static void test_auto(void** state)
     unsetenv("RTCD_DEVICES");
     /* Is there a GPU? Then AUTO takes it (this machine has none). */
     int gpu = 0;
-    if (opencl_available()) {
+    if (test_opencl_available()) {
         rtcd_narrowphase_def probe = rtcd_default_narrowphase_def();
         probe.backend = RTCD_BACKEND_OPENCL;
         probe.devices = "gpu";
@@ -1174,7 +1138,7 @@ static void test_contacts_without_rays_match(void** state)
     for (int k = 0; k < CASES; ++k) pairs[k].key = KEY0 + (uint64_t)k;
     rtcd_narrowphase_def def = rtcd_default_narrowphase_def();
     rtcd_batch* cpu = create_cpu(&def, 1, NULL);
-    rtcd_batch* serial = opencl_available() ? create_opencl_serial(&def) : NULL;
+    rtcd_batch* serial = test_opencl_available() ? create_opencl_serial(&def) : NULL;
     rtcd_batch* group = NULL;
     if (serial) {
         rtcd_narrowphase_def g = def;
@@ -1236,7 +1200,7 @@ static void test_opencl_selection(void** state)
     }
     assert_int_equal(err, RTCD_ERROR_NO_DEVICE);
     assert_non_null(strstr(rtcd_last_error_message(), "9:9"));
-    if (!opencl_available()) skip();
+    if (!test_opencl_available()) skip();
     /* "cpu" names no OpenCL device. */
     def.devices = "cpu";
     b = (rtcd_batch*)0x1;

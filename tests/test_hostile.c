@@ -351,43 +351,13 @@ static void test_readme_pattern_huge_spheres(void** state)
 
 /* The kernels' reductions (serial and work-group) on the same pair: no
  * crash, and the CPU batch's result bit for bit. */
-static int g_opencl = -1;
-
-static int opencl_available(void)
-{
-    if (g_opencl >= 0) return g_opencl;
-    rtcd_narrowphase_def def = rtcd_default_narrowphase_def();
-    def.backend = RTCD_BACKEND_OPENCL;
-    rtcd_batch* b = NULL;
-    rtcd_error err = rtcd_batch_create(&def, &b);
-    g_opencl = err == RTCD_OK;
-    if (err != RTCD_OK)
-        print_message("notice: no OpenCL here (%s: %s)\n", rtcd_error_name(err), rtcd_last_error_message());
-    rtcd_batch_release(b);
-    return g_opencl;
-}
-
 static rtcd_batch* create_batch(rtcd_backend backend, const char* kernel)
 {
     rtcd_narrowphase_def def = rtcd_default_narrowphase_def();
     def.backend = backend;
     def.max_devices = 1;
     def.threads = 1;
-    const char* before = getenv("RTCD_CL_KERNEL");
-    char* saved = before ? strdup(before) : NULL;
-    if (kernel) setenv("RTCD_CL_KERNEL", kernel, 1);
-    rtcd_batch* b = NULL;
-    rtcd_error err = rtcd_batch_create(&def, &b);
-    if (saved) {
-        setenv("RTCD_CL_KERNEL", saved, 1);
-        free(saved);
-    } else {
-        unsetenv("RTCD_CL_KERNEL");
-    }
-    if (err != RTCD_OK) fprintf(stderr, "%s: %s\n", rtcd_error_name(err), rtcd_last_error_message());
-    assert_int_equal(err, RTCD_OK);
-    assert_int_equal(rtcd_batch_backend(b), backend);
-    return b;
+    return test_create_batch(&def, kernel);
 }
 
 enum { HUGE_PAIRS = 6, HUGE_STEPS = 3 };
@@ -486,7 +456,7 @@ static void test_batch_huge_spheres_cpu(void** state)
 static void test_batch_huge_spheres_opencl(void** state)
 {
     (void)state;
-    if (!opencl_available()) skip();
+    if (!test_opencl_available()) skip();
     run_huge_batches(1);
 }
 

@@ -4,6 +4,8 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* The scenes' generator, so tests draw the same sequences as the scenes. */
 uint64_t test_rng_next(test_rng* rng) { return scene_rng_next(&rng->state); }
@@ -68,4 +70,44 @@ rtcd_error test_collide_iterative(const rtcd_narrowphase_def* def, const rtcd_it
     rtcd_narrowphase_def d = *def;
     d.iterative = *idef;
     return rtcd_collide_iterative(&d, state, a, pose_a, b, pose_b, rays, ray_capacity, ray_count, stats);
+}
+
+int test_opencl_available(void)
+{
+    static int known = -1; /* -1: not probed yet */
+    if (known >= 0) return known;
+    rtcd_narrowphase_def def = rtcd_default_narrowphase_def();
+    def.backend = RTCD_BACKEND_OPENCL;
+    rtcd_batch* b = NULL;
+    rtcd_error err = rtcd_batch_create(&def, &b);
+    known = err == RTCD_OK;
+    if (err == RTCD_OK)
+        print_message("OpenCL: %u device(s), first %s\n", rtcd_batch_device_count(b), rtcd_batch_device_name(b, 0));
+    else if (err == RTCD_ERROR_UNSUPPORTED)
+        print_message("notice: this build has no OpenCL (RTCD_WITH_OPENCL=OFF): OpenCL checks skipped\n");
+    else
+        print_message("notice: no OpenCL device here (%s: %s): OpenCL checks skipped\n", rtcd_error_name(err),
+                      rtcd_last_error_message());
+    if (err != RTCD_OK) assert_null(b);
+    rtcd_batch_release(b);
+    return known;
+}
+
+rtcd_batch* test_create_batch(const rtcd_narrowphase_def* def, const char* kernel)
+{
+    const char* before = getenv("RTCD_CL_KERNEL");
+    char* saved = before ? strdup(before) : NULL;
+    if (kernel) setenv("RTCD_CL_KERNEL", kernel, 1);
+    rtcd_batch* b = NULL;
+    rtcd_error err = rtcd_batch_create(def, &b);
+    if (saved) {
+        setenv("RTCD_CL_KERNEL", saved, 1);
+        free(saved);
+    } else {
+        unsetenv("RTCD_CL_KERNEL");
+    }
+    if (err != RTCD_OK) fprintf(stderr, "%s: %s\n", rtcd_error_name(err), rtcd_last_error_message());
+    assert_int_equal(err, RTCD_OK);
+    if (def->backend != RTCD_BACKEND_AUTO) assert_int_equal(rtcd_batch_backend(b), def->backend);
+    return b;
 }

@@ -10,6 +10,7 @@
 
 #include <rtcd/rtcd.h>
 #include <rtcd/rtcd_iterative.h>
+#include <rtcd/rtcd_batch.h>
 
 /* splitmix64-based deterministic generator. */
 typedef struct test_rng {
@@ -34,6 +35,16 @@ rtcd_error test_collide_iterative(const rtcd_narrowphase_def* def, const rtcd_it
                                   rtcd_pair_state* state, const rtcd_mesh* a, const rtcd_transform* pose_a,
                                   const rtcd_mesh* b, const rtcd_transform* pose_b, rtcd_ray_hit* rays,
                                   uint32_t ray_capacity, uint32_t* ray_count, rtcd_narrowphase_stats* stats);
+
+/* Is the OpenCL backend usable here (this build, this machine)? Probed
+ * once, the reason printed when it is not. */
+int test_opencl_available(void);
+
+/* A batch of `def` (its backend) whose OpenCL kernel is `kernel` ("serial",
+ * "group"; NULL: the backend's choice) through the backend's test hook
+ * RTCD_CL_KERNEL, restored afterwards; fails the test when it cannot be
+ * made or falls back to another backend. */
+rtcd_batch* test_create_batch(const rtcd_narrowphase_def* def, const char* kernel);
 
 #define assert_float_near(a, b, tol) assert_true(fabs((double)(a) - (double)(b)) <= (double)(tol))
 
