@@ -115,11 +115,12 @@ rtcd_pair_motion rtcd_pair_motion_of(const rtcd_pair_desc* desc)
  * call: the margin plus how far the pair may move in one step (the
  * caller's bound, rtcd_pair_motion_of's, or its last step, whichever is
  * larger), at most the larger mesh's reach. */
+#define RTCD_SPECULATIVE_REACH_MAX 1e5f /* the range of validity's coordinates */
 static float speculative_reach(const rtcd_narrowphase_def* def, const rtcd_pair_track* track, float bound)
 {
     if (!def->speculative || def->iterative.algorithm != RTCD_ALGORITHM_PREDICTIVE) return 0.0f;
     float step = track->has_motion && track->step_displacement < RTCD_FLT_MAX ? track->step_displacement : 0.0f;
-    return fminf(def->speculative_margin + fmaxf(bound, step), fmaxf(track->a->reach, track->b->reach));
+    return fminf(def->speculative_margin + fmaxf(bound, step), RTCD_SPECULATIVE_REACH_MAX);
 }
 
 int rtcd_track_plan(rtcd_pair_track* track, const rtcd_narrowphase_def* ndef, const rtcd_mesh* a, const rtcd_mesh* b,

@@ -291,6 +291,11 @@ RTCD_INLINE rtcd_world_ray pair_world_ray(const rtcd_pair_ctx* c, rtcd_ray_rec r
     return w;
 }
 
+/* How far (a fraction of the other mesh's box diagonal) the foot of a
+ * speculative contact may lie from where the vertex's motion reaches the
+ * other surface (pair_ray_contact). */
+#define RTCD_SPECULATIVE_FOOT_OFF 0.1f
+
 /* The contact of a colliding ray or a speculative record (contact.h,
  * Bullet's convention; the speculative one always along the triangle's
  * normal, at the distance to its plane). Every record: pair_contact
@@ -300,6 +305,29 @@ RTCD_INLINE rtcd_contact_v pair_ray_contact(const rtcd_pair_ctx* c, rtcd_ray_rec
     rtcd_v3 o, d, nrm;
     pair_ray_frame(c, r, &o, &d, &nrm);
     rtcd_u32 direction = r.feature >> 31, i = r.feature & 0x7fffffffu;
+    if ((r.tri & RTCD_ENTRY_PREDICTION) && c->has_motion && r.t > c->margin) {
+        /* Past the margin (pair_speculative's motion ray) the contact joins
+         * the vertex and its foot on the triangle's plane. Where the plane
+         * is steep to the motion and the gap long, the foot lies off the
+         * other body: a contact there would spin the bodies instead of
+         * stopping them (a fast body passes through). Then the contact
+         * runs along the motion, from the vertex to the point of the
+         * surface it reaches: both points on their bodies. */
+        const rtcd_pair_side side = pair_side(c, direction);
+        rtcd_v3 v = v3_load(side.caster->vertices + 3 * i);
+        rtcd_v3 m = pair_vertex_motion(&side, v, xf_point(side.to_target, v));
+        float travel = v3_length(m);
+        rtcd_v3 md = v3_scale(m, 1.0f / travel);
+        float approach = -v3_dot(md, v3_load(side.target->tnormals + 3 * (r.tri & RTCD_ENTRY_TRIANGLE)));
+        float gap = rtcd_minf(r.t / approach, travel + c->margin); /* to the plane along the motion */
+        float off = gap * gap - r.t * r.t;                       /* squared: from the foot to that point */
+        rtcd_v3 box = v3_sub(side.target->hi, side.target->lo);
+        if (off > RTCD_SPECULATIVE_FOOT_OFF * RTCD_SPECULATIVE_FOOT_OFF * v3_dot(box, box)) {
+            rtcd_contact_v out = contact_pushed(direction, i, o, v3_neg(xf_rotate(direction ? &c->xa : &c->xb, md)), -gap);
+            out.rank = travel - gap;
+            return out;
+        }
+    }
     rtcd_contact_v out = (r.tri & RTCD_ENTRY_PREDICTION) ? contact_pushed(direction, i, o, nrm, -r.t)
                                                          : contact_from_hit(direction, i, o, d, nrm, r.t, mode);
     if (c->has_motion && c->speculative > 0.0f) {
