@@ -12,6 +12,7 @@ PACKAGES=(
   libembree-dev            # Intel Embree: the reference in the ray benchmark
   libassimp-dev            # assimp: model files for rtcd_import and rtcd_mesh_check (optional)
   assimp-testmodels        # assimp's model corpus: bench_import and test_import's corpus check
+  clang libclang-rt-14-dev # libFuzzer: the bounded fuzz run of the sanitizer variant (tests/fuzz)
 )
 
 missing=()

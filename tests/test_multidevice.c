@@ -312,6 +312,12 @@ static void test_subdevice_bad_specs(void** state)
     expect_failure("0:/2", RTCD_ERROR_INVALID_ARGUMENT);
     expect_failure("0:0/2,0:0", RTCD_ERROR_INVALID_ARGUMENT);
     expect_failure("0:0/99999999999", RTCD_ERROR_INVALID_ARGUMENT);
+    /* Issue 12: the values once taken as 0:0. (An empty value is the default
+     * selection, as an unset variable.) */
+    expect_failure("0:", RTCD_ERROR_INVALID_ARGUMENT);
+    expect_failure(" 0:0", RTCD_ERROR_INVALID_ARGUMENT);
+    expect_failure("0:0,", RTCD_ERROR_INVALID_ARGUMENT);
+    expect_failure("0:0 ", RTCD_ERROR_INVALID_ARGUMENT);
     expect_failure("0:0/999", RTCD_ERROR_NO_DEVICE);
     expect_failure("9:9/2", RTCD_ERROR_NO_DEVICE);
     /* A kernel that does not build on the first sub-device: both are released (LeakSanitizer). */
