@@ -625,6 +625,7 @@ rtcd_error rtcd_world_step(rtcd_world* w)
     if (!w) return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_world_step: NULL world");
     auto start = std::chrono::steady_clock::now();
     try {
+        w->stepped = true;
         w->dynamics->stepSimulation(w->def.time_step, 1, w->def.time_step);
     } catch (const std::bad_alloc&) {
         return fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_world_step: out of memory");

@@ -76,6 +76,7 @@ struct rtcd_world {
     std::vector<btRigidBody*> planes;
     std::vector<rtcd_static_mesh*> static_meshes; // user index -2 - k on their bodies
     rtcd_step_stats stats;
+    bool stepped = false; // the broadphase's pairs exist (the penetration measure reads them)
 };
 
 #endif

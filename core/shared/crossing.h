@@ -30,6 +30,7 @@
 #define RTCD_REC_INDEX 0x1fffffffu
 #define RTCD_REC_OUTWARD 0x40000000u /* in a deep record's triangle word: it leaves along its outward normal */
 #define RTCD_REC_CENTRE 0x20000000u  /* ...: it leaves along the pair's centre line (deep_way_out) */
+#define RTCD_COINCIDENT_SAMPLES 64u  /* deep vertices a direction of coincident bodies tests, at most */
 #define RTCD_REC_TRI_MASK 0x0fffffffu /* an edge record's entry triangle; its shared-edge slot above (3: none) */
 #define RTCD_REC_SHARED_SHIFT 28u
 
@@ -103,6 +104,17 @@ RTCD_INLINE int crossing_edge_contact(const rtcd_mesh_view* caster, const rtcd_m
     return 1;
 }
 
+/* Do the meshes' box centres coincide (within 1e-4 of the target's box
+ * diagonal, in the target's frame)? Bodies created at one pose: their
+ * vertices lie on each other's surfaces, where every ray ties. */
+RTCD_INLINE int pair_centres_coincide(const rtcd_pair_ctx* c, rtcd_u32 direction)
+{
+    const rtcd_pair_side side = pair_side(c, direction);
+    rtcd_v3 from = v3_scale(v3_add(side.target->lo, side.target->hi), 0.5f);
+    rtcd_v3 to = xf_point(side.to_target, v3_scale(v3_add(side.caster->lo, side.caster->hi), 0.5f));
+    return !(v3_length(v3_sub(to, from)) > 1e-4f * v3_length(v3_sub(side.target->hi, side.target->lo)));
+}
+
 /* Edge slot `slot` of the caster (direction 0: A's edges into B): a record
  * when the edge enters and leaves the target between its two ends. */
 RTCD_INLINE int pair_edge_item(const rtcd_pair_ctx* c, rtcd_u32 direction, rtcd_u32 slot, rtcd_pass_counts* n,
@@ -110,8 +122,11 @@ RTCD_INLINE int pair_edge_item(const rtcd_pair_ctx* c, rtcd_u32 direction, rtcd_
 {
     const rtcd_pair_side side = pair_side(c, direction);
     rtcd_u32 t = slot / 3u;
-    /* Each edge once: from the lower of its two triangles. */
-    if (side.caster->neighbors[slot] < t || slot > RTCD_REC_INDEX) return RTCD_WALK_LOST;
+    /* Each edge once: from the lower of its two triangles. Coincident
+     * bodies' edges lie on each other's surfaces: their deep vertices
+     * separate them. */
+    if (side.caster->neighbors[slot] < t || slot > RTCD_REC_INDEX || pair_centres_coincide(c, direction))
+        return RTCD_WALK_LOST;
     rtcd_v3 p0, p1;
     crossing_edge(side.caster, side.to_target, slot, &p0, &p1);
     rtcd_v3 e = v3_sub(p1, p0);
@@ -145,16 +160,21 @@ RTCD_INLINE int pair_edge_item(const rtcd_pair_ctx* c, rtcd_u32 direction, rtcd_
 }
 
 /* The deep vertices' common way out, in the target's frame: from the
- * target's box centre through the caster's; zero when they coincide. */
+ * target's box centre through the caster's. Where they coincide, A leaves
+ * along the world's +z and B along -z (opposite ways, so the two
+ * directions' pushes add up; any fixed axis would do). */
 RTCD_INLINE rtcd_v3 deep_way_out(const rtcd_pair_ctx* c, rtcd_u32 direction)
 {
     const rtcd_pair_side side = pair_side(c, direction);
+    if (pair_centres_coincide(c, direction)) {
+        const rtcd_xform* xt = direction ? &c->xa : &c->xb;
+        rtcd_xform to_target = xf_inverse(xt);
+        return xf_rotate(&to_target, v3(0.0f, 0.0f, direction ? -1.0f : 1.0f));
+    }
     rtcd_v3 from = v3_scale(v3_add(side.target->lo, side.target->hi), 0.5f);
     rtcd_v3 to = xf_point(side.to_target, v3_scale(v3_add(side.caster->lo, side.caster->hi), 0.5f));
     rtcd_v3 d = v3_sub(to, from);
-    float len = v3_length(d);
-    if (!(len > 1e-4f * v3_length(v3_sub(side.target->hi, side.target->lo)))) return v3(0.0f, 0.0f, 0.0f);
-    return v3_scale(d, 1.0f / len);
+    return v3_scale(d, 1.0f / v3_length(d));
 }
 
 /* Vertex i of the caster when every ray of its direction was rejected: a
@@ -167,10 +187,18 @@ RTCD_INLINE int pair_deep_item(const rtcd_pair_ctx* c, rtcd_u32 direction, rtcd_
     const rtcd_pair_side side = pair_side(c, direction);
     rtcd_v3 nrm = v3_load(side.caster->vnormals + 3 * i);
     if (nrm.x == 0.0f && nrm.y == 0.0f && nrm.z == 0.0f) return RTCD_WALK_LOST;
+    /* Coincident bodies: every vertex is deep, and a few spread over the
+     * mesh make the same manifold (bounding the pair's rays). */
+    int coincident = pair_centres_coincide(c, direction);
+    if (coincident && i % ((side.caster->vertex_count + RTCD_COINCIDENT_SAMPLES - 1u) / RTCD_COINCIDENT_SAMPLES))
+        return RTCD_WALK_LOST;
     rtcd_v3 o = xf_point(side.to_target, v3_load(side.caster->vertices + 3 * i));
     if (!view_may_contain(side.target, o)) return RTCD_WALK_LOST;
     n->candidates += 1u;
     rtcd_v3 dir = xf_rotate(side.to_target, v3_neg(nrm));
+    /* A vertex on the other surface (coincident bodies) is tested a hair
+     * inside its own body, where it is inside the other too. */
+    if (coincident) o = v3_add(o, v3_scale(dir, 1e-3f * v3_length(v3_sub(side.target->hi, side.target->lo))));
     n->rays += 2u;
     rtcd_tri_hit hin = view_first_hit(side.target, c->brute_force, o, dir, RTCD_FLT_MAX);
     rtcd_tri_hit hout = view_first_hit(side.target, c->brute_force, o, v3_neg(dir), RTCD_FLT_MAX);
@@ -182,14 +210,12 @@ RTCD_INLINE int pair_deep_item(const rtcd_pair_ctx* c, rtcd_u32 direction, rtcd_
     if (!(cin > 0.0f) || !(cout > 0.0f)) return RTCD_WALK_LOST; /* outside */
     rec->feature = (direction << 31) | RTCD_REC_DEEP | i;
     rtcd_v3 way = deep_way_out(c, direction);
-    if (way.x != 0.0f || way.y != 0.0f || way.z != 0.0f) {
-        n->rays += 1u;
-        rtcd_tri_hit h = view_first_hit(side.target, c->brute_force, o, way, RTCD_FLT_MAX);
-        if (h.tri < RTCD_REC_CENTRE && v3_dot(way, v3_load(side.target->tnormals + 3 * h.tri)) > 0.0f) {
-            rec->tri = h.tri | RTCD_REC_CENTRE;
-            rec->t = h.t;
-            return RTCD_WALK_HIT;
-        }
+    n->rays += 1u;
+    rtcd_tri_hit h = view_first_hit(side.target, c->brute_force, o, way, RTCD_FLT_MAX);
+    if (h.tri < RTCD_REC_CENTRE && v3_dot(way, v3_load(side.target->tnormals + 3 * h.tri)) > 0.0f) {
+        rec->tri = h.tri | RTCD_REC_CENTRE;
+        rec->t = h.t;
+        return RTCD_WALK_HIT;
     }
     int outward = hout.t * cout < hin.t * cin;
     rec->tri = outward ? hout.tri | RTCD_REC_OUTWARD : hin.tri;

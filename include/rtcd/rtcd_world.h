@@ -166,7 +166,11 @@ RTCD_API const char* rtcd_world_device_name(const rtcd_world* world, uint32_t de
 /* Penetration measured independently of the collision algorithm: for every
  * pair of bodies whose boxes overlap, each vertex of one inside the other
  * (exact point-in-mesh test) contributes its distance to the other's surface;
- * vertices below the plane contribute their depth. */
+ * vertices below the plane contribute their depth. Coincident bodies (box
+ * centres within 1e-4 of the box diagonal: created at one pose) have every
+ * vertex on the other's surface; each of their vertices counts as deep as
+ * the boxes are into each other along the world axis that parts them
+ * soonest. Before the first step, the pairs of the bodies as created. */
 typedef struct rtcd_penetration {
     float max;
     double sum;
