@@ -182,6 +182,7 @@ float rtcdPluginState::pairMotion(const btCollisionObject* a, float reach_a, con
 void rtcdPluginState::computePair(const rtcdBatchEntry& e)
 {
     rtcdPairSlot& slot = slots[e.slot];
+    uint32_t kept = slot.count; // out of memory: the pair keeps its contacts, as in runBatch
     slot.count = 0;
     slot.stamp = stamp;
     stats.pairs_owned++;
@@ -203,9 +204,15 @@ void rtcdPluginState::computePair(const rtcdBatchEntry& e)
         float reach = def.speculative && closing
                           ? def.speculative_margin + pairMotion(mesh_obj, sideReach(mesh_obj, mesh, mesh_pose), nullptr, 0)
                           : 0.0f;
-        if (rtcd_collide_plane(mesh, &pose, plane, e.plane_is_a, reach, def.speculative ? def.speculative_margin : 0.0f,
-                               slot.contacts, &slot.count) != RTCD_OK)
-            rtcd_log_message(RTCD_LOG_WARNING, rtcd_last_error_message());
+        rtcd_error err = rtcd_collide_plane(mesh, &pose, plane, e.plane_is_a, reach,
+                                            def.speculative ? def.speculative_margin : 0.0f, slot.contacts, &slot.count);
+        if (err == RTCD_ERROR_OUT_OF_MEMORY) {
+            // Counted, so the step reports it (rtcd_world_step: RTCD_ERROR_OUT_OF_MEMORY).
+            stats.out_of_memory++;
+            slot.count = kept;
+            return;
+        }
+        if (err != RTCD_OK) rtcd_log_message(RTCD_LOG_WARNING, rtcd_last_error_message());
         if (slot.count == 0) stats.pairs_culled++;
         return;
     }
@@ -220,8 +227,15 @@ void rtcdPluginState::computePair(const rtcdBatchEntry& e)
     rtcd_transform pa = rtcdFromBullet(e.pose_a);
     rtcd_transform pb = rtcdFromBullet(e.pose_b);
     rtcd_narrowphase_stats st;
-    if (rtcd_collide_standard(&def, ma, &pa, mb, &pb, rays.data(), cap, &n, &st) != RTCD_OK) {
-        // Only a non-finite pose gets here: the pair gets no contacts, and says why.
+    rtcd_error err = rtcd_collide_standard(&def, ma, &pa, mb, &pb, rays.data(), cap, &n, &st);
+    if (err == RTCD_ERROR_OUT_OF_MEMORY) {
+        // Its scratch: counted, so the step reports it; the pair keeps its contacts.
+        stats.out_of_memory++;
+        slot.count = kept;
+        return;
+    }
+    if (err != RTCD_OK) {
+        // A non-finite pose: the pair gets no contacts, and says why.
         rtcd_log_message(RTCD_LOG_WARNING, rtcd_last_error_message());
         return;
     }

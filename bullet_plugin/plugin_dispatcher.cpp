@@ -3,6 +3,7 @@
 #include "plugin_internal.h"
 
 #include <chrono>
+#include <new>
 #include <string>
 
 rtcdCollisionDispatcher::rtcdCollisionDispatcher(btCollisionConfiguration* configuration,
@@ -11,12 +12,22 @@ rtcdCollisionDispatcher::rtcdCollisionDispatcher(btCollisionConfiguration* confi
 {
     m_state->stats = rtcd_step_stats();
     rtcd_narrowphase_def wanted = def ? *def : rtcd_default_narrowphase_def();
-    if (m_state->open(wanted) != RTCD_OK) {
+    rtcd_error err = m_state->open(wanted);
+    if (err != RTCD_OK && err != RTCD_ERROR_OUT_OF_MEMORY) {
         // A def that does not validate (the error callback has its message):
         // the defaults, so the program still runs.
         std::string line = std::string("rtcd: ") + rtcd_last_error_message() + "; using the default narrow phase";
         rtcd_log_message(RTCD_LOG_ERROR, line.c_str());
-        m_state->open(rtcd_default_narrowphase_def());
+        err = m_state->open(rtcd_default_narrowphase_def());
+    }
+    if (err == RTCD_ERROR_OUT_OF_MEMORY) {
+        // Not a bad def: without its batch the dispatcher would drop every
+        // pair's contacts, and the defaults are no answer to the caller's
+        // def. Out of memory in a constructor is std::bad_alloc (the
+        // destructor does not run: the state goes here).
+        delete m_state;
+        m_state = nullptr;
+        throw std::bad_alloc();
     }
     // Bullet's GImpact algorithm for every pair rtcd declines.
     btGImpactCollisionAlgorithm::registerAlgorithm(this);
@@ -49,14 +60,22 @@ const rtcd_mesh* rtcdCollisionDispatcher::meshForShape(const btCollisionShape* s
     return m_state->meshes.find(shape);
 }
 
-// Does the compound hold, directly, a concave mesh rtcd takes?
-static bool holdsMesh(rtcdMeshCache& meshes, const btCollisionShape* s)
+// Does the compound hold, directly, a concave mesh rtcd takes? A child
+// whose mesh could not be built for want of memory counts (*out_of_memory
+// set): the pair must not go to GImpact for its lifetime for that.
+static bool holdsMesh(rtcdMeshCache& meshes, const btCollisionShape* s, bool* out_of_memory)
 {
     if (rtcdRoleOf(s) != RTCD_ROLE_COMPOUND) return false;
     const btCompoundShape* c = static_cast<const btCompoundShape*>(s);
     for (int i = 0; i < c->getNumChildShapes(); ++i) {
         const btCollisionShape* child = c->getChildShape(i);
-        if (rtcdRoleOf(child) == RTCD_ROLE_MESH && meshes.meshFor(child)) return true;
+        if (rtcdRoleOf(child) != RTCD_ROLE_MESH) continue;
+        bool oom = false;
+        if (meshes.meshFor(child, &oom)) return true;
+        if (oom) {
+            *out_of_memory = true;
+            return true;
+        }
     }
     return false;
 }
@@ -99,7 +118,10 @@ btCollisionAlgorithm* rtcdCollisionDispatcher::findAlgorithm(const btCollisionOb
         // A compound of concave meshes: Bullet's compound algorithm (not
         // GImpact's, which would take its GImpact children itself), whose
         // children come back here.
-        if (holdsMesh(m_state->meshes, s0) || holdsMesh(m_state->meshes, s1)) {
+        bool holds_oom = false;
+        bool holds = holdsMesh(m_state->meshes, s0, &holds_oom) || holdsMesh(m_state->meshes, s1, &holds_oom);
+        if (holds_oom) m_state->stats.out_of_memory++;
+        if (holds) {
             btCollisionAlgorithmCreateFunc* f =
                 m_collisionConfiguration->getCollisionAlgorithmCreateFunc(s0->getShapeType(), s1->getShapeType());
             if (f) return f->CreateCollisionAlgorithm(ci, body0, body1);

@@ -32,7 +32,9 @@ public:
      * of the narrow phase: algorithm, traversal, contacts, backend, devices,
      * threads. A backend that cannot be had (no OpenCL device, kernels that
      * do not build) falls back to the CPU reference after a logged notice;
-     * a def that does not validate is reported and the defaults are used. */
+     * a def that does not validate is reported and the defaults are used.
+     * Out of memory for the narrow phase (rtcd's allocator) throws
+     * std::bad_alloc, as a failed new would. */
     explicit rtcdCollisionDispatcher(btCollisionConfiguration* configuration, const rtcd_narrowphase_def* def = nullptr);
     ~rtcdCollisionDispatcher() override;
 
