@@ -50,12 +50,51 @@ static rtcd_contact_v from_public(const rtcd_contact* c)
     return v;
 }
 
+enum { REDUCE_STACK = 256 };
+
+/* Out of memory with more contacts than the stack holds: the reduction
+ * runs over them a stack's worth at a time, each time over the points kept
+ * so far and the next ones. The deepest point is the same as with memory
+ * (up to the tie band); the others may differ (their spread is judged
+ * against fewer points). */
+static uint32_t reduce_in_chunks(const rtcd_contact* contacts, uint32_t count, rtcd_contact out[RTCD_MAX_MANIFOLD_POINTS])
+{
+    rtcd_contact_v v[REDUCE_STACK];
+    rtcd_contact from[REDUCE_STACK];
+    uint32_t kept = 0, i = 0, dropped = 0;
+    while (i < count) {
+        uint32_t m = 0;
+        for (; m < kept; ++m) {
+            from[m] = out[m];
+            v[m] = from_public(&out[m]);
+        }
+        for (; i < count && m < REDUCE_STACK; ++i) {
+            rtcd_contact_v c = from_public(&contacts[i]);
+            if (!reduce_valid(c)) {
+                dropped++;
+                continue;
+            }
+            from[m] = contacts[i];
+            v[m++] = c;
+        }
+        uint32_t chosen[RTCD_MANIFOLD_POINTS];
+        kept = reduce_contacts(v, m, 0.0f, chosen);
+        rtcd_contact picked[RTCD_MANIFOLD_POINTS];
+        for (uint32_t k = 0; k < kept; ++k) picked[k] = from[chosen[k]];
+        for (uint32_t k = 0; k < kept; ++k) out[k] = picked[k];
+    }
+    if (dropped)
+        rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_reduce_contacts: %u of %u contacts not finite, dropped", dropped,
+                  count);
+    return kept;
+}
+
 uint32_t rtcd_reduce_contacts(const rtcd_contact* contacts, uint32_t count, rtcd_contact out[RTCD_MAX_MANIFOLD_POINTS])
 {
     if (!contacts || !out || count == 0) return 0;
     /* The shared reduction reads rtcd_contact_v: a copy of the valid ones
      * (every number finite), on the stack for the usual counts. */
-    enum { STACK = 256 };
+    enum { STACK = REDUCE_STACK };
     rtcd_contact_v stack[STACK];
     uint32_t stack_index[STACK];
     rtcd_contact_v* v = stack;
@@ -66,8 +105,9 @@ uint32_t rtcd_reduce_contacts(const rtcd_contact* contacts, uint32_t count, rtcd
         if (!v || !index) {
             rtcd_free(v);
             rtcd_free(index);
-            rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_reduce_contacts: no memory for %u contacts", count);
-            return 0;
+            rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_reduce_contacts: no memory for %u contacts (reduced %u at a time)",
+                      count, (unsigned)STACK);
+            return reduce_in_chunks(contacts, count, out);
         }
     }
     uint32_t valid = 0;

@@ -187,6 +187,60 @@ static void test_reduction_overflowing_scores(void** state)
     }
 }
 
+/* An allocator that refuses everything. */
+static void* refusing_alloc(size_t size, size_t alignment, void* user)
+{
+    (void)size, (void)alignment, (void)user;
+    return NULL;
+}
+
+static void plain_free(void* p, void* user)
+{
+    (void)user;
+    free(p);
+}
+
+/* Out of memory with 1000 contacts (past the reduction's stack): reported,
+ * and four of them still come out, the deepest first, with no NaN one. */
+static void test_reduction_out_of_memory(void** state)
+{
+    (void)state;
+    enum { N = 1000 };
+    static rtcd_contact c[N];
+    uint64_t rng = 12345;
+    for (uint32_t i = 0; i < N; ++i) {
+        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+        float x = (float)((rng >> 40) % 1000) * 1e-3f, y = (float)((rng >> 20) % 1000) * 1e-3f;
+        c[i] = make_contact(x, y, 0.0f, 0.01f + 1e-5f * (float)(i % 97), i);
+    }
+    c[617].depth = 0.5f; /* the deepest */
+    rtcd_contact with_memory[4], without[4];
+    assert_int_equal(rtcd_reduce_contacts(c, N, with_memory), 4);
+    assert_int_equal(with_memory[0].feature, 617);
+    rtcd_set_error_callback(record_error, NULL);
+    for (int poisoned = 0; poisoned < 2; ++poisoned) {
+        if (poisoned) c[300].depth = NAN; /* dropped, and reported too */
+        rtcd_set_allocator(refusing_alloc, plain_free, NULL);
+        errors_reset();
+        uint32_t m = rtcd_reduce_contacts(c, N, without);
+        rtcd_set_allocator(NULL, NULL, NULL);
+        assert_int_equal(m, 4);
+        assert_int_equal(g_errors.count, 1 + poisoned);
+        if (!poisoned) {
+            assert_int_equal(g_errors.code, RTCD_ERROR_OUT_OF_MEMORY);
+            assert_non_null(strstr(g_errors.message, "no memory"));
+        } else {
+            assert_non_null(strstr(g_errors.message, "not finite"));
+        }
+        assert_int_equal(without[0].feature, 617);
+        for (uint32_t k = 0; k < m; ++k) {
+            assert_true(contact_is_finite(&without[k]));
+            for (uint32_t j = 0; j < k; ++j) assert_int_not_equal(without[j].feature, without[k].feature);
+        }
+    }
+    rtcd_set_error_callback(NULL, NULL);
+}
+
 /* Random contacts drawn from ordinary values, huge ones and non-finite
  * ones: never a crash, always min(4, valid) finite inputs out. */
 static void test_reduction_random_hostile(void** state)
@@ -617,6 +671,7 @@ int main(void)
         cmocka_unit_test(test_reduction_nonfinite_contacts),
         cmocka_unit_test(test_reduction_overflowing_scores),
         cmocka_unit_test(test_reduction_random_hostile),
+        cmocka_unit_test(test_reduction_out_of_memory),
         cmocka_unit_test(test_contact_from_nonfinite_ray),
         cmocka_unit_test(test_mesh_range_of_validity),
         cmocka_unit_test(test_readme_pattern_huge_spheres),

@@ -183,7 +183,10 @@ RTCD_API rtcd_contact rtcd_contact_from_ray(const rtcd_ray_hit* ray, rtcd_contac
  * first, and reported as RTCD_ERROR_INVALID_ARGUMENT (message, error
  * callback; the call still returns the others'); any finite input is fine,
  * however large (spreads that overflow float tie as the largest). Returns
- * min(4, finite contacts). */
+ * min(4, finite contacts). More than 256 contacts need scratch memory; out
+ * of it, RTCD_ERROR_OUT_OF_MEMORY is reported and the contacts are reduced
+ * 256 at a time (each time with the points kept so far): the deepest point
+ * is the same, the other three may differ, none is lost. */
 RTCD_API uint32_t rtcd_reduce_contacts(const rtcd_contact* contacts, uint32_t count,
                                        rtcd_contact out[RTCD_MAX_MANIFOLD_POINTS]);
 
