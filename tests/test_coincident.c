@@ -11,6 +11,10 @@
 #include <rtcd/rtcd_world.h>
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 typedef struct pile {
     rtcd_world* world;
@@ -142,8 +146,40 @@ static void test_nested_body_comes_out(void** state)
     rtcd_world_release(w);
 }
 
-int main(void)
+/* test_coincident --pile N: the README's figures for N blobs at one pose
+ * (the first step's rays and time, the ruler's answer and time, how far
+ * apart they end after 240 steps). */
+static double seconds(void)
 {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int measure_pile(uint32_t count)
+{
+    pile p = make_pile(count);
+    rtcd_penetration pen;
+    double t0 = seconds();
+    assert_int_equal(rtcd_world_measure_penetration(p.world, &pen), RTCD_OK);
+    double t1 = seconds();
+    printf("%u blobs at one pose: ruler %.3f m, %u vertices inside, %.3f s\n", count, (double)pen.max,
+           pen.vertices_inside, t1 - t0);
+    t0 = seconds();
+    assert_int_equal(rtcd_world_step(p.world), RTCD_OK);
+    t1 = seconds();
+    rtcd_step_stats st = rtcd_world_last_step_stats(p.world);
+    printf("first step: %.3f s, %llu rays over %u pairs\n", t1 - t0, (unsigned long long)st.rays_cast, st.pairs_owned);
+    for (int i = 1; i < 240; ++i) assert_int_equal(rtcd_world_step(p.world), RTCD_OK);
+    assert_int_equal(rtcd_world_measure_penetration(p.world, &pen), RTCD_OK);
+    printf("after 240 steps: closest centres %.3f m, ruler %.3f m\n", (double)closest_centres(p.world), (double)pen.max);
+    free_pile(&p);
+    return 0;
+}
+
+int main(int argc, char** argv)
+{
+    if (argc > 2 && !strcmp(argv[1], "--pile")) return measure_pile((uint32_t)atoi(argv[2]));
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ruler_counts_coincident_bodies),
         cmocka_unit_test(test_coincident_bodies_part),

@@ -19,6 +19,7 @@
 #include <rtcd/rtcd_world.h>
 
 #include <math.h>
+#include <string.h>
 
 #define OFFSETS 20
 
@@ -139,8 +140,21 @@ static void test_plane_at_absurd_speed(void** state)
     }
 }
 
-int main(void)
+/* test_fast_bodies --sweep: the measurements behind the README's figures
+ * (how many of 20 go through, over speeds, sizes and mass ratios). */
+static int sweep(void)
 {
+    const float radii[] = {0.5f, 0.1f}, masses[] = {1.0f, 1e4f};
+    const float speeds[] = {30.0f, 60.0f, 120.0f, 240.0f, 500.0f, 1000.0f};
+    for (size_t r = 0; r < 2; ++r)
+        for (size_t m = 0; m < 2; ++m)
+            for (size_t v = 0; v < sizeof speeds / sizeof *speeds; ++v) fire_at_blob(radii[r], speeds[v], masses[m]);
+    return 0;
+}
+
+int main(int argc, char** argv)
+{
+    if (argc > 1 && !strcmp(argv[1], "--sweep")) return sweep();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_equal_blobs_at_twice_the_diameter_a_step),
         cmocka_unit_test(test_small_blob_at_twice_its_diameter_a_step),
