@@ -51,6 +51,7 @@
  * To debug: RTCD_SWEEP_N=n runs that n alone (break on sweep_refused),
  * RTCD_SWEEP_TRACE=1 prints where the plain run's allocations happen. */
 #include "test_util.h"
+#include "scene_util.h"
 
 #include <rtcd/rtcd_generate.h>
 #include <rtcd/rtcd_world.h>
@@ -181,15 +182,8 @@ static rtcd_mesh* make_mesh(sweep_run* r, rtcd_error gen_err, rtcd_generated_mes
     }
     for (uint32_t i = 0; offset && i < g->vertex_count; ++i)
         for (int k = 0; k < 3; ++k) g->vertices[3 * i + k] += offset[k];
-    rtcd_mesh_def def = rtcd_default_mesh_def();
-    def.vertices = g->vertices;
-    def.vertex_count = g->vertex_count;
-    def.indices = g->indices;
-    def.triangle_count = g->triangle_count;
-    def.name = name;
     rtcd_mesh* mesh = (rtcd_mesh*)0x1;
-    int ok = CALL(r, "rtcd_mesh_create", rtcd_mesh_create(&def, &mesh));
-    rtcd_generated_free(g);
+    int ok = CALL(r, "rtcd_mesh_create", scene_mesh_from_generated(g, name, &mesh)); /* frees g */
     if (!ok) assert_null(mesh);
     return ok ? mesh : NULL;
 }
