@@ -252,10 +252,10 @@ void rtcdPluginState::computePair(const rtcdBatchEntry& e)
 
 const rtcd_mesh* rtcdPluginState::meshOf(const btCollisionShape* shape)
 {
-    // Built: one lookup, as every pair of every step asks.
-    if (const rtcd_mesh* m = meshes.find(shape)) return m;
+    // One lookup, as every pair of every step asks; a GImpact shape is also
+    // looked at for a deformation, once a step.
     bool oom = false;
-    const rtcd_mesh* m = meshes.meshFor(shape, &oom);
+    const rtcd_mesh* m = meshes.current(shape, stamp, &oom);
     if (oom) stats.out_of_memory++;
     return m;
 }
@@ -461,6 +461,18 @@ void rtcdCollisionAlgorithm::processCollision(const btCollisionObjectWrapper* bo
     // into one. So points are matched with the default threshold, those past
     // it added here (addSpeculativePoint), and the threshold raised to the
     // largest gap only afterwards, for the refresh.
+    // A mesh that deformed (or was rebuilt) since the last pass: its cached
+    // points are gone with the old shape.
+    const btCollisionShape* shapes[2] = {body0->getCollisionShape(), body1->getCollisionShape()};
+    bool changed = false;
+    for (int k = 0; k < 2; ++k) {
+        const rtcd_mesh* m = m_state->meshes.find(shapes[k]);
+        uint64_t v = m ? rtcd_mesh_version(m) : 0;
+        changed |= m != m_mesh[k] || v != m_version[k];
+        m_mesh[k] = m;
+        m_version[k] = v;
+    }
+    if (changed) m_manifold->clearManifold();
     m_manifold->setContactBreakingThreshold(gContactBreakingThreshold);
     btScalar gap = 0;
     for (uint32_t i = 0; i < slot.count; ++i) {

@@ -55,6 +55,16 @@ void rtcdCollisionDispatcher::setCheck(bool check) { m_state->check = check; }
 
 rtcd_batch* rtcdCollisionDispatcher::narrowphaseBatch() const { return m_state->narrowphase; }
 
+void rtcdCollisionDispatcher::refreshShape(const btCollisionShape* shape)
+{
+    if (shape) m_state->meshes.refresh(shape);
+}
+
+void rtcdCollisionDispatcher::useMesh(const btCollisionShape* shape, rtcd_mesh* mesh)
+{
+    if (shape && mesh && rtcdRoleOf(shape) == RTCD_ROLE_MESH) m_state->meshes.use(shape, mesh);
+}
+
 const rtcd_mesh* rtcdCollisionDispatcher::meshForShape(const btCollisionShape* shape) const
 {
     return m_state->meshes.find(shape);

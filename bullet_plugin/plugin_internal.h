@@ -36,6 +36,12 @@ public:
     // *out_of_memory is set and the next call tries again.
     const rtcd_mesh* meshFor(const btCollisionShape* shape, bool* out_of_memory = nullptr);
     const rtcd_mesh* find(const btCollisionShape* shape) const;
+    // The shape's mesh as of this step (`stamp`): a deformed GImpact shape
+    // (its update flag, another local box, or refresh()) is read again once
+    // per step, then the mesh updated in place or rebuilt (rtcd_bullet.h).
+    const rtcd_mesh* current(const btCollisionShape* shape, uint32_t stamp, bool* out_of_memory);
+    void refresh(const btCollisionShape* shape);
+    void use(const btCollisionShape* shape, rtcd_mesh* mesh);
 
 private:
     struct Entry {
@@ -46,7 +52,18 @@ private:
         btVector3 scaling;
         btScalar margin;
         int type;
+        // Deformation (GImpact shapes): the local box the mesh was read at,
+        // whether its vertices are the shape's as given (in place updates),
+        // the step it was last looked at, a refresh asked for, and a mesh
+        // the caller keeps up to date itself (use()).
+        btVector3 box_lo, box_hi;
+        bool as_given;
+        uint32_t checked;
+        bool dirty;
+        bool external;
     };
+    bool deformed(const btCollisionShape* shape, Entry& e);
+    const rtcd_mesh* update(const btCollisionShape* shape, Entry& e, bool* out_of_memory);
     std::unordered_map<const btCollisionShape*, Entry> m_entries;
 };
 
@@ -166,6 +183,10 @@ private:
     uint32_t m_slot;
     uint8_t m_kind;
     uint8_t m_plane_is_a;
+    // The meshes (and their versions) of the last pass: a deformed mesh's
+    // old points do not move with its bodies, so Bullet's refresh would keep them.
+    const rtcd_mesh* m_mesh[2] = {nullptr, nullptr};
+    uint64_t m_version[2] = {0, 0};
 };
 
 // rtcd's view of a Bullet pose.

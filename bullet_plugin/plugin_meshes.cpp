@@ -8,6 +8,7 @@
 #include <BulletCollision/CollisionShapes/btScaledBvhTriangleMeshShape.h>
 #include <rtcd/rtcd_repair.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <string>
@@ -213,9 +214,10 @@ static rtcd_error make_mesh(const std::vector<float>& v, const std::vector<uint3
 // The mesh as given; else welded and repaired (rtcd_repair.h): the pieces
 // merged into one mesh when every one is closed (a surface: as it is).
 static rtcd_mesh* build_mesh(const btCollisionShape* shape, rtcdShapeRole role, const char* name, std::string& why,
-                             std::string& repairs, rtcd_error* code)
+                             std::string& repairs, rtcd_error* code, bool* as_given)
 {
     *code = RTCD_OK;
+    *as_given = false;
     std::vector<float> vertices;
     std::vector<uint32_t> indices;
     if (!read_triangles(shape, role, vertices, indices, why)) return nullptr;
@@ -227,6 +229,7 @@ static rtcd_mesh* build_mesh(const btCollisionShape* shape, rtcdShapeRole role, 
     rtcd_mesh* mesh = nullptr;
     if (role != RTCD_ROLE_SURFACE) {
         rtcd_error err = make_mesh(vertices, indices, flags, name, &mesh);
+        *as_given = err == RTCD_OK;
         if (err == RTCD_OK) return mesh;
         *code = err;
         why = std::string(rtcd_error_name(err)) + ": " + rtcd_last_error_message();
@@ -282,13 +285,15 @@ const rtcd_mesh* rtcdMeshCache::meshFor(const btCollisionShape* shape, bool* out
         rtcd_mesh_release(e.mesh); // not the shape it was built for any more
         m_entries.erase(it);
     }
-    Entry entry = {nullptr, source, scaling, margin, shape->getShapeType()};
+    Entry entry = {nullptr, source, scaling, margin, shape->getShapeType(), btVector3(0, 0, 0), btVector3(0, 0, 0),
+                   false, 0, false, false};
+    if (role == RTCD_ROLE_MESH) shape->getAabb(btTransform::getIdentity(), entry.box_lo, entry.box_hi);
     char name[96];
     std::snprintf(name, sizeof name, "%s %p", rtcdRoleName(role), static_cast<const void*>(shape));
     std::string why, repairs;
     rtcd_error code = RTCD_OK;
     if (role == RTCD_ROLE_MESH || role == RTCD_ROLE_CONVEX || role == RTCD_ROLE_SURFACE)
-        entry.mesh = build_mesh(shape, role, name, why, repairs, &code);
+        entry.mesh = build_mesh(shape, role, name, why, repairs, &code, &entry.as_given);
     else
         why = "not a mesh, convex or static surface shape";
     if (code == RTCD_ERROR_OUT_OF_MEMORY) {
@@ -307,4 +312,88 @@ const rtcd_mesh* rtcdMeshCache::meshFor(const btCollisionShape* shape, bool* out
     }
     m_entries.emplace(shape, entry);
     return entry.mesh;
+}
+
+// GImpact's update flag, protected in btGImpactShapeInterface: postUpdate()
+// sets it, updateBound() clears it.
+struct rtcdGImpactFlag : public btGImpactShapeInterface {
+    static bool raised(const btGImpactShapeInterface* s) { return s->*(&rtcdGImpactFlag::m_needs_update); }
+};
+
+// Has the GImpact shape of entry e changed since rtcd read it?
+bool rtcdMeshCache::deformed(const btCollisionShape* shape, Entry& e)
+{
+    btGImpactMeshShape* g = const_cast<btGImpactMeshShape*>(static_cast<const btGImpactMeshShape*>(shape));
+    bool flagged = e.dirty || rtcdGImpactFlag::raised(g);
+    for (int i = 0; i < g->getMeshPartCount() && !flagged; ++i) flagged = rtcdGImpactFlag::raised(g->getMeshPart(i));
+    // What GImpact's own algorithm would do with a flagged shape: refit its
+    // boxes (Bullet's broadphase then sees the new box next step).
+    if (flagged) g->updateBound();
+    btVector3 lo, hi;
+    g->getAabb(btTransform::getIdentity(), lo, hi);
+    return flagged || lo != e.box_lo || hi != e.box_hi;
+}
+
+// Reads a deformed GImpact shape again: in place when the mesh holds the
+// shape's vertices as given and the triangles are the same, else rebuilt.
+const rtcd_mesh* rtcdMeshCache::update(const btCollisionShape* shape, Entry& e, bool* out_of_memory)
+{
+    std::vector<float> v;
+    std::vector<uint32_t> idx;
+    std::string why;
+    bool same = e.as_given && read_triangles(shape, RTCD_ROLE_MESH, v, idx, why) &&
+                v.size() == 3 * static_cast<size_t>(rtcd_mesh_vertex_count(e.mesh)) &&
+                idx.size() == 3 * static_cast<size_t>(rtcd_mesh_triangle_count(e.mesh)) &&
+                std::equal(idx.begin(), idx.end(), rtcd_mesh_indices(e.mesh));
+    if (same) {
+        rtcd_error err = rtcd_mesh_update_vertices(e.mesh, v.data(), 0);
+        if (err == RTCD_OK || err == RTCD_ERROR_OUT_OF_MEMORY) {
+            // Out of memory: the old shape this step, tried again on the next.
+            e.dirty = err != RTCD_OK;
+            if (err != RTCD_OK && out_of_memory) *out_of_memory = true;
+            if (err == RTCD_OK) shape->getAabb(btTransform::getIdentity(), e.box_lo, e.box_hi);
+            return e.mesh;
+        }
+        // A shape rtcd_mesh_create would refuse (a triangle squashed flat):
+        // rebuilt through the repair below, as a new shape would be.
+    }
+    rtcd_mesh_release(e.mesh);
+    m_entries.erase(shape);
+    return meshFor(shape, out_of_memory);
+}
+
+const rtcd_mesh* rtcdMeshCache::current(const btCollisionShape* shape, uint32_t stamp, bool* out_of_memory)
+{
+    if (out_of_memory) *out_of_memory = false;
+    auto it = m_entries.find(shape);
+    if (it == m_entries.end()) {
+        const rtcd_mesh* m = meshFor(shape, out_of_memory);
+        it = m_entries.find(shape);
+        if (it != m_entries.end()) it->second.checked = stamp;
+        return m;
+    }
+    Entry& e = it->second;
+    if (e.checked == stamp || !e.mesh || e.external || rtcdRoleOf(shape) != RTCD_ROLE_MESH) return e.mesh;
+    e.checked = stamp;
+    return deformed(shape, e) ? update(shape, e, out_of_memory) : e.mesh;
+}
+
+void rtcdMeshCache::refresh(const btCollisionShape* shape)
+{
+    auto it = m_entries.find(shape);
+    if (it != m_entries.end()) it->second.dirty = true;
+}
+
+void rtcdMeshCache::use(const btCollisionShape* shape, rtcd_mesh* mesh)
+{
+    auto it = m_entries.find(shape);
+    if (it != m_entries.end()) {
+        rtcd_mesh_release(it->second.mesh);
+        m_entries.erase(it);
+    }
+    const btGImpactMeshShape* g = static_cast<const btGImpactMeshShape*>(shape);
+    Entry e = {mesh, g->getMeshInterface(), part_scaling(g, 0), btScalar(0), shape->getShapeType(),
+               btVector3(0, 0, 0), btVector3(0, 0, 0), true, 0, false, true};
+    rtcd_mesh_retain(mesh);
+    m_entries.emplace(shape, e);
 }

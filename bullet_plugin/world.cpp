@@ -3,6 +3,8 @@
 #include "plugin_convex.h"
 #include "world_internal.h"
 
+#include <algorithm>
+
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -143,6 +145,10 @@ rtcd_error rtcd_world_create(const rtcd_world_def* def, rtcd_world** out)
 
 static void shape_free(rtcd_shape* s)
 {
+    if (s->world) { // a shape may outlive its world
+        std::vector<rtcd_shape*>& all = s->world->shapes;
+        all.erase(std::remove(all.begin(), all.end(), s), all.end());
+    }
     for (rtcd_shape_piece& p : s->pieces) {
         delete p.shape;
         delete p.iface;
@@ -180,6 +186,7 @@ void rtcd_world_release(rtcd_world* w)
         delete m;
     }
     for (rtcd_shape* s : w->body_shapes) rtcd_shape_release(s);
+    for (rtcd_shape* s : w->shapes) s->world = nullptr; // the user's still: they outlive the world
     delete w->dynamics;
     delete w->solver;
     delete w->broadphase;
@@ -268,6 +275,9 @@ static void make_concave_bt_shape(rtcd_world* w, rtcd_shape* s)
         s->bt_shape = hull;
     } else if (s->pieces.empty()) {
         s->bt_shape = gimpact_over(s->vertices, s->indices, &s->mesh_interface);
+        // The narrow phase collides with the shape's own body mesh (the
+        // same vertices), which rtcd_shape_set_vertices keeps up to date.
+        if (w->rtcd_dispatcher && s->body_mesh) w->rtcd_dispatcher->useMesh(s->bt_shape, s->body_mesh);
     } else {
         btCompoundShape* c = new btCompoundShape();
         s->bt_shape = c;
@@ -289,6 +299,13 @@ rtcd_error rtcd_shape_create(rtcd_world* w, rtcd_mesh* mesh, rtcd_shape** out)
     if (!s) return fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_shape_create: out of memory");
     s->refcount = 1;
     s->world = w;
+    try {
+        w->shapes.push_back(s);
+    } catch (const std::bad_alloc&) {
+        s->world = nullptr;
+        shape_free(s);
+        return fail(RTCD_ERROR_OUT_OF_MEMORY, "out of memory for a new shape");
+    }
     rtcd_error err = build_body_frame(s, mesh);
     if (err != RTCD_OK) {
         shape_free(s);
@@ -338,6 +355,13 @@ rtcd_error rtcd_shape_create_compound(rtcd_world* w, rtcd_mesh* const* meshes, u
     if (!s) return fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_shape_create_compound: out of memory");
     s->refcount = 1;
     s->world = w;
+    try {
+        w->shapes.push_back(s);
+    } catch (const std::bad_alloc&) {
+        s->world = nullptr;
+        shape_free(s);
+        return fail(RTCD_ERROR_OUT_OF_MEMORY, "out of memory for a new shape");
+    }
     try {
         btMatrix3x3 rot = principal_frame(s, all);
         s->pieces.resize(count);
@@ -430,6 +454,13 @@ rtcd_error rtcd_shape_create_convex(rtcd_world* w, const rtcd_convex_def* def, r
     if (!s) return fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_shape_create_convex: out of memory");
     s->refcount = 1;
     s->world = w;
+    try {
+        w->shapes.push_back(s);
+    } catch (const std::bad_alloc&) {
+        s->world = nullptr;
+        shape_free(s);
+        return fail(RTCD_ERROR_OUT_OF_MEMORY, "out of memory for a new shape");
+    }
     s->frame = rtcd_transform_identity();
     std::string why;
     try {
@@ -485,6 +516,41 @@ void rtcd_shape_center_of_mass(const rtcd_shape* s, float com[3])
 {
     if (!com) return; // nothing to write to
     for (int k = 0; k < 3; ++k) com[k] = s ? s->com[k] : 0.0f;
+}
+
+rtcd_error rtcd_shape_set_vertices(rtcd_shape* s, const float* vertices, size_t stride)
+{
+    static const char* fn = "rtcd_shape_set_vertices";
+    if (!s || !vertices) return fail(RTCD_ERROR_INVALID_ARGUMENT, std::string(fn) + ": NULL argument");
+    if (!s->body_mesh || !s->pieces.empty() || !s->mesh_interface || !rtcdIsGImpactMesh(s->bt_shape))
+        return fail(RTCD_ERROR_UNSUPPORTED, std::string(fn) + ": only single-mesh shapes of the rtcd and GImpact "
+                                                              "narrow phases deform (not compounds, convex shapes "
+                                                              "or the hull mode)");
+    if (stride == 0) stride = 3 * sizeof(float);
+    if (stride < 3 * sizeof(float))
+        return fail(RTCD_ERROR_INVALID_ARGUMENT, std::string(fn) + ": stride " + std::to_string(stride) +
+                                                     " is below 12 bytes");
+    // Into the body frame: b = R^T (m - com), R and com the shape's frame.
+    const rtcd_transform& f = s->frame;
+    size_t n = s->vertices.size() / 3;
+    std::vector<float> body(3 * n);
+    for (size_t i = 0; i < n; ++i) {
+        const float* m = reinterpret_cast<const float*>(reinterpret_cast<const char*>(vertices) + stride * i);
+        float d[3] = {m[0] - f.translation[0], m[1] - f.translation[1], m[2] - f.translation[2]};
+        for (int k = 0; k < 3; ++k)
+            body[3 * i + k] = f.rotation[k] * d[0] + f.rotation[3 + k] * d[1] + f.rotation[6 + k] * d[2];
+    }
+    rtcd_error err = rtcd_mesh_update_vertices(s->body_mesh, body.data(), 0);
+    if (err != RTCD_OK) return err; // reported; nothing changed
+    // Bullet's copy (GImpact collides with it, the broadphase boxes it).
+    std::copy(body.begin(), body.end(), s->vertices.begin());
+    btGImpactMeshShape* g = static_cast<btGImpactMeshShape*>(s->bt_shape);
+    g->postUpdate();
+    g->updateBound();
+    rtcd_world* w = s->world; // NULL once the world is gone
+    for (size_t i = 0; w && i < w->bodies.size(); ++i)
+        if (w->body_shapes[i] == s) w->bodies[i]->activate(true);
+    return RTCD_OK;
 }
 
 rtcd_transform rtcd_shape_frame(const rtcd_shape* s) { return s ? s->frame : rtcd_transform_identity(); }

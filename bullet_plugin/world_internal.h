@@ -77,6 +77,7 @@ struct rtcd_world {
     std::vector<rtcd_static_mesh*> static_meshes; // user index -2 - k on their bodies
     rtcd_step_stats stats;
     bool stepped = false; // the broadphase's pairs exist (the penetration measure reads them)
+    std::vector<rtcd_shape*> shapes;              // every live shape made for it (not retained)
 };
 
 #endif

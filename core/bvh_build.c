@@ -80,6 +80,22 @@ static uint32_t partition(builder* b, uint32_t begin, uint32_t end, int axis, fl
     return i;
 }
 
+/* Pad by a fraction of the whole mesh's size: the slab test's rounding
+ * scales with the ray's length, not the node's, and the box must stay
+ * conservative against the triangle test's tolerance. */
+static void store_padded(rtcd_bvh_node* n, const box3* bounds, float pad)
+{
+    for (int k = 0; k < 3; ++k) {
+        n->lo[k] = bounds->lo[k] - pad - 1e-6f * fabsf(bounds->lo[k]);
+        n->hi[k] = bounds->hi[k] + pad + 1e-6f * fabsf(bounds->hi[k]);
+    }
+}
+
+static float mesh_pad(const box3* all)
+{
+    return 1e-5f * fmaxf(fmaxf(all->hi[0] - all->lo[0], all->hi[1] - all->lo[1]), all->hi[2] - all->lo[2]) + 1e-30f;
+}
+
 /* Returns the index one past the subtree rooted at `node`. */
 static uint32_t build_node(builder* b, uint32_t begin, uint32_t end, uint32_t depth)
 {
@@ -91,15 +107,8 @@ static uint32_t build_node(builder* b, uint32_t begin, uint32_t end, uint32_t de
         box3 cb = {{c[0], c[1], c[2]}, {c[0], c[1], c[2]}};
         box_grow(&cbounds, &cb);
     }
-    /* Pad by a fraction of the whole mesh's size: the slab test's rounding
-     * scales with the ray's length, not the node's, and the box must stay
-     * conservative against the triangle test's tolerance. */
-    float pad = b->pad;
     rtcd_bvh_node* n = &b->nodes[node];
-    for (int k = 0; k < 3; ++k) {
-        n->lo[k] = bounds.lo[k] - pad - 1e-6f * fabsf(bounds.lo[k]);
-        n->hi[k] = bounds.hi[k] + pad + 1e-6f * fabsf(bounds.hi[k]);
-    }
+    store_padded(n, &bounds, b->pad);
     n->prims = 0;
     if (depth > b->max_depth) b->max_depth = depth;
     uint32_t count = end - begin;
@@ -202,10 +211,11 @@ rtcd_error rtcd_bvh_build(const float* vertices, const uint32_t* indices, uint32
     }
     box3 all = box_empty();
     for (uint32_t t = 0; t < triangle_count; ++t) box_grow(&all, &b.tri_box[t]);
-    b.pad = 1e-5f * fmaxf(fmaxf(all.hi[0] - all.lo[0], all.hi[1] - all.lo[1]), all.hi[2] - all.lo[2]) + 1e-30f;
+    b.pad = mesh_pad(&all);
     build_node(&b, 0, triangle_count, 0);
     out->node_count = b.node_count;
     out->depth = b.max_depth;
+    out->leaf_size = b.leaf_size;
     out->nodes = b.nodes;
     b.nodes = NULL;
     out->tri_ids = b.order;
@@ -220,6 +230,7 @@ rtcd_error rtcd_bvh_build(const float* vertices, const uint32_t* indices, uint32
         for (int c = 0; c < 3; ++c)
             memcpy(out->tris + 9 * k + 3 * c, vertices + 3 * indices[3 * out->tri_ids[k] + c], 3 * sizeof(float));
     RTCD_ASSERT(out->depth < RTCD_BVH_STACK_SIZE);
+    out->built_sah = rtcd_bvh_sah(out);
     if ((err = rtcd_bvh4_build(out)) != RTCD_OK) rtcd_bvh_destroy(out);
 done:
     rtcd_free(b.tri_box);
@@ -236,4 +247,64 @@ void rtcd_bvh_destroy(rtcd_bvh* bvh)
     rtcd_free(bvh->tris);
     rtcd_free(bvh->tri_ids);
     memset(bvh, 0, sizeof *bvh);
+}
+
+static double node_area(const rtcd_bvh_node* n)
+{
+    double d[3];
+    for (int k = 0; k < 3; ++k) d[k] = fmax(0.0, (double)n->hi[k] - n->lo[k]);
+    return d[0] * d[1] + d[1] * d[2] + d[2] * d[0];
+}
+
+double rtcd_bvh_sah(const rtcd_bvh* bvh)
+{
+    if (bvh->node_count == 0) return 0.0;
+    double sum = 0.0;
+    for (uint32_t i = 0; i < bvh->node_count; ++i) {
+        uint32_t prims = bvh->nodes[i].prims;
+        sum += node_area(&bvh->nodes[i]) * (prims ? (double)(prims & RTCD_BVH_MAX_LEAF_SIZE) : 1.0);
+    }
+    double root = node_area(&bvh->nodes[0]);
+    return root > 0.0 ? sum / root : 1.0;
+}
+
+void rtcd_bvh_refit(rtcd_bvh* bvh, const float* vertices, const uint32_t* indices)
+{
+    /* Children follow their parent (depth-first layout): walking backwards
+     * meets every child before its parent. The nodes hold raw boxes at first
+     * and are padded once the root's box (the whole mesh's) gives the pad,
+     * exactly as the build pads. */
+    for (uint32_t i = bvh->node_count; i-- > 0;) {
+        rtcd_bvh_node* n = &bvh->nodes[i];
+        box3 b = box_empty();
+        if (n->prims) {
+            uint32_t first = n->prims >> RTCD_BVH_LEAF_BITS, count = n->prims & RTCD_BVH_MAX_LEAF_SIZE;
+            for (uint32_t k = first; k < first + count; ++k) /* the leaf-ordered corner copy */
+                for (int c = 0; c < 3; ++c)
+                    memcpy(bvh->tris + 9 * k + 3 * c, vertices + 3 * indices[3 * bvh->tri_ids[k] + c],
+                           3 * sizeof(float));
+            for (uint32_t k = 9 * first; k < 9 * (first + count); k += 3) {
+                const float* p = bvh->tris + k;
+                box3 pb = {{p[0], p[1], p[2]}, {p[0], p[1], p[2]}};
+                box_grow(&b, &pb);
+            }
+        } else {
+            const rtcd_bvh_node* kid[2] = {n + 1, &bvh->nodes[n[1].escape]};
+            for (int c = 0; c < 2; ++c) {
+                box3 kb = {{kid[c]->lo[0], kid[c]->lo[1], kid[c]->lo[2]}, {kid[c]->hi[0], kid[c]->hi[1], kid[c]->hi[2]}};
+                box_grow(&b, &kb);
+            }
+        }
+        memcpy(n->lo, b.lo, sizeof b.lo);
+        memcpy(n->hi, b.hi, sizeof b.hi);
+    }
+    if (bvh->node_count == 0) return;
+    box3 all = {{bvh->nodes[0].lo[0], bvh->nodes[0].lo[1], bvh->nodes[0].lo[2]},
+                {bvh->nodes[0].hi[0], bvh->nodes[0].hi[1], bvh->nodes[0].hi[2]}};
+    float pad = mesh_pad(&all);
+    for (uint32_t i = 0; i < bvh->node_count; ++i) {
+        rtcd_bvh_node* n = &bvh->nodes[i];
+        box3 raw = {{n->lo[0], n->lo[1], n->lo[2]}, {n->hi[0], n->hi[1], n->hi[2]}};
+        store_padded(n, &raw, pad);
+    }
 }

@@ -115,6 +115,7 @@ rtcd_pair_motion rtcd_pair_motion_of(const rtcd_pair_desc* desc)
  * call: the margin plus how far the pair may move in one step (the
  * caller's bound, rtcd_pair_motion_of's, or its last step, whichever is
  * larger), at most the larger mesh's reach. */
+#define RTCD_DEFORMATION_WEIGHT 4.0 /* rtcd_track_plan */
 #define RTCD_SPECULATIVE_REACH_MAX 1e5f /* the range of validity's coordinates */
 static float speculative_reach(const rtcd_narrowphase_def* def, const rtcd_pair_track* track, float bound)
 {
@@ -133,7 +134,15 @@ int rtcd_track_plan(rtcd_pair_track* track, const rtcd_narrowphase_def* ndef, co
         track->a = a;
         track->b = b;
     }
-    float step = track->has_prev ? rtcd_relative_displacement(a, b, &track->prev, &now) : 0.0f;
+    /* Deforming meshes: every point of either may have moved, in its own
+     * frame, as far as its mesh's odometer ran (the sum of its updates'
+     * largest vertex displacements); that adds to the rigid bound. */
+    double deformed[2] = {a->deformation, b->deformation};
+    float step = track->has_prev ? rtcd_relative_displacement(a, b, &track->prev, &now) +
+                                       (float)((deformed[0] - track->deformed_prev[0]) + (deformed[1] - track->deformed_prev[1]))
+                                 : 0.0f;
+    track->deformed_prev[0] = deformed[0];
+    track->deformed_prev[1] = deformed[1];
     /* A pair that just came into the broadphase has no past: its first
      * standard pass assumes nothing about its motion, its second knows it. */
     track->step_displacement = isfinite(step) ? step : RTCD_FLT_MAX;
@@ -152,7 +161,14 @@ int rtcd_track_plan(rtcd_pair_track* track, const rtcd_narrowphase_def* ndef, co
      * per step) leaves nothing to find new contacts with: standard again. */
     if (def->algorithm == RTCD_ALGORITHM_PREDICTIVE && !(track->params.distance_extension > 0.0f)) standard = 1;
     if (!standard) {
-        float moved = rtcd_relative_displacement(a, b, &track->ref, &now);
+        /* The kept predictions follow the vertices' normals and the rigid
+         * motion; a deformation moves vertices every way (a twist slides
+         * them along the other surface), so its part counts twice:
+         * measured on a pulsing and twisting blob sliding across another
+         * (test_iterative), counted once it left a ray late. */
+        float moved = rtcd_relative_displacement(a, b, &track->ref, &now) +
+                      (float)(RTCD_DEFORMATION_WEIGHT *
+                              ((deformed[0] - track->deformed_ref[0]) + (deformed[1] - track->deformed_ref[1])));
         standard = !(moved < track->params.displacement_threshold);
     }
     /* The kept predictions reach the culling distance: a farther
@@ -162,6 +178,8 @@ int rtcd_track_plan(rtcd_pair_track* track, const rtcd_narrowphase_def* ndef, co
     if (standard) {
         track->valid = def->algorithm != RTCD_ALGORITHM_STANDARD;
         track->ref = now;
+        track->deformed_ref[0] = deformed[0];
+        track->deformed_ref[1] = deformed[1];
         if (def->adaptive)
             track->params = rtcd_adaptive_params(def, track->step_displacement,
                                                  0.5f * (a->mean_edge_length + b->mean_edge_length));

@@ -71,14 +71,22 @@ static rtcd_error validate_elements(const rtcd_mesh_def* def, const float* v, co
                                  t, c, idx[3 * t + c], def->vertex_count);
         }
     }
-    for (uint32_t i = 0; i < 3 * def->vertex_count; ++i) {
+    return rtcd_mesh_check_shape(name, v, def->vertex_count, idx, def->triangle_count);
+}
+
+/* Finite coordinates, the range of validity, no degenerate triangle (indices
+ * already in range): shared with rtcd_mesh_update_vertices. */
+rtcd_error rtcd_mesh_check_shape(const char* name, const float* v, uint32_t vertex_count, const uint32_t* idx,
+                                 uint32_t triangle_count)
+{
+    for (uint32_t i = 0; i < 3 * vertex_count; ++i) {
         if (!isfinite(v[i]))
             return rtcd_fail(RTCD_ERROR_MESH_NONFINITE_VERTEX, "%s: vertex %u has a non-finite coordinate (%c = %g)",
                              name, i / 3, "xyz"[i % 3], (double)v[i]);
     }
-    rtcd_error err = check_range(name, v, def->vertex_count);
+    rtcd_error err = check_range(name, v, vertex_count);
     if (err != RTCD_OK) return err;
-    for (uint32_t t = 0; t < def->triangle_count; ++t) {
+    for (uint32_t t = 0; t < triangle_count; ++t) {
         uint32_t a = idx[3 * t], b = idx[3 * t + 1], c = idx[3 * t + 2];
         if (a == b || b == c || a == c)
             return rtcd_fail(RTCD_ERROR_MESH_DEGENERATE_TRIANGLE, "%s: triangle %u repeats a vertex (%u, %u, %u)",
@@ -100,6 +108,12 @@ static rtcd_error validate_elements(const rtcd_mesh_def* def, const float* v, co
                              "%s: triangle %u (%u, %u, %u) has zero area", name, t, a, b, c);
     }
     return RTCD_OK;
+}
+
+rtcd_error rtcd_mesh_fail_inside_out(const char* name, double volume, int flip_hint)
+{
+    return rtcd_fail(RTCD_ERROR_MESH_INSIDE_OUT, "%s: enclosed volume is %g (triangles wind clockwise seen from outside)%s",
+                     name, volume, flip_hint ? "; pass RTCD_MESH_FLIP_INSIDE_OUT to flip it" : "");
 }
 
 /* Sorts every edge use, checks closed / manifold / consistent, fills neighbours. */
@@ -160,8 +174,11 @@ static rtcd_error build_adjacency(const rtcd_mesh_def* def, const uint32_t* idx,
     return err;
 }
 
-static rtcd_error derive_geometry(rtcd_mesh* m)
+/* Normals, box, edge lengths, facing and reach from the vertices (creation
+ * and every update: each field is written afresh). */
+rtcd_error rtcd_mesh_derive_geometry(rtcd_mesh* m)
 {
+    m->max_edge_length = 0.0f; /* accumulated with fmaxf below */
     for (int k = 0; k < 3; ++k) {
         m->lo[k] = m->vertex_count ? m->vertices[k] : 0.0f;
         m->hi[k] = m->lo[k];
@@ -290,10 +307,7 @@ rtcd_error rtcd_mesh_create(const rtcd_mesh_def* def, rtcd_mesh** out)
     if (!m->open_surface) m->mass = rtcd_compute_mass_properties(m->vertices, m->indices, m->triangle_count);
     if (!m->open_surface && !(m->mass.volume > 0.0)) {
         if (!(def->flags & RTCD_MESH_FLIP_INSIDE_OUT) || !(m->mass.volume < 0.0)) {
-            err = rtcd_fail(RTCD_ERROR_MESH_INSIDE_OUT,
-                            "%s: enclosed volume is %g (triangles wind clockwise seen from outside); pass "
-                            "RTCD_MESH_FLIP_INSIDE_OUT to flip it",
-                            name, m->mass.volume);
+            err = rtcd_mesh_fail_inside_out(name, m->mass.volume, 1);
             goto fail;
         }
         for (uint32_t t = 0; t < m->triangle_count; ++t) {
@@ -304,9 +318,9 @@ rtcd_error rtcd_mesh_create(const rtcd_mesh_def* def, rtcd_mesh** out)
         if ((err = build_adjacency(def, m->indices, m->neighbors)) != RTCD_OK) goto fail;
         m->mass = rtcd_compute_mass_properties(m->vertices, m->indices, m->triangle_count);
     }
-    if ((err = derive_geometry(m)) != RTCD_OK) goto fail;
+    if ((err = rtcd_mesh_derive_geometry(m)) != RTCD_OK) goto fail;
     err = rtcd_bvh_build(m->vertices, m->indices, m->triangle_count,
-                         def->bvh_leaf_size ? def->bvh_leaf_size : 4u, &m->bvh);
+                         def->bvh_leaf_size ? def->bvh_leaf_size : RTCD_BVH_DEFAULT_LEAF_SIZE, &m->bvh);
     if (err != RTCD_OK) goto fail;
     if ((err = rtcd_solid_grid_build(m)) != RTCD_OK) goto fail; /* open surfaces ask the BVH */
     if ((err = rtcd_near_grid_build(m)) != RTCD_OK) goto fail;

@@ -25,7 +25,11 @@ typedef struct rtcd_bvh {
     uint32_t* tri_ids;
     uint32_t node_count;
     uint32_t depth;
+    uint32_t leaf_size;  /* as built: a rebuild after deformation uses it again */
+    double built_sah;    /* rtcd_bvh_sah when built: refits are measured against it */
 } rtcd_bvh;
+
+#define RTCD_BVH_DEFAULT_LEAF_SIZE 4u
 
 /* Occupancy of the mesh's box (core/solid_grid.c, RTCD_GRID_N cells per
  * axis): bit set = the cell may hold surface or inside. */
@@ -69,7 +73,18 @@ struct rtcd_mesh {
     uint32_t* cluster_vertices; /* vertex ids, cluster by cluster */
     rtcd_vertex_cluster* clusters;
     uint32_t cluster_count;
+    /* Deformation (rtcd_mesh_update_vertices, core/mesh_deform.c). */
+    uint64_t version;         /* 0 at creation, +1 per update: backends re-upload on a change */
+    double deformation;       /* sum over updates of the largest vertex displacement: a bound on
+                                 how far any vertex moved between two versions (mesh frame) */
+    uint64_t bvh_refits, bvh_rebuilds; /* how the updates kept the BVH (rtcd_mesh_deform_stats) */
 };
+
+/* Shared by creation and rtcd_mesh_update_vertices (core/mesh.c). */
+rtcd_error rtcd_mesh_check_shape(const char* name, const float* v, uint32_t vertex_count, const uint32_t* idx,
+                                 uint32_t triangle_count);
+rtcd_error rtcd_mesh_fail_inside_out(const char* name, double volume, int flip_hint);
+rtcd_error rtcd_mesh_derive_geometry(rtcd_mesh* m);
 
 rtcd_error rtcd_solid_grid_build(rtcd_mesh* m);
 rtcd_error rtcd_near_grid_build(rtcd_mesh* m); /* after the BVH */
@@ -102,6 +117,11 @@ static inline int rtcd_mesh_may_be_near(const rtcd_mesh* m, rtcd_v3 p, float dis
     return grid_may_be_near(g->near, v3_load(g->lo), v3_load(g->inv_cell), g->min_cell, p, dist);
 }
 
+/* The squared distance from p to m's surface, searching only closer than
+ * sqrt(bound2) first (a bound at or above the distance keeps it exact and
+ * prunes the search; below it, the whole mesh is searched). Needs the BVH. */
+double rtcd_mesh_closest_distance2_within(const rtcd_mesh* m, const double p[3], double bound2);
+
 /* Is p behind the open surface m (core/point_query.c)? Needs the BVH. */
 int rtcd_open_surface_contains(const rtcd_mesh* m, rtcd_v3 p);
 
@@ -109,6 +129,12 @@ int rtcd_open_surface_contains(const rtcd_mesh* m, rtcd_v3 p);
 rtcd_error rtcd_bvh_build(const float* vertices, const uint32_t* indices, uint32_t triangle_count,
                           uint32_t leaf_size, rtcd_bvh* out);
 void rtcd_bvh_destroy(rtcd_bvh* bvh);
+/* Surface-area cost of the tree relative to its root box: inner nodes count 1,
+ * leaves their triangle count (the builder's cost model). */
+double rtcd_bvh_sah(const rtcd_bvh* bvh);
+/* New boxes and leaf-ordered corners for moved vertices, same topology; the
+ * 4-wide copy is left alone (rebuild it with rtcd_bvh4_build). */
+void rtcd_bvh_refit(rtcd_bvh* bvh, const float* vertices, const uint32_t* indices);
 rtcd_error rtcd_bvh4_build(rtcd_bvh* bvh);
 /* Nearest hit through the 4-wide copy; same answer as bvh_first_hit. */
 rtcd_tri_hit rtcd_bvh4_first_hit(const rtcd_bvh* bvh, const rtcd_bvh_view* view, rtcd_v3 org, rtcd_v3 dir,

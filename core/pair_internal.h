@@ -27,6 +27,10 @@ typedef struct rtcd_pair_track {
     float speculative;     /* this call's speculative reach (0: none) */
     int refresh;           /* the last pass found crossing contacts, which are not kept: a standard pass next */
     rtcd_iterative_params params;
+    /* The meshes' deformation odometers (rtcd_mesh.deformation) at the last
+     * standard pass and at the last call: a deforming mesh's vertices and
+     * triangles move in its own frame as well. */
+    double deformed_ref[2], deformed_prev[2];
 } rtcd_pair_track;
 
 /* A bound on how far any point of either mesh moves in the other's frame

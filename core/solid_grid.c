@@ -33,12 +33,39 @@ rtcd_error rtcd_near_grid_build(rtcd_mesh* m)
     rtcd_solid_grid* g = &m->grid;
     g->min_cell = fminf(1.0f / g->inv_cell[0], fminf(1.0f / g->inv_cell[1], 1.0f / g->inv_cell[2]));
     float step = g->min_cell / RTCD_NEAR_STEPS;
+    /* Each distance's search starts bounded by the last one plus the way
+     * between the cells (the triangle inequality, a hair wider): the same
+     * distances, found in a fraction of the time (the near grid was most
+     * of a deforming mesh's update). */
+    double last[3] = {0, 0, 0}, last_d = -1.0;
     for (int z = 0; z < RTCD_GRID_N; ++z)
         for (int y = 0; y < RTCD_GRID_N; ++y)
             for (int x = 0; x < RTCD_GRID_N; ++x) {
                 float c[3] = {g->lo[0] + (x + 0.5f) / g->inv_cell[0], g->lo[1] + (y + 0.5f) / g->inv_cell[1],
                               g->lo[2] + (z + 0.5f) / g->inv_cell[2]};
-                float d = rtcd_mesh_closest_point(m, c, NULL, NULL);
+                uint32_t i = cell_index(x, y, z);
+                /* A solid cell off the grid's boundary is never asked
+                 * (grid_may_be_near is only consulted where the solid grid
+                 * says outside, and outside the box for boundary cells). */
+                int boundary = x == 0 || y == 0 || z == 0 || x == RTCD_GRID_N - 1 || y == RTCD_GRID_N - 1 ||
+                               z == RTCD_GRID_N - 1;
+                if (!boundary && (g->solid[i >> 3] & (1u << (i & 7)))) {
+                    g->near[i] = 0;
+                    continue;
+                }
+                double p[3] = {c[0], c[1], c[2]}, bound2 = INFINITY;
+                if (last_d >= 0.0) {
+                    double dx = p[0] - last[0], dy = p[1] - last[1], dz = p[2] - last[2];
+                    double b = (last_d + sqrt(dx * dx + dy * dy + dz * dz)) * (1.0 + 1e-9) + 1e-30;
+                    bound2 = b * b;
+                }
+                if (!(isfinite(p[0]) && isfinite(p[1]) && isfinite(p[2])) || m->bvh.node_count == 0) bound2 = NAN;
+                double d2 = bound2 == bound2 ? rtcd_mesh_closest_distance2_within(m, p, bound2) : INFINITY;
+                float d = isfinite(d2) ? (float)sqrt(d2) : INFINITY;
+                if (isfinite(d2)) {
+                    last[0] = p[0], last[1] = p[1], last[2] = p[2];
+                    last_d = sqrt(d2);
+                }
                 /* float rounding of the centre and the distance: err low */
                 float q = floorf(d / step * (1.0f - 1e-4f)) - 1.0f;
                 /* NaN (a box beyond the float range) gives 0: "may be near", the safe side */

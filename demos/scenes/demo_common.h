@@ -5,6 +5,7 @@
 #ifndef RTCD_DEMO_COMMON_H
 #define RTCD_DEMO_COMMON_H
 
+#include "deform.h"
 #include "demo_cli.h"
 #include "mixed.h"
 
@@ -47,6 +48,7 @@ typedef struct demo_options {
      * the blob. */
     demo_cli_list meshes;
     float mesh_scale;             /* --mesh-scale S: coordinates times S; 0 (default): each piece fit to the blob's size */
+    uint32_t deforming;           /* --deforming K: the first K bodies (drops) deform (deform.h); avalanche and spawner */
 } demo_options;
 
 /* Sets *o to the defaults of the scene's program (what demo_parse_options
@@ -83,6 +85,8 @@ typedef struct demo_scene {
     float bounding_radius;        /* largest distance of a vertex from a body's origin, all shapes */
     uint32_t user_meshes;         /* meshes read from --mesh files (in use as shapes) */
     mixed_scene mixed;            /* DEMO_MIXED: the terrain, the bodies' kinds, the tunnelling check */
+    uint32_t deforming_wanted;    /* --deforming */
+    demo_deformer deform;         /* the deforming bodies' shapes */
 } demo_scene;
 
 /* The spawner's source: 10 Hz at 60 Hz, 13 drops a turn (see demo_scene_update). */
@@ -166,6 +170,8 @@ typedef struct demo_summary {
     double step_mean_active, np_mean_active;
     double pen_mean;              /* mean depth of the penetrating vertices, over every sample */
     uint32_t user_meshes;         /* shapes from --mesh files */
+    uint32_t deforming;           /* deforming bodies at the end */
+    double deform_ms_mean;        /* per step, in rtcd_shape_set_vertices (outside the step's timing) */
     /* DEMO_MIXED only (mixed_scene after the run's last step) */
     uint32_t kind_counts[MIXED_KIND_COUNT];
     uint32_t terrain_triangles;

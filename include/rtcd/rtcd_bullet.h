@@ -64,6 +64,26 @@ public:
      * seen it yet). Owned by the dispatcher. */
     const rtcd_mesh* meshForShape(const btCollisionShape* shape) const;
 
+    /* Deforming btGImpactMeshShapes. A program that rewrites a shape's
+     * vertices (same triangles) and calls the shape's postUpdate(), GImpact's
+     * own convention, gets the new shape in the next step's narrow phase:
+     * once per step rtcd looks at each GImpact shape of its pairs for
+     * GImpact's update flag (which postUpdate() sets; rtcd then calls
+     * updateBound() as GImpact's algorithm would) or a local box other than
+     * the one it built from (postUpdate() and updateBound() both called).
+     * The mesh is updated in place (rtcd_mesh_update_vertices: BVH refit,
+     * kept rays and pair states survive) when rtcd took the vertices as
+     * given, rebuilt when it had to repair them. A deformation that keeps
+     * the box and was not flagged (no postUpdate()) goes unseen: say so
+     * with refreshShape. Every body of a shared shape deforms with it. */
+    void refreshShape(const btCollisionShape* shape);
+
+    /* rtcd takes `mesh` (retained) as the collision mesh of the GImpact
+     * `shape`, instead of building one from the shape's arrays: for callers
+     * that keep an rtcd mesh of the same vertices (the C world) and update
+     * it themselves (rtcd_mesh_update_vertices). */
+    void useMesh(const btCollisionShape* shape, rtcd_mesh* mesh);
+
     /* The batch the pairs run through (backend, devices, threads, timings). */
     rtcd_batch* narrowphaseBatch() const;
 

@@ -1,7 +1,8 @@
 /* rtcd meshes: closed, consistently oriented, 2-manifold triangle meshes
  * (and, for static partners, open one-sided surfaces: RTCD_MESH_OPEN_SURFACE).
- * A mesh is immutable after creation, reference counted (starts at 1) and
- * holds its own copy of the input plus derived data and a BVH. */
+ * A mesh is reference counted (starts at 1) and holds its own copy of the
+ * input plus derived data and a BVH. Its topology never changes; its
+ * vertices may (rtcd_mesh_update_vertices: deforming meshes). */
 #ifndef RTCD_MESH_H
 #define RTCD_MESH_H
 
@@ -83,6 +84,33 @@ typedef struct rtcd_mass_properties {
     double inertia[9];   /* about the centre of mass, in the mesh frame, row-major */
 } rtcd_mass_properties;
 RTCD_API rtcd_mass_properties rtcd_mesh_mass_properties(const rtcd_mesh* mesh);
+
+/* Deforming meshes: new positions for every vertex, the same triangles.
+ * vertices: vertex_count xyz triples, `stride` bytes apart (0: packed),
+ * read during the call. The new shape is checked as rtcd_mesh_create checks
+ * one (finite, the range of validity, no degenerate triangle, a closed mesh
+ * not inside out; the same codes and messages, less the hint to flip: the
+ * triangles stay as they are); on failure the mesh is unchanged. Then the
+ * BVH is refitted (rebuilt instead once refitting has degraded it past a
+ * measured bound, core/mesh_deform.c), and the normals,
+ * box, grids, vertex clusters and mass properties are recomputed: the mesh
+ * answers every query as a mesh created from the same vertices would.
+ * Every holder of the mesh sees the new shape: bodies sharing a mesh deform
+ * together. Backends notice the change by the version and upload it before
+ * their next call. Not to be called while a call that reads the mesh runs. */
+RTCD_API rtcd_error rtcd_mesh_update_vertices(rtcd_mesh* mesh, const float* vertices, size_t stride);
+/* 0 at creation, one more per successful update. */
+RTCD_API uint64_t rtcd_mesh_version(const rtcd_mesh* mesh);
+
+/* What the updates did so far (all zero for a NULL mesh). */
+typedef struct rtcd_mesh_deform_stats {
+    uint64_t version;     /* rtcd_mesh_version */
+    uint64_t refits;      /* updates that refitted the BVH */
+    uint64_t rebuilds;    /* updates that rebuilt it: refitting had degraded it past the bound */
+    double deformation;   /* sum over updates of the largest vertex displacement (mesh frame) */
+    double sah_ratio;     /* the BVH's SAH cost now over its cost when last built (1: as built) */
+} rtcd_mesh_deform_stats;
+RTCD_API rtcd_mesh_deform_stats rtcd_mesh_get_deform_stats(const rtcd_mesh* mesh);
 
 #ifdef __cplusplus
 }

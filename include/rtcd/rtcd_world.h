@@ -69,6 +69,18 @@ RTCD_API rtcd_transform rtcd_shape_frame(const rtcd_shape* shape);
 /* The mesh in the body frame (what collides), owned by the shape. */
 RTCD_API const rtcd_mesh* rtcd_shape_body_mesh(const rtcd_shape* shape);
 
+/* Deforming bodies: new positions for the shape's vertices (the mesh's
+ * given to rtcd_shape_create, in the same order and frame; `stride` bytes
+ * apart, 0: packed), read during the call. The body mesh is updated in place
+ * (rtcd_mesh_update_vertices: the same checks, and on failure nothing
+ * changes), and the next step collides with the new shape, through rtcd and
+ * through GImpact alike; sleeping bodies of the shape wake. Every body of
+ * the shape deforms with it: give each deforming body its own shape. The
+ * body frame and the mass properties stay those the shape was created with.
+ * Single-mesh shapes of the rtcd and GImpact narrow phases only:
+ * RTCD_ERROR_UNSUPPORTED for compounds, convex shapes and the hull mode. */
+RTCD_API rtcd_error rtcd_shape_set_vertices(rtcd_shape* shape, const float* vertices, size_t stride);
+
 /* A dynamic concave body of several closed pieces (a convex decomposition,
  * a file's separate parts: rtcd_import gives one mesh each), a
  * btCompoundShape of GImpact meshes whose pairs rtcd takes piece by piece.

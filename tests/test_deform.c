@@ -1,0 +1,716 @@
+/* Deforming meshes (rtcd_mesh_update_vertices, issue 13): after smooth
+ * deformations the refitted mesh answers first hits as a mesh created from
+ * the same vertices, and its derived data (normals, box, grids, clusters,
+ * mass) equal that mesh's bit for bit; refused shapes and failed allocations
+ * leave the mesh untouched.
+ *
+ *   test_deform           the tests
+ *   test_deform --bound   the measurement behind the rebuild bound (core/mesh_deform.c)
+ *   test_deform --bench   update cost per mesh size, one JSON object */
+#include "test_util.h"
+
+#include "mesh_internal.h"
+
+#include <rtcd/rtcd_query.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- deformations: smooth maps that keep a closed mesh valid ---- */
+
+/* Radial pulse (a direction-dependent scale s > 0 maps rays onto themselves:
+ * no fold) and a twist about z; `a` about the relative displacement. */
+static void pulse_twist(const float* rest, uint32_t nv, float radius, float a, float phase, float* out)
+{
+    for (uint32_t i = 0; i < nv; ++i) {
+        const float* p = rest + 3 * i;
+        float r = sqrtf(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]) + 1e-12f;
+        float s = 1.0f + a * sinf(2.0f * p[0] / r + 1.5f * p[1] / r - p[2] / r + phase);
+        float ang = a * cosf(phase) * p[2] / radius;
+        float c = cosf(ang), sn = sinf(ang);
+        out[3 * i] = s * (c * p[0] - sn * p[1]);
+        out[3 * i + 1] = s * (sn * p[0] + c * p[1]);
+        out[3 * i + 2] = s * p[2];
+    }
+}
+
+/* Growing degradations for the bound measurement (family 0: smooth radial
+ * noise of higher frequency, 1: twist, 2: stretch along x). */
+static void degrade(const float* rest, uint32_t nv, int family, float a, float* out)
+{
+    for (uint32_t i = 0; i < nv; ++i) {
+        const float* p = rest + 3 * i;
+        float* q = out + 3 * i;
+        if (family == 0) {
+            float r = sqrtf(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]) + 1e-12f;
+            float s = 1.0f + a * sinf(5.0f * p[0] / r) * sinf(4.0f * p[1] / r + 1.0f) * cosf(3.0f * p[2] / r);
+            for (int k = 0; k < 3; ++k) q[k] = s * p[k];
+        } else if (family == 1) {
+            float ang = 3.0f * a * p[2];
+            q[0] = cosf(ang) * p[0] - sinf(ang) * p[1];
+            q[1] = sinf(ang) * p[0] + cosf(ang) * p[1];
+            q[2] = p[2];
+        } else {
+            q[0] = (1.0f + 3.0f * a) * p[0];
+            q[1] = p[1] / (1.0f + a);
+            q[2] = p[2];
+        }
+    }
+}
+
+static rtcd_mesh* create_like(const rtcd_mesh* m, const float* v, uint32_t flags)
+{
+    rtcd_mesh_def def = rtcd_default_mesh_def();
+    def.vertices = v;
+    def.vertex_count = m->vertex_count;
+    def.indices = m->indices;
+    def.triangle_count = m->triangle_count;
+    def.flags = flags;
+    def.bvh_leaf_size = m->bvh.leaf_size;
+    def.name = m->name;
+    rtcd_mesh* out = NULL;
+    assert_int_equal(rtcd_mesh_create(&def, &out), RTCD_OK);
+    return out;
+}
+
+/* ---- comparisons ---- */
+
+#define SAME(a, b, n) assert_memory_equal((a), (b), (n))
+
+/* Everything derived from the vertices, bit for bit (the BVH may differ). */
+static void assert_same_derived(const rtcd_mesh* m, const rtcd_mesh* f)
+{
+    size_t nv = 3 * (size_t)m->vertex_count, nt = 3 * (size_t)m->triangle_count;
+    assert_int_equal(m->vertex_count, f->vertex_count);
+    assert_int_equal(m->triangle_count, f->triangle_count);
+    SAME(m->vertices, f->vertices, nv * sizeof(float));
+    SAME(m->indices, f->indices, nt * sizeof(uint32_t));
+    SAME(m->neighbors, f->neighbors, nt * sizeof(uint32_t));
+    SAME(m->triangle_normals, f->triangle_normals, nt * sizeof(float));
+    SAME(m->vertex_normals, f->vertex_normals, nv * sizeof(float));
+    SAME(m->lo, f->lo, sizeof m->lo);
+    SAME(m->hi, f->hi, sizeof m->hi);
+    SAME(m->facing, f->facing, sizeof m->facing);
+    SAME(&m->mean_edge_length, &f->mean_edge_length, sizeof(float));
+    SAME(&m->max_edge_length, &f->max_edge_length, sizeof(float));
+    SAME(&m->reach, &f->reach, sizeof(float));
+    SAME(&m->mass, &f->mass, sizeof m->mass);
+    SAME(&m->grid, &f->grid, sizeof m->grid);
+    assert_int_equal(m->cluster_count, f->cluster_count);
+    SAME(m->cluster_vertices, f->cluster_vertices, m->vertex_count * sizeof(uint32_t));
+    SAME(m->clusters, f->clusters, m->cluster_count * sizeof(rtcd_vertex_cluster));
+    assert_int_equal(m->open_surface, f->open_surface);
+    /* the refitted leaf copy holds the new corners */
+    for (uint32_t k = 0; k < m->triangle_count; ++k)
+        for (int c = 0; c < 3; ++c)
+            SAME(m->bvh.tris + 9 * k + 3 * c, m->vertices + 3 * m->indices[3 * m->bvh.tri_ids[k] + c], 12);
+}
+
+/* Random rays around the mesh, rays aimed at vertices and edge points, and
+ * the narrow phase's own (from a vertex along its inward normal). */
+static void make_ray(const rtcd_mesh* m, test_rng* rng, long r, rtcd_ray* ray)
+{
+    const float* v = m->vertices;
+    ray->tmin = 0.0f;
+    ray->tmax = INFINITY;
+    ray->skip_vertex = RTCD_NO_VERTEX;
+    int kind = (int)(r % 4);
+    if (kind == 3) {
+        uint32_t i = (uint32_t)(test_rng_next(rng) % m->vertex_count);
+        for (int k = 0; k < 3; ++k) {
+            ray->origin[k] = v[3 * i + k];
+            ray->direction[k] = -m->vertex_normals[3 * i + k];
+        }
+        ray->skip_vertex = i;
+        return;
+    }
+    for (int k = 0; k < 3; ++k) {
+        float ext = m->hi[k] - m->lo[k];
+        ray->origin[k] = (float)test_rng_range(rng, m->lo[k] - 0.5 * ext, m->hi[k] + 0.5 * ext);
+    }
+    if (kind == 0) {
+        test_rng_unit_vector(rng, ray->direction);
+        return;
+    }
+    uint32_t t = (uint32_t)(test_rng_next(rng) % m->triangle_count);
+    int e = (int)(test_rng_next(rng) % 3);
+    const float* a = v + 3 * m->indices[3 * t + e];
+    const float* b = v + 3 * m->indices[3 * t + (e + 1) % 3];
+    float s = kind == 1 ? 0.0f : (float)test_rng_uniform(rng);
+    for (int k = 0; k < 3; ++k) ray->direction[k] = a[k] + s * (b[k] - a[k]) - ray->origin[k];
+}
+
+/* First hits of the updated mesh (4-wide and stackless walks) against the fresh one's. */
+static void assert_same_hits(const rtcd_mesh* m, const rtcd_mesh* fresh, long rays, uint64_t seed)
+{
+    test_rng rng = {seed};
+    long hits = 0, ties = 0, bad = 0;
+    for (long r = 0; r < rays; ++r) {
+        rtcd_ray ray;
+        make_ray(fresh, &rng, r, &ray);
+        rtcd_hit want, got[2];
+        int hw = rtcd_mesh_first_hit(fresh, &ray, RTCD_TRAVERSAL_BVH, &want);
+        int hg[2] = {rtcd_mesh_first_hit(m, &ray, RTCD_TRAVERSAL_BVH, &got[0]),
+                     rtcd_mesh_first_hit(m, &ray, RTCD_TRAVERSAL_BVH_STACKLESS, &got[1])};
+        hits += hw;
+        for (int k = 0; k < 2; ++k) {
+            /* t must be the same float; another triangle only at the same t */
+            int same = hg[k] == hw && (!hw || memcmp(&got[k].t, &want.t, sizeof(float)) == 0);
+            if (same && hw && got[k].triangle != want.triangle) ++ties;
+            else if (same && hw) same = got[k].u == want.u && got[k].v == want.v && got[k].exits == want.exits;
+            if (!same && bad++ < 5)
+                fprintf(stderr, "%s ray %ld: fresh (%d, tri %u, t %.9g), updated %s (%d, tri %u, t %.9g)\n",
+                        m->name, r, hw, want.triangle, (double)want.t, k ? "stackless" : "bvh", hg[k],
+                        got[k].triangle, (double)got[k].t);
+        }
+    }
+    if (rays >= 100000)
+        fprintf(stderr, "%s: %ld rays, %ld hits, %ld ties, %ld mismatches\n", m->name, rays, hits, ties, bad);
+    assert_int_equal(bad, 0);
+    assert_true(hits > rays / 4); /* not vacuous */
+}
+
+/* Several smooth steps in sequence (the refit accumulates), each checked
+ * against a mesh created from the same vertices; 100 000 rays at the end. */
+static void run_sequence(rtcd_mesh* m, float radius, uint32_t flags, int steps, float amplitude, uint64_t seed)
+{
+    uint32_t nv = m->vertex_count;
+    float* rest = malloc(3 * sizeof(float) * nv);
+    float* v = malloc(3 * sizeof(float) * nv);
+    memcpy(rest, m->vertices, 3 * sizeof(float) * nv);
+    double deformation = 0.0;
+    for (int s = 1; s <= steps; ++s) {
+        const float* before = m->vertices;
+        pulse_twist(rest, nv, radius, amplitude, 1.3f * (float)s, v);
+        double moved2 = 0.0;
+        for (uint32_t i = 0; i < 3 * nv; i += 3) {
+            double d2 = 0.0;
+            for (int k = 0; k < 3; ++k) d2 += ((double)v[i + k] - before[i + k]) * ((double)v[i + k] - before[i + k]);
+            moved2 = fmax(moved2, d2);
+        }
+        deformation += sqrt(moved2);
+        assert_int_equal(rtcd_mesh_update_vertices(m, v, 0), RTCD_OK);
+        assert_int_equal(rtcd_mesh_version(m), (uint64_t)s);
+        assert_true(fabs(m->deformation - deformation) <= 1e-9 * deformation);
+        rtcd_mesh* fresh = create_like(m, v, flags);
+        assert_same_derived(m, fresh);
+        assert_same_hits(m, fresh, s == steps ? 100000 : 5000, seed + (uint64_t)s);
+        rtcd_mesh_release(fresh);
+    }
+    rtcd_mesh_deform_stats st = rtcd_mesh_get_deform_stats(m);
+    fprintf(stderr, "%s: %d steps of +-%.0f %%: %llu refits, %llu rebuilds, SAH ratio %.3f, deformation %.3f\n",
+            m->name, steps, 100.0 * amplitude, (unsigned long long)st.refits, (unsigned long long)st.rebuilds,
+            st.sah_ratio, st.deformation);
+    assert_int_equal(st.version, (uint64_t)steps);
+    assert_int_equal(st.refits + st.rebuilds, (uint64_t)steps);
+    assert_int_equal(st.rebuilds, 0); /* smooth +-20 % stays below the bound */
+    free(rest);
+    free(v);
+}
+
+static void test_blob_sequence(void** state)
+{
+    (void)state;
+    rtcd_mesh* m = test_make_blob(RTCD_AVALANCHE_BLOB_VERTICES, 1.0f, 3);
+    run_sequence(m, 1.0f, 0, 6, 0.2f, 100);
+    rtcd_mesh_release(m);
+    m = test_make_blob(rtcd_spawner_mesh_vertices(3), 1.0f, 8);
+    run_sequence(m, 1.0f, 0, 4, 0.2f, 200);
+    rtcd_mesh_release(m);
+}
+
+static void test_generated_sequence(void** state)
+{
+    (void)state;
+    rtcd_generated_mesh g;
+    assert_int_equal(rtcd_generate_torus(1.0f, 0.35f, 48, 20, &g), RTCD_OK);
+    rtcd_mesh* m = test_mesh_from_generated(&g, "torus");
+    run_sequence(m, 1.35f, 0, 5, 0.2f, 300);
+    rtcd_mesh_release(m);
+    m = test_make_box(1.0f, 0.6f, 0.8f, 6);
+    run_sequence(m, 1.4f, 0, 4, 0.2f, 400);
+    rtcd_mesh_release(m);
+}
+
+/* An open surface (a height field, fronts up) deforms too: waves. */
+static rtcd_mesh* make_terrain(int n, float* v, uint32_t* idx)
+{
+    uint32_t nt = 0;
+    for (int j = 0; j <= n; ++j)
+        for (int i = 0; i <= n; ++i) {
+            float* p = v + 3 * (j * (n + 1) + i);
+            p[0] = 8.0f * ((float)i / n - 0.5f), p[1] = 8.0f * ((float)j / n - 0.5f);
+            p[2] = 0.15f * sinf(0.9f * p[0]) * cosf(0.7f * p[1]);
+        }
+    for (int j = 0; j < n; ++j)
+        for (int i = 0; i < n; ++i) {
+            uint32_t a = (uint32_t)(j * (n + 1) + i), b = a + 1, c = a + (uint32_t)n + 1, d = c + 1;
+            uint32_t t[6] = {a, b, d, a, d, c};
+            memcpy(idx + 3 * nt, t, sizeof t);
+            nt += 2;
+        }
+    rtcd_mesh_def def = rtcd_default_mesh_def();
+    def.vertices = v;
+    def.vertex_count = (uint32_t)((n + 1) * (n + 1));
+    def.indices = idx;
+    def.triangle_count = nt;
+    def.flags = RTCD_MESH_OPEN_SURFACE;
+    def.name = "terrain";
+    rtcd_mesh* m = NULL;
+    assert_int_equal(rtcd_mesh_create(&def, &m), RTCD_OK);
+    return m;
+}
+
+static void test_open_surface(void** state)
+{
+    (void)state;
+    enum { N = 24 };
+    float v[3 * (N + 1) * (N + 1)];
+    uint32_t idx[6 * N * N];
+    rtcd_mesh* m = make_terrain(N, v, idx);
+    for (int s = 1; s <= 4; ++s) {
+        for (int i = 0; i < (N + 1) * (N + 1); ++i) {
+            float* p = v + 3 * i;
+            p[2] = 0.8f * sinf(0.6f * p[0] + 0.7f * (float)s) * cosf(0.5f * p[1] - 0.3f * (float)s);
+        }
+        assert_int_equal(rtcd_mesh_update_vertices(m, v, 0), RTCD_OK);
+        rtcd_mesh* fresh = create_like(m, v, RTCD_MESH_OPEN_SURFACE);
+        assert_same_derived(m, fresh);
+        assert_same_hits(m, fresh, s == 4 ? 100000 : 5000, 500 + (uint64_t)s);
+        rtcd_mesh_release(fresh);
+    }
+    rtcd_mesh_release(m);
+}
+
+/* A deformation far from the built shape degrades the refitted tree past
+ * the bound: the update rebuilds, and still answers as a fresh mesh. */
+static void test_rebuild(void** state)
+{
+    (void)state;
+    rtcd_mesh* m = test_make_blob(1000, 1.0f, 5);
+    uint32_t nv = m->vertex_count;
+    float* rest = malloc(3 * sizeof(float) * nv);
+    float* v = malloc(3 * sizeof(float) * nv);
+    memcpy(rest, m->vertices, 3 * sizeof(float) * nv);
+    degrade(rest, nv, 1, 1.0f, v); /* a twist of 3 radians per unit of height */
+    assert_int_equal(rtcd_mesh_update_vertices(m, v, 0), RTCD_OK);
+    rtcd_mesh_deform_stats st = rtcd_mesh_get_deform_stats(m);
+    assert_int_equal(st.rebuilds, 1);
+    assert_int_equal(st.refits, 0);
+    assert_true(st.sah_ratio == 1.0);
+    assert_int_equal(m->bvh.leaf_size, RTCD_BVH_DEFAULT_LEAF_SIZE);
+    rtcd_mesh* fresh = create_like(m, v, 0);
+    assert_same_derived(m, fresh);
+    assert_same_hits(m, fresh, 100000, 600);
+    rtcd_mesh_release(fresh);
+    /* Small steps from there refit the rebuilt tree again. */
+    memcpy(rest, v, 3 * sizeof(float) * nv);
+    pulse_twist(rest, nv, 1.0f, 0.05f, 0.4f, v);
+    assert_int_equal(rtcd_mesh_update_vertices(m, v, 0), RTCD_OK);
+    st = rtcd_mesh_get_deform_stats(m);
+    assert_int_equal(st.refits, 1);
+    assert_int_equal(st.rebuilds, 1);
+    assert_int_equal(st.version, 2);
+    free(rest);
+    free(v);
+    rtcd_mesh_release(m);
+}
+
+/* ---- refusals and failures leave the mesh as it was ---- */
+
+typedef struct snapshot {
+    rtcd_mesh m; /* the struct, pointers included */
+    float *v, *tn, *vn, *tris;
+    rtcd_bvh_node* nodes;
+    rtcd_bvh4_node* nodes4;
+    uint32_t* cv;
+    rtcd_vertex_cluster* cl;
+} snapshot;
+
+static void* dup(const void* p, size_t n)
+{
+    void* q = malloc(n ? n : 1);
+    memcpy(q, p, n);
+    return q;
+}
+
+static snapshot take(const rtcd_mesh* m)
+{
+    snapshot s;
+    memcpy(&s.m, m, sizeof s.m);
+    s.v = dup(m->vertices, 12 * (size_t)m->vertex_count);
+    s.vn = dup(m->vertex_normals, 12 * (size_t)m->vertex_count);
+    s.tn = dup(m->triangle_normals, 12 * (size_t)m->triangle_count);
+    s.tris = dup(m->bvh.tris, 36 * (size_t)m->triangle_count);
+    s.nodes = dup(m->bvh.nodes, m->bvh.node_count * sizeof *s.nodes);
+    s.nodes4 = dup(m->bvh.nodes4, m->bvh.node4_count * sizeof *s.nodes4);
+    s.cv = dup(m->cluster_vertices, 4 * (size_t)m->vertex_count);
+    s.cl = dup(m->clusters, m->cluster_count * sizeof *s.cl);
+    return s;
+}
+
+static void assert_unchanged(const snapshot* s, const rtcd_mesh* m)
+{
+    SAME(&s->m, m, sizeof *m);
+    SAME(s->v, m->vertices, 12 * (size_t)m->vertex_count);
+    SAME(s->vn, m->vertex_normals, 12 * (size_t)m->vertex_count);
+    SAME(s->tn, m->triangle_normals, 12 * (size_t)m->triangle_count);
+    SAME(s->tris, m->bvh.tris, 36 * (size_t)m->triangle_count);
+    SAME(s->nodes, m->bvh.nodes, m->bvh.node_count * sizeof *s->nodes);
+    SAME(s->nodes4, m->bvh.nodes4, m->bvh.node4_count * sizeof *s->nodes4);
+    SAME(s->cv, m->cluster_vertices, 4 * (size_t)m->vertex_count);
+    SAME(s->cl, m->clusters, m->cluster_count * sizeof *s->cl);
+}
+
+static void drop(snapshot* s)
+{
+    free(s->v), free(s->vn), free(s->tn), free(s->tris), free(s->nodes), free(s->nodes4), free(s->cv), free(s->cl);
+}
+
+static void expect_refused(rtcd_mesh* m, const float* v, size_t stride, rtcd_error code, const char* words)
+{
+    snapshot s = take(m);
+    assert_int_equal(rtcd_mesh_update_vertices(m, v, stride), code);
+    if (words && !strstr(rtcd_last_error_message(), words))
+        fail_msg("message \"%s\" does not name \"%s\"", rtcd_last_error_message(), words);
+    assert_unchanged(&s, m);
+    drop(&s);
+}
+
+static void test_refused(void** state)
+{
+    (void)state;
+    rtcd_mesh* m = test_make_blob(200, 1.0f, 2);
+    uint32_t nv = m->vertex_count;
+    float* ok = malloc(12 * (size_t)nv);
+    float* v = malloc(12 * (size_t)nv);
+    pulse_twist(m->vertices, nv, 1.0f, 0.1f, 0.5f, ok);
+    assert_int_equal(rtcd_mesh_update_vertices(m, ok, 0), RTCD_OK); /* refused from a deformed state too */
+
+    assert_int_equal(rtcd_mesh_update_vertices(NULL, ok, 0), RTCD_ERROR_INVALID_ARGUMENT);
+    expect_refused(m, NULL, 0, RTCD_ERROR_INVALID_ARGUMENT, NULL);
+    expect_refused(m, ok, 8, RTCD_ERROR_INVALID_ARGUMENT, "stride");
+    memcpy(v, ok, 12 * (size_t)nv);
+    v[3 * 17 + 1] = NAN;
+    expect_refused(m, v, 0, RTCD_ERROR_MESH_NONFINITE_VERTEX, "vertex 17");
+    v[3 * 17 + 1] = INFINITY;
+    expect_refused(m, v, 0, RTCD_ERROR_MESH_NONFINITE_VERTEX, "vertex 17");
+    /* degenerate: triangle 9's first corner moved onto its second */
+    memcpy(v, ok, 12 * (size_t)nv);
+    const uint32_t* t9 = m->indices + 27;
+    memcpy(v + 3 * t9[0], v + 3 * t9[1], 12);
+    expect_refused(m, v, 0, RTCD_ERROR_MESH_DEGENERATE_TRIANGLE, "triangle");
+    /* inside out: mirrored */
+    for (uint32_t i = 0; i < 3 * nv; ++i) v[i] = i % 3 == 0 ? -ok[i] : ok[i];
+    expect_refused(m, v, 0, RTCD_ERROR_MESH_INSIDE_OUT, "volume");
+    /* out of range: too far, too small */
+    for (uint32_t i = 0; i < 3 * nv; ++i) v[i] = ok[i] + (i % 3 == 0 ? 2e5f : 0.0f);
+    expect_refused(m, v, 0, RTCD_ERROR_MESH_OUT_OF_RANGE, "vertex");
+    for (uint32_t i = 0; i < 3 * nv; ++i) v[i] = ok[i] * 1e-4f;
+    expect_refused(m, v, 0, RTCD_ERROR_MESH_OUT_OF_RANGE, "extent");
+    assert_int_equal(rtcd_mesh_version(m), 1);
+    assert_int_equal(rtcd_mesh_version(NULL), 0);
+
+    /* A strided array gives what the packed one gives. */
+    float* wide = malloc(16 * (size_t)nv);
+    pulse_twist(m->vertices, nv, 1.0f, 0.1f, 1.5f, v);
+    for (uint32_t i = 0; i < nv; ++i) memcpy(wide + 4 * i, v + 3 * i, 12), wide[4 * i + 3] = NAN;
+    assert_int_equal(rtcd_mesh_update_vertices(m, wide, 16), RTCD_OK);
+    assert_int_equal(rtcd_mesh_version(m), 2);
+    rtcd_mesh* fresh = create_like(m, v, 0);
+    assert_same_derived(m, fresh);
+    rtcd_mesh_release(fresh);
+    free(wide);
+    free(ok);
+    free(v);
+    rtcd_mesh_release(m);
+}
+
+/* An allocator that fails every allocation after `allow` more. */
+static long g_allow = -1; /* < 0: never fails */
+static long g_failed = 0;
+
+static void* failing_alloc(size_t size, size_t alignment, void* user)
+{
+    (void)user;
+    if (g_allow == 0) {
+        g_failed++;
+        return NULL;
+    }
+    if (g_allow > 0) g_allow--;
+    void* p = NULL;
+    if (alignment < sizeof(void*)) alignment = sizeof(void*);
+    return posix_memalign(&p, alignment, size ? size : 1) == 0 ? p : NULL;
+}
+
+static void plain_free(void* p, void* user)
+{
+    (void)user;
+    free(p);
+}
+
+/* Every allocation of an update failed in turn, on the refit path and on
+ * the rebuild path: the update reports it and the mesh is as it was. */
+static void test_out_of_memory(void** state)
+{
+    (void)state;
+    rtcd_set_allocator(failing_alloc, plain_free, NULL);
+    for (int rebuild = 0; rebuild < 2; ++rebuild) {
+        g_allow = -1;
+        rtcd_mesh* m = test_make_blob(300, 1.0f, 6);
+        uint32_t nv = m->vertex_count;
+        float* v = malloc(12 * (size_t)nv);
+        if (rebuild) degrade(m->vertices, nv, 1, 1.0f, v);
+        else pulse_twist(m->vertices, nv, 1.0f, 0.2f, 0.7f, v);
+        long failures = 0;
+        for (long n = 0;; ++n) {
+            snapshot s = take(m);
+            g_failed = 0;
+            g_allow = n;
+            rtcd_error err = rtcd_mesh_update_vertices(m, v, 0);
+            long failed = g_failed;
+            g_allow = -1;
+            if (failed) {
+                assert_int_equal(err, RTCD_ERROR_OUT_OF_MEMORY);
+                assert_unchanged(&s, m);
+                ++failures;
+            }
+            drop(&s);
+            if (!failed) {
+                assert_int_equal(err, RTCD_OK);
+                break;
+            }
+        }
+        rtcd_mesh_deform_stats st = rtcd_mesh_get_deform_stats(m);
+        assert_int_equal(st.version, 1);
+        assert_int_equal(st.rebuilds, (uint64_t)rebuild);
+        rtcd_mesh* fresh = create_like(m, v, 0);
+        assert_same_derived(m, fresh);
+        assert_same_hits(m, fresh, 2000, 700);
+        rtcd_mesh_release(fresh);
+        print_message("%s path: %ld allocation failures, each refused cleanly\n", rebuild ? "rebuild" : "refit",
+                      failures);
+        assert_true(failures >= (rebuild ? 9 : 8));
+        free(v);
+        rtcd_mesh_release(m);
+    }
+    rtcd_set_allocator(NULL, NULL, NULL);
+}
+
+/* ---- measurements (not part of the test run) ---- */
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
+}
+
+static int cmp_double(const void* a, const void* b)
+{
+    double x = *(const double*)a, y = *(const double*)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double* x, int n)
+{
+    qsort(x, (size_t)n, sizeof *x, cmp_double);
+    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+static volatile long g_sink;
+
+static double time_rays(const rtcd_mesh* m, const rtcd_ray* rays, long n)
+{
+    double t0 = now_us();
+    long hits = 0;
+    for (long r = 0; r < n; ++r) {
+        rtcd_hit h;
+        hits += rtcd_mesh_first_hit(m, &rays[r], RTCD_TRAVERSAL_BVH, &h);
+    }
+    double t = now_us() - t0;
+    g_sink += hits; /* keeps the loop */
+    return t;
+}
+
+/* Box tests plus triangle tests of the ordered binary walk: the work the
+ * SAH predicts, free of timing noise. */
+static double walk_cost(const rtcd_mesh* m, const rtcd_ray* ray)
+{
+    rtcd_bvh_view view = rtcd_mesh_bvh_view(m);
+    rtcd_v3 org = v3_load(ray->origin), dir = v3_load(ray->direction), inv = safe_reciprocal(dir);
+    rtcd_tri_hit best = {RTCD_INVALID, ray->tmax, 0.0f, 0.0f};
+    uint32_t stack[RTCD_BVH_STACK_SIZE];
+    float stack_t[RTCD_BVH_STACK_SIZE];
+    int sp = 0;
+    double cost = 1.0;
+    float t0;
+    const rtcd_bvh_node* nodes = view.nodes;
+    if (!ray_aabb(org, inv, v3_load(nodes[0].lo), v3_load(nodes[0].hi), ray->tmin, best.t, &t0)) return cost;
+    stack[sp] = 0, stack_t[sp++] = t0;
+    while (sp > 0) {
+        --sp;
+        if (stack_t[sp] > best.t) continue;
+        uint32_t i = stack[sp];
+        while (nodes[i].prims == 0) {
+            uint32_t l = i + 1, r = nodes[l].escape;
+            float tl, tr;
+            int hl = ray_aabb(org, inv, v3_load(nodes[l].lo), v3_load(nodes[l].hi), ray->tmin, best.t, &tl);
+            int hr = ray_aabb(org, inv, v3_load(nodes[r].lo), v3_load(nodes[r].hi), ray->tmin, best.t, &tr);
+            cost += 2.0;
+            if (hl && hr) {
+                if (sp < RTCD_BVH_STACK_SIZE) stack[sp] = tl <= tr ? r : l, stack_t[sp++] = tl <= tr ? tr : tl;
+                i = tl <= tr ? l : r;
+            } else if (hl || hr) {
+                i = hl ? l : r;
+            } else {
+                break;
+            }
+        }
+        if (nodes[i].prims != 0) {
+            cost += nodes[i].prims & RTCD_BVH_MAX_LEAF_SIZE;
+            leaf_first_hit(&view, nodes[i].prims, org, dir, ray->tmin, ray->skip_vertex, &best);
+        }
+    }
+    return cost;
+}
+
+/* SAH of m's tree over the root's area and over the triangles' box areas. */
+static void sah_of(const rtcd_mesh* m, double* by_root, double* by_tris)
+{
+    double sum = 0.0, root = 0.0, tris = 0.0;
+    for (uint32_t i = 0; i < m->bvh.node_count; ++i) {
+        const rtcd_bvh_node* n = &m->bvh.nodes[i];
+        double d[3];
+        for (int k = 0; k < 3; ++k) d[k] = (double)n->hi[k] - n->lo[k];
+        double a = d[0] * d[1] + d[1] * d[2] + d[2] * d[0];
+        if (i == 0) root = a;
+        sum += a * (n->prims ? (double)(n->prims & RTCD_BVH_MAX_LEAF_SIZE) : 1.0);
+    }
+    for (uint32_t k = 0; k < m->triangle_count; ++k) {
+        float lo[3], hi[3];
+        for (int a = 0; a < 3; ++a) {
+            const float* p = m->bvh.tris + 9 * k;
+            lo[a] = fminf(p[a], fminf(p[3 + a], p[6 + a]));
+            hi[a] = fmaxf(p[a], fmaxf(p[3 + a], p[6 + a]));
+        }
+        double d[3] = {(double)hi[0] - lo[0], (double)hi[1] - lo[1], (double)hi[2] - lo[2]};
+        tris += d[0] * d[1] + d[1] * d[2] + d[2] * d[0];
+    }
+    *by_root = sum / root;
+    *by_tris = sum / tris;
+}
+
+/* Refit from the rest shape to growing deformations (forced: the bound is
+ * lifted by hand), then first-hit time on the refitted tree over a fresh
+ * build's, against the SAH ratio. */
+static int measure_bound(void)
+{
+    enum { RAYS = 100000, REPS = 3 };
+    const uint32_t sizes[2] = {1002, 10002};
+    const float amps[] = {0.05f, 0.1f, 0.2f, 0.3f, 0.5f, 0.7f, 1.0f, 1.5f};
+    const int namps = (int)(sizeof amps / sizeof amps[0]);
+    rtcd_ray* rays = malloc(RAYS * sizeof *rays);
+    printf("triangles family amplitude | sah/root: refit/built fresh/built refit/fresh | sah/tris: refit/built "
+           "fresh/built | walk refit/fresh | time refit/fresh\n");
+    for (int si = 0; si < 2; ++si) {
+        rtcd_mesh* rest = test_make_blob(sizes[si], 1.0f, 17);
+        uint32_t nv = rest->vertex_count;
+        float* v = malloc(12 * (size_t)nv);
+        for (int fam = 0; fam < 3; ++fam)
+            for (int ai = 0; ai < namps; ++ai) {
+                degrade(rest->vertices, nv, fam, amps[ai], v);
+                rtcd_mesh* m = create_like(rest, rest->vertices, 0);
+                double built = m->bvh.built_sah;
+                m->bvh.built_sah = 1e300; /* refit whatever the degradation */
+                if (rtcd_mesh_update_vertices(m, v, 0) != RTCD_OK) {
+                    rtcd_mesh_release(m);
+                    continue;
+                }
+                m->bvh.built_sah = built;
+                rtcd_mesh* fresh = create_like(m, v, 0);
+                test_rng rng = {99};
+                for (long r = 0; r < RAYS; ++r) make_ray(fresh, &rng, r, &rays[r]);
+                double cr = 0.0, cf = 0.0, s0r, s0t, s1r, s1t, s2r, s2t;
+                for (long r = 0; r < RAYS; ++r) cr += walk_cost(m, &rays[r]), cf += walk_cost(fresh, &rays[r]);
+                sah_of(rest, &s0r, &s0t);
+                sah_of(m, &s1r, &s1t);
+                sah_of(fresh, &s2r, &s2t);
+                double tr[REPS], tf[REPS];
+                for (int k = 0; k < REPS; ++k) {
+                    tr[k] = time_rays(m, rays, RAYS);
+                    tf[k] = time_rays(fresh, rays, RAYS);
+                }
+                printf("%u %d %.2f | %.3f %.3f %.3f | %.3f %.3f | %.3f | %.3f\n", m->triangle_count, fam,
+                       (double)amps[ai], s1r / s0r, s2r / s0r, s1r / s2r, s1t / s0t, s2t / s0t, cr / cf,
+                       median(tr, REPS) / median(tf, REPS));
+                fflush(stdout);
+                rtcd_mesh_release(fresh);
+                rtcd_mesh_release(m);
+            }
+        free(v);
+        rtcd_mesh_release(rest);
+    }
+    free(rays);
+    return 0;
+}
+
+/* Update cost per mesh size: refit-only updates (small smooth steps) and
+ * forced rebuilds, median over repeated updates; creation for scale. */
+static int bench(void)
+{
+    const uint32_t sizes[3] = {502, 5002, 50002}; /* 1k, 10k, 100k triangles */
+    const int reps[3] = {41, 21, 9};
+    printf("{\"benchmark\":\"deform\",\"bound\":\"core/mesh_deform.c\",\"sizes\":[");
+    for (int si = 0; si < 3; ++si) {
+        rtcd_mesh* m = test_make_blob(sizes[si], 1.0f, 21);
+        uint32_t nv = m->vertex_count, nt = m->triangle_count;
+        float* rest = malloc(12 * (size_t)nv);
+        float* v = malloc(12 * (size_t)nv);
+        memcpy(rest, m->vertices, 12 * (size_t)nv);
+        double refit[64], rebuild[64], create[64], ratio = 1.0;
+        for (int r = 0; r < reps[si]; ++r) {
+            pulse_twist(rest, nv, 1.0f, 0.2f, 0.3f * (float)r, v);
+            double t0 = now_us();
+            assert_int_equal(rtcd_mesh_update_vertices(m, v, 0), RTCD_OK);
+            refit[r] = now_us() - t0;
+            ratio = rtcd_mesh_get_deform_stats(m).sah_ratio;
+            m->bvh.built_sah = 0.0; /* any refit passes the bound: rebuild */
+            pulse_twist(rest, nv, 1.0f, 0.2f, 0.3f * (float)r + 0.15f, v);
+            t0 = now_us();
+            assert_int_equal(rtcd_mesh_update_vertices(m, v, 0), RTCD_OK);
+            rebuild[r] = now_us() - t0;
+            t0 = now_us();
+            rtcd_mesh* fresh = create_like(m, v, 0);
+            create[r] = now_us() - t0;
+            rtcd_mesh_release(fresh);
+        }
+        rtcd_mesh_deform_stats st = rtcd_mesh_get_deform_stats(m);
+        double mr = median(refit, reps[si]), mb = median(rebuild, reps[si]), mc = median(create, reps[si]);
+        printf("%s{\"triangles\":%u,\"vertices\":%u,\"updates\":%d,\"refit_us_median\":%.1f,"
+               "\"refit_us_per_1k_triangles\":%.2f,\"rebuild_us_median\":%.1f,\"rebuild_us_per_1k_triangles\":%.2f,"
+               "\"create_us_median\":%.1f,\"refits\":%llu,\"rebuilds\":%llu,\"last_refit_sah_ratio\":%.3f}",
+               si ? "," : "", nt, nv, reps[si], mr, mr * 1000.0 / nt, mb, mb * 1000.0 / nt, mc,
+               (unsigned long long)st.refits, (unsigned long long)st.rebuilds, ratio);
+        free(rest);
+        free(v);
+        rtcd_mesh_release(m);
+    }
+    printf("]}\n");
+    return 0;
+}
+
+int main(int argc, char** argv)
+{
+    if (argc > 1 && strcmp(argv[1], "--bench") == 0) return bench();
+    if (argc > 1 && strcmp(argv[1], "--bound") == 0) return measure_bound();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_blob_sequence), cmocka_unit_test(test_generated_sequence),
+        cmocka_unit_test(test_open_surface),  cmocka_unit_test(test_rebuild),
+        cmocka_unit_test(test_refused),       cmocka_unit_test(test_out_of_memory),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

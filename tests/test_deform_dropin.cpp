@@ -1,0 +1,221 @@
+// Deforming btGImpactMeshShapes in the drop-in (issue 13, acceptance 4): a
+// Bullet program rewrites a shape's vertices and calls postUpdate(),
+// GImpact's own convention, and the next narrow phase collides with the
+// new shape, as Bullet's GImpact algorithm does in the same program.
+#include <rtcd/rtcd_bullet.h>
+
+#include <BulletCollision/Gimpact/btGImpactCollisionAlgorithm.h>
+#include <BulletCollision/Gimpact/btGImpactShape.h>
+#include <btBulletDynamicsCommon.h>
+
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "test_check.hpp"
+
+struct Blob {
+    std::vector<float> rest, vertices;
+    std::vector<int> indices;
+};
+
+static Blob make_blob(uint64_t seed)
+{
+    rtcd_generated_mesh g;
+    rtcd_generate_blob(RTCD_AVALANCHE_BLOB_VERTICES, 0.5f, seed, &g);
+    Blob b;
+    b.rest.assign(g.vertices, g.vertices + 3 * g.vertex_count);
+    b.vertices = b.rest;
+    b.indices.assign(g.indices, g.indices + 3 * g.triangle_count);
+    rtcd_generated_free(&g);
+    return b;
+}
+
+// Scales the blob's vertices about its origin, in place (the arrays Bullet reads).
+static void scale(Blob& b, float s)
+{
+    for (size_t i = 0; i < b.vertices.size(); ++i) b.vertices[i] = s * b.rest[i];
+}
+
+// A world with rtcd's dispatcher or Bullet's own (GImpact), no gravity: a
+// static deforming blob A at the origin and a resting blob B 1.1 m along x,
+// their boxes (with Bullet's margins) overlapping, their surfaces apart.
+struct Scene {
+    btDefaultCollisionConfiguration config;
+    std::unique_ptr<btCollisionDispatcher> dispatcher;
+    rtcdCollisionDispatcher* rtcd = nullptr;
+    btDbvtBroadphase broadphase;
+    btSequentialImpulseConstraintSolver solver;
+    std::unique_ptr<btDiscreteDynamicsWorld> world;
+    Blob a, b;
+    std::unique_ptr<btTriangleIndexVertexArray> array_a, array_b;
+    std::unique_ptr<btTriangleMesh> soup_a;
+    std::unique_ptr<btGImpactMeshShape> shape_a, shape_b;
+    std::unique_ptr<btDefaultMotionState> motion_a, motion_b;
+    std::unique_ptr<btRigidBody> body_a, body_b;
+
+    Scene(bool with_rtcd, bool soup) : a(make_blob(3)), b(make_blob(5))
+    {
+        if (with_rtcd) {
+            rtcd = new rtcdCollisionDispatcher(&config);
+            dispatcher.reset(rtcd);
+        } else {
+            dispatcher.reset(new btCollisionDispatcher(&config));
+        }
+        btGImpactCollisionAlgorithm::registerAlgorithm(dispatcher.get());
+        world.reset(new btDiscreteDynamicsWorld(dispatcher.get(), &broadphase, &solver, &config));
+        world->setGravity(btVector3(0, 0, 0));
+        if (soup) {
+            rebuild_soup();
+            shape_a.reset(new btGImpactMeshShape(soup_a.get()));
+        } else {
+            array_a.reset(new btTriangleIndexVertexArray(static_cast<int>(a.indices.size() / 3), a.indices.data(),
+                                                         3 * sizeof(int), static_cast<int>(a.vertices.size() / 3),
+                                                         a.vertices.data(), 3 * sizeof(float)));
+            shape_a.reset(new btGImpactMeshShape(array_a.get()));
+        }
+        array_b.reset(new btTriangleIndexVertexArray(static_cast<int>(b.indices.size() / 3), b.indices.data(),
+                                                     3 * sizeof(int), static_cast<int>(b.vertices.size() / 3),
+                                                     b.vertices.data(), 3 * sizeof(float)));
+        shape_b.reset(new btGImpactMeshShape(array_b.get()));
+        shape_a->updateBound();
+        shape_b->updateBound();
+        btTransform at_a = btTransform::getIdentity(), at_b = btTransform::getIdentity();
+        at_b.setOrigin(btVector3(1.1f, 0, 0));
+        motion_a.reset(new btDefaultMotionState(at_a));
+        motion_b.reset(new btDefaultMotionState(at_b));
+        body_a.reset(new btRigidBody(0, motion_a.get(), shape_a.get()));
+        btVector3 inertia;
+        shape_b->calculateLocalInertia(1, inertia);
+        body_b.reset(new btRigidBody(1, motion_b.get(), shape_b.get(), inertia));
+        world->addRigidBody(body_a.get());
+        world->addRigidBody(body_b.get());
+    }
+    ~Scene()
+    {
+        world->removeRigidBody(body_b.get());
+        world->removeRigidBody(body_a.get());
+    }
+    // btTriangleMesh's default: a soup, three fresh vertices per triangle.
+    void rebuild_soup()
+    {
+        if (!soup_a) soup_a.reset(new btTriangleMesh());
+        else soup_a.reset(new btTriangleMesh()); // rewritten below through its own arrays
+        for (size_t t = 0; t < a.indices.size(); t += 3) {
+            btVector3 p[3];
+            for (int c = 0; c < 3; ++c) {
+                const float* v = &a.vertices[3 * a.indices[t + c]];
+                p[c] = btVector3(v[0], v[1], v[2]);
+            }
+            soup_a->addTriangle(p[0], p[1], p[2]);
+        }
+    }
+    // The soup's vertices rewritten in place (its own arrays), from a.vertices.
+    void rewrite_soup()
+    {
+        unsigned char* base;
+        int n, stride, faces, istride;
+        PHY_ScalarType type, itype;
+        unsigned char* ibase;
+        soup_a->getLockedVertexIndexBase(&base, n, type, stride, &ibase, istride, faces, itype, 0);
+        for (int f = 0; f < faces; ++f) {
+            const int* tri = reinterpret_cast<const int*>(ibase + static_cast<size_t>(f) * istride);
+            for (int c = 0; c < 3; ++c) {
+                float* v = reinterpret_cast<float*>(base + static_cast<size_t>(tri[c]) * stride);
+                const float* src = &a.vertices[3 * a.indices[3 * f + c]];
+                v[0] = src[0], v[1] = src[1], v[2] = src[2];
+            }
+        }
+        soup_a->unLockVertexBase(0);
+    }
+    // One narrow phase; the deepest point between A and B (0: none).
+    float deepest()
+    {
+        world->performDiscreteCollisionDetection();
+        float depth = 0;
+        for (int i = 0; i < dispatcher->getNumManifolds(); ++i) {
+            btPersistentManifold* m = dispatcher->getManifoldByIndexInternal(i);
+            for (int k = 0; k < m->getNumContacts(); ++k) depth = std::fmax(depth, -m->getContactPoint(k).getDistance());
+        }
+        return depth;
+    }
+};
+
+// Blobs of radius 0.5 (+-noise): A, grown by 1.35, reaches into B.
+static void post_update(bool soup, bool also_update_bound)
+{
+    Scene rt(true, soup), gi(false, soup);
+    Scene* both[2] = {&rt, &gi};
+    float before[2], grown[2], back[2];
+    for (int k = 0; k < 2; ++k) before[k] = both[k]->deepest();
+    const rtcd_mesh* m = rt.rtcd->meshForShape(rt.shape_a.get()); // built: the pair exists
+    CHECK(m != nullptr);
+    // Grown by 1.35: A reaches about 0.68 m towards B, whose near side is at about 0.6.
+    for (int k = 0; k < 2; ++k) {
+        Scene& s = *both[k];
+        scale(s.a, 1.35f);
+        if (soup) s.rewrite_soup();
+        s.shape_a->postUpdate();
+        if (also_update_bound) s.shape_a->updateBound();
+        grown[k] = s.deepest();
+    }
+    uint64_t version = m ? rtcd_mesh_version(m) : 0;
+    if (!soup) CHECK(rt.rtcd->meshForShape(rt.shape_a.get()) == m); // updated in place
+    // Back to its size: apart again.
+    for (int k = 0; k < 2; ++k) {
+        Scene& s = *both[k];
+        scale(s.a, 1.0f);
+        if (soup) s.rewrite_soup();
+        s.shape_a->postUpdate();
+        if (also_update_bound) s.shape_a->updateBound();
+        back[k] = s.deepest();
+    }
+
+    std::printf("%s, postUpdate()%s: deepest point before %.4f, grown %.4f (GImpact %.4f), back %.4f (GImpact %.4f); "
+                "mesh version %llu\n",
+                soup ? "soup" : "indexed", also_update_bound ? " and updateBound()" : "", before[0], grown[0], grown[1],
+                back[0], back[1], static_cast<unsigned long long>(version));
+    CHECK(before[0] == 0 && before[1] < 0.01f); // apart (GImpact: within its margins)
+    CHECK(grown[0] > 0.02f);                        // rtcd sees the grown shape on the next narrow phase
+    CHECK(grown[1] > 0.5f * grown[0]);             // as GImpact does
+    CHECK(back[0] == 0 && back[1] < 0.01f);     // apart again: the old points went with the old shape
+    if (!soup) CHECK(version == 1);                  // updated in place: the same mesh, a new version
+}
+
+static void test_indexed_post_update() { post_update(false, false); }
+static void test_indexed_post_update_and_update_bound() { post_update(false, true); }
+static void test_soup_post_update() { post_update(true, false); }
+
+// A deformation that keeps the box and is not flagged goes unseen (the
+// documented limit); refreshShape says so, and the next pass sees it.
+static void test_refresh_shape()
+{
+    Scene rt(true, false);
+    rt.deepest();
+    const rtcd_mesh* m = rt.rtcd->meshForShape(rt.shape_a.get());
+    CHECK(m != nullptr);
+    if (!m) return;
+    // Pull one vertex inside the blob a little: the box stays.
+    size_t inner = 0;
+    float best = 1e9f;
+    for (size_t i = 0; i < rt.a.vertices.size() / 3; ++i) {
+        float x = rt.a.vertices[3 * i], y = rt.a.vertices[3 * i + 1], z = rt.a.vertices[3 * i + 2];
+        float d = std::fabs(x) + std::fabs(y) + std::fabs(z - 0.3f); // a vertex near the top, off every box face
+        if (d < best) best = d, inner = i;
+    }
+    for (int k = 0; k < 3; ++k) rt.a.vertices[3 * inner + k] *= 0.95f;
+    rt.deepest();
+    CHECK(rtcd_mesh_vertices(m)[3 * inner + 2] == rt.a.rest[3 * inner + 2]); // unseen
+    rt.rtcd->refreshShape(rt.shape_a.get());
+    rt.deepest();
+    CHECK(rt.rtcd->meshForShape(rt.shape_a.get()) == m);
+    CHECK(rtcd_mesh_vertices(m)[3 * inner + 2] == rt.a.vertices[3 * inner + 2]); // seen
+    std::printf("refreshShape: vertex %zu moved to %.4f in the rtcd mesh (version %llu)\n", inner,
+                rtcd_mesh_vertices(m)[3 * inner + 2], static_cast<unsigned long long>(rtcd_mesh_version(m)));
+}
+
+int main()
+{
+    return rtcd_run_tests({test_indexed_post_update, test_indexed_post_update_and_update_bound, test_soup_post_update,
+                           test_refresh_shape});
+}
