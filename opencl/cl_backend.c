@@ -88,6 +88,21 @@ rtcd_batch_stats rtcd_opencl_last_stats(const rtcd_opencl* cl)
     return cl ? cl->stats : none;
 }
 
+rtcd_opencl_upload_stats rtcd_opencl_uploads(const rtcd_opencl* cl)
+{
+    rtcd_opencl_upload_stats s;
+    memset(&s, 0, sizeof s);
+    if (!cl) return s;
+    for (uint32_t d = 0; d < cl->device_count; ++d) {
+        s.full_uploads += cl->devices[d].full_uploads;
+        s.mesh_refreshes += cl->devices[d].mesh_refreshes;
+        s.bytes += cl->devices[d].upload_bytes;
+    }
+    s.reregistrations = cl->registry.reregistrations;
+    s.last_place_ms = cl->place_ms;
+    return s;
+}
+
 /* ---- per-device batch ---- */
 
 static rtcd_error ensure_buffer(cl_device_state* d, cl_mem* buf, size_t* cap, size_t bytes, cl_mem_flags flags)
@@ -403,7 +418,9 @@ rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uin
         caller_rays += rtcd_pair_ray_room(&pairs[i]);
     }
     /* Meshes first: those the devices cannot take send their pairs to the CPU. */
+    double place_start = now_ms();
     rtcd_error err = rtcd_cl_place_meshes(cl, pairs, n, where);
+    cl->place_ms = now_ms() - place_start;
     if (err == RTCD_OK) err = rtcd_cl_assign_pairs(cl, pairs, n, info_of);
     uint32_t on_cpu = 0;
     if (err == RTCD_OK) err = cpu_gather(cl, pairs, n, where, rays != NULL, &on_cpu);

@@ -33,4 +33,17 @@ RTCD_API rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* p
 RTCD_API void rtcd_opencl_set_def(rtcd_opencl* cl, const rtcd_narrowphase_def* def);
 RTCD_API rtcd_batch_stats rtcd_opencl_last_stats(const rtcd_opencl* cl);
 
+/* Mesh traffic since creation, all devices together (tests, benchmarks).
+ * A deformed mesh (rtcd_mesh_update_vertices) whose sizes held is
+ * rewritten in place, its ranges only; one whose BVH rebuild changed its
+ * node count is registered again, which copies the whole registry. */
+typedef struct rtcd_opencl_upload_stats {
+    uint64_t full_uploads;    /* whole registry copies to a device (new meshes, registered again) */
+    uint64_t mesh_refreshes;  /* deformed meshes rewritten in place on a device */
+    uint64_t reregistrations; /* deformed meshes registered again (their sizes changed) */
+    uint64_t bytes;           /* host to device, both kinds */
+    double last_place_ms;     /* the last call's mesh work: finding deformed meshes, refreshing, uploading */
+} rtcd_opencl_upload_stats;
+RTCD_API rtcd_opencl_upload_stats rtcd_opencl_uploads(const rtcd_opencl* cl);
+
 #endif

@@ -34,6 +34,9 @@ typedef struct cl_device_state {
      * failed upload leaves none, and the next call uploads again). */
     cl_mem mesh_buffers[RTCD_CL_MESH_BUFFERS];
     uint32_t mesh_version;
+    /* What went up (rtcd_opencl_upload_stats): whole copies of the
+     * registry, deformed meshes rewritten in place, bytes of both. */
+    uint64_t full_uploads, mesh_refreshes, upload_bytes;
     /* Kept rays of the pairs this device owns (iterative algorithms): slot s
      * holds two halves of RTCD_CL_STATE_ENTRIES entries (2 words each) at
      * entry 2 s RTCD_CL_STATE_ENTRIES; a call reads one half and writes the
@@ -61,6 +64,7 @@ typedef struct cl_device_state {
 typedef struct cl_refused_mesh {
     const rtcd_mesh* mesh;
     const float* vertices;
+    uint64_t version;      /* a deformation changes the arrays, not the mesh */
     uint32_t vertex_count, triangle_count;
 } cl_refused_mesh;
 
@@ -68,6 +72,7 @@ typedef struct cl_refused_mesh {
 typedef struct cl_mesh_registry {
     const rtcd_mesh** meshes;
     rtcd_cl_mesh* table;
+    uint64_t* versions;      /* the rtcd_mesh.version each entry copied (deforming meshes) */
     uint32_t count, cap;
     float *vertices, *vnormals, *tnormals, *tris;
     uint32_t *indices, *tri_ids;
@@ -79,11 +84,12 @@ typedef struct cl_mesh_registry {
     /* Names the content: a new value (from stamp, which only grows) on every
      * append; a rollback restores the value of the content it returns to. */
     uint32_t version, stamp;
+    uint64_t reregistrations; /* deformed meshes whose sizes changed, registered again */
     cl_refused_mesh* refused;
     uint32_t refused_count, refused_cap;
     /* capacities, in elements */
     uint32_t cap_vertices, cap_vnormals, cap_tnormals, cap_tris, cap_indices, cap_tri_ids, cap_nodes, cap_grids,
-        cap_table, cap_nears, cap_neighbors;
+        cap_table, cap_nears, cap_neighbors, cap_versions;
 } cl_mesh_registry;
 
 /* What the host keeps of a persisting pair: its device, and for the
@@ -106,6 +112,7 @@ struct rtcd_opencl {
     rtcd_key_map map;      /* key -> cl_pair_info, kept across calls (core/key_map.h) */
     rtcd_error drop_error; /* while the map drops the pairs a call did not see */
     rtcd_batch_stats stats;
+    double place_ms;       /* the last call's rtcd_cl_place_meshes (deformed meshes, uploads) */
     /* Pairs with a mesh the devices could not take (cl_meshes.c): the CPU
      * reference backend (core/cpu_batch.c, made on first need) runs them
      * in the same call, with its own pair states; the arrays are its
@@ -126,10 +133,14 @@ void rtcd_cl_close_devices(rtcd_opencl* cl);
 const char* rtcd_cl_error_string(cl_int code);
 
 /* cl_meshes.c */
-/* Puts this call's meshes on every device: where[2 i] and where[2 i + 1]
- * get the registry index of pair i's meshes a and b, or RTCD_CL_NO_SLOT
- * for a mesh the devices could not take (its pairs run on the CPU
- * reference). New meshes are appended and every device brought up to
+/* Puts this call's meshes on every device. Registered meshes of the call
+ * that deformed since they were copied (rtcd_mesh.version) are brought up
+ * to date first: rewritten in place (host copy and their device ranges)
+ * when their sizes held; registered again with the registry's entries after
+ * them when a BVH rebuild changed their node count. Then where[2 i] and
+ * where[2 i + 1] get the registry index of pair i's meshes a and b, or
+ * RTCD_CL_NO_SLOT for a mesh the devices could not take (its pairs run on
+ * the CPU reference). New meshes are appended and every device brought up to
  * date; when a device refuses the memory (an allocation-class OpenCL
  * error: CL_INVALID_BUFFER_SIZE, CL_MEM_OBJECT_ALLOCATION_FAILURE,
  * CL_OUT_OF_RESOURCES, CL_OUT_OF_HOST_MEMORY) the registry rolls back to

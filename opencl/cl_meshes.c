@@ -3,6 +3,14 @@
  * neighbours) shared by every pair that uses it; devices re-upload only when
  * a new mesh arrives.
  *
+ * Deforming meshes (rtcd_mesh_update_vertices): each entry remembers the
+ * mesh version it copied. A call's mesh with another version is copied
+ * again over its entry, and only its ranges go to the devices, when its
+ * sizes held (the topology never changes: indices and neighbours stay);
+ * when a BVH rebuild changed its node count it leaves the registry with
+ * every entry after it and they come back as the call's new meshes,
+ * through the same append, fit and refusal steps as any new mesh.
+ *
  * Device faults: when a device refuses the memory for the concatenated
  * arrays (a mesh larger than the device's largest buffer, or many meshes
  * that are together), the registry goes back to where it was before the mesh
@@ -40,6 +48,13 @@ static int append(void** arr, uint32_t* cap, uint32_t used, const void* src, uin
 
 /* ---- the registry: append, find, roll back ---- */
 
+/* A new name for new content (0 names the empty registry only). */
+static void new_version(cl_mesh_registry* reg)
+{
+    if (++reg->stamp == 0) ++reg->stamp;
+    reg->version = reg->stamp;
+}
+
 /* What a rollback returns to. */
 typedef struct registry_mark {
     uint32_t count, vertex_total, tri_total, node_total, version;
@@ -71,15 +86,33 @@ static uint32_t find_mesh(const cl_mesh_registry* reg, const rtcd_mesh* m)
     return RTCD_CL_NO_SLOT;
 }
 
-static int is_refused(const cl_mesh_registry* reg, const rtcd_mesh* m)
+/* A deformation gives the mesh new arrays and a later version: still the
+ * refused mesh (followed, not refused again with a warning each step). */
+static int is_refused(cl_mesh_registry* reg, const rtcd_mesh* m)
 {
     for (uint32_t i = 0; i < reg->refused_count; ++i) {
-        const cl_refused_mesh* r = &reg->refused[i];
-        if (r->mesh == m && r->vertices == m->vertices && r->vertex_count == m->vertex_count &&
-            r->triangle_count == m->triangle_count)
+        cl_refused_mesh* r = &reg->refused[i];
+        if (r->mesh != m || r->vertex_count != m->vertex_count || r->triangle_count != m->triangle_count) continue;
+        if (r->vertices == m->vertices) return 1;
+        if (m->version > r->version) {
+            r->vertices = m->vertices;
+            r->version = m->version;
             return 1;
+        }
     }
     return 0;
+}
+
+/* The table entry's fields that follow the shape (box, grid placement). */
+static void entry_shape(rtcd_cl_mesh* e, const rtcd_mesh* m)
+{
+    e->min_cell = m->grid.min_cell;
+    for (int k = 0; k < 3; ++k) {
+        e->lo[k] = m->lo[k];
+        e->hi[k] = m->hi[k];
+        e->grid_lo[k] = m->grid.lo[k];
+        e->grid_inv[k] = m->grid.inv_cell[k];
+    }
 }
 
 /* Appends m to the host arrays and retains it; 0 on no memory (the totals,
@@ -89,6 +122,7 @@ static int append_mesh(cl_mesh_registry* reg, const rtcd_mesh* m)
     uint32_t nv = m->vertex_count, nt = m->triangle_count, nn = m->bvh.node_count;
     int ok = grow((void**)&reg->meshes, &reg->cap, reg->count + 1, sizeof *reg->meshes) &&
              grow((void**)&reg->table, &reg->cap_table, reg->count + 1, sizeof *reg->table) &&
+             grow((void**)&reg->versions, &reg->cap_versions, reg->count + 1, sizeof *reg->versions) &&
              append((void**)&reg->vertices, &reg->cap_vertices, 3 * reg->vertex_total, m->vertices, 3 * nv,
                     sizeof(float)) &&
              append((void**)&reg->vnormals, &reg->cap_vnormals, 3 * reg->vertex_total, m->vertex_normals, 3 * nv,
@@ -117,20 +151,14 @@ static int append_mesh(cl_mesh_registry* reg, const rtcd_mesh* m)
     e->node_count = nn;
     e->grid_offset = reg->count * RTCD_GRID_BYTES;
     e->near_offset = reg->count * RTCD_NEAR_BYTES;
-    e->min_cell = m->grid.min_cell;
-    for (int k = 0; k < 3; ++k) {
-        e->lo[k] = m->lo[k];
-        e->hi[k] = m->hi[k];
-        e->grid_lo[k] = m->grid.lo[k];
-        e->grid_inv[k] = m->grid.inv_cell[k];
-    }
+    entry_shape(e, m);
     rtcd_mesh_retain((rtcd_mesh*)m); /* device copies mirror it: keep it alive */
+    reg->versions[reg->count] = m->version;
     reg->meshes[reg->count++] = m;
     reg->vertex_total += nv;
     reg->tri_total += nt;
     reg->node_total += nn;
-    if (++reg->stamp == 0) ++reg->stamp; /* 0 names the empty registry only */
-    reg->version = reg->stamp;
+    new_version(reg);
     return 1;
 }
 
@@ -159,6 +187,7 @@ static void trim_registry(cl_mesh_registry* reg)
 {
     trim((void**)&reg->meshes, &reg->cap, reg->count, sizeof *reg->meshes);
     trim((void**)&reg->table, &reg->cap_table, reg->count, sizeof *reg->table);
+    trim((void**)&reg->versions, &reg->cap_versions, reg->count, sizeof *reg->versions);
     trim((void**)&reg->vertices, &reg->cap_vertices, 3 * (size_t)reg->vertex_total, sizeof(float));
     trim((void**)&reg->vnormals, &reg->cap_vnormals, 3 * (size_t)reg->vertex_total, sizeof(float));
     trim((void**)&reg->tnormals, &reg->cap_tnormals, 3 * (size_t)reg->tri_total, sizeof(float));
@@ -176,6 +205,7 @@ void rtcd_cl_registry_free(cl_mesh_registry* reg)
     for (uint32_t i = 0; i < reg->count; ++i) rtcd_mesh_release((rtcd_mesh*)reg->meshes[i]);
     rtcd_free(reg->meshes);
     rtcd_free(reg->table);
+    rtcd_free(reg->versions);
     rtcd_free(reg->vertices);
     rtcd_free(reg->vnormals);
     rtcd_free(reg->tnormals);
@@ -248,6 +278,8 @@ static cl_int upload(cl_device_state* d, const cl_mesh_registry* reg, int* buffe
         }
     }
     d->mesh_version = reg->version;
+    d->full_uploads++;
+    for (int b = 0; b < RTCD_CL_MESH_BUFFERS; ++b) d->upload_bytes += bytes[b];
     return CL_SUCCESS;
 }
 
@@ -259,6 +291,184 @@ rtcd_error rtcd_cl_upload_meshes(cl_device_state* d, const cl_mesh_registry* reg
         return rtcd_fail(RTCD_ERROR_DEVICE, "OpenCL clCreateBuffer(%s) failed on %s: %s (%d)", k_buffer_names[buffer],
                          d->name, rtcd_cl_error_string(err), (int)err);
     return RTCD_OK;
+}
+
+/* ---- deformed meshes ---- */
+
+/* Where entry i lies in each device buffer, in bytes. Indices and
+ * neighbours: none (a deformation keeps the topology). */
+static void entry_ranges(const cl_mesh_registry* reg, uint32_t i, size_t off[RTCD_CL_MESH_BUFFERS],
+                         size_t bytes[RTCD_CL_MESH_BUFFERS])
+{
+    const rtcd_cl_mesh* e = &reg->table[i];
+    size_t vo = e->vertex_offset, nv = e->vertex_count, to = e->tri_offset, nt = e->tri_count;
+    const size_t o[RTCD_CL_MESH_BUFFERS] = {(size_t)i * sizeof(rtcd_cl_mesh),
+                                            3 * vo * sizeof(float),
+                                            3 * vo * sizeof(float),
+                                            3 * to * sizeof(float),
+                                            0,
+                                            (size_t)e->node_offset * sizeof(rtcd_bvh_node),
+                                            9 * to * sizeof(float),
+                                            to * sizeof(uint32_t),
+                                            e->grid_offset,
+                                            e->near_offset,
+                                            0};
+    const size_t b[RTCD_CL_MESH_BUFFERS] = {sizeof(rtcd_cl_mesh),
+                                            3 * nv * sizeof(float),
+                                            3 * nv * sizeof(float),
+                                            3 * nt * sizeof(float),
+                                            0,
+                                            (size_t)e->node_count * sizeof(rtcd_bvh_node),
+                                            9 * nt * sizeof(float),
+                                            nt * sizeof(uint32_t),
+                                            RTCD_GRID_BYTES,
+                                            RTCD_NEAR_BYTES,
+                                            0};
+    memcpy(off, o, sizeof o);
+    memcpy(bytes, b, sizeof b);
+}
+
+/* Copies entry i's mesh over the entry again (its sizes held). */
+static void refresh_entry(cl_mesh_registry* reg, uint32_t i)
+{
+    const rtcd_mesh* m = reg->meshes[i];
+    rtcd_cl_mesh* e = &reg->table[i];
+    size_t vo = 3 * (size_t)e->vertex_offset, to = e->tri_offset, nv = m->vertex_count, nt = m->triangle_count;
+    memcpy(reg->vertices + vo, m->vertices, 3 * nv * sizeof(float));
+    memcpy(reg->vnormals + vo, m->vertex_normals, 3 * nv * sizeof(float));
+    memcpy(reg->tnormals + 3 * to, m->triangle_normals, 3 * nt * sizeof(float));
+    memcpy(reg->tris + 9 * to, m->bvh.tris, 9 * nt * sizeof(float));
+    /* A rebuild that kept the node count may still have reordered the leaves. */
+    memcpy(reg->tri_ids + to, m->bvh.tri_ids, nt * sizeof(uint32_t));
+    memcpy(reg->nodes + e->node_offset, m->bvh.nodes, (size_t)e->node_count * sizeof(rtcd_bvh_node));
+    memcpy(reg->grids + e->grid_offset, m->grid.solid, RTCD_GRID_BYTES);
+    memcpy(reg->nears + e->near_offset, m->grid.near, RTCD_NEAR_BYTES);
+    entry_shape(e, m);
+    reg->versions[i] = m->version;
+}
+
+/* Queues entries first..last to a device that holds the registry (not
+ * waited for). Consecutive entries are contiguous in every buffer: one
+ * write per buffer, however many meshes deformed side by side. */
+static cl_int write_entries(cl_device_state* d, const cl_mesh_registry* reg, uint32_t first, uint32_t last)
+{
+    const void* src[RTCD_CL_MESH_BUFFERS];
+    size_t all[RTCD_CL_MESH_BUFFERS], off[RTCD_CL_MESH_BUFFERS], bytes[RTCD_CL_MESH_BUFFERS];
+    size_t end[RTCD_CL_MESH_BUFFERS], end_bytes[RTCD_CL_MESH_BUFFERS], sent = 0;
+    registry_buffers(reg, src, all);
+    entry_ranges(reg, first, off, bytes);
+    entry_ranges(reg, last, end, end_bytes);
+    for (int b = 0; b < RTCD_CL_MESH_BUFFERS; ++b) {
+        if (!bytes[b]) continue; /* what a deformation keeps */
+        size_t n = end[b] + end_bytes[b] - off[b];
+        cl_int st = clEnqueueWriteBuffer(d->queue, d->mesh_buffers[b], CL_FALSE, off[b], n,
+                                         (const char*)src[b] + off[b], 0, NULL, NULL);
+        if (st != CL_SUCCESS) return st;
+        sent += n;
+    }
+    d->mesh_refreshes += last - first + 1;
+    d->upload_bytes += sent;
+    return CL_SUCCESS;
+}
+
+static int by_index(const void* x, const void* y)
+{
+    uint32_t a = *(const uint32_t*)x, b = *(const uint32_t*)y;
+    return (a > b) - (a < b);
+}
+
+/* Meshes out of the registry for a moment, retained here: they come back
+ * in the same call, whoever else holds them. */
+typedef struct held_meshes {
+    const rtcd_mesh** meshes;
+    uint32_t count;
+} held_meshes;
+
+static void release_held(held_meshes* h)
+{
+    for (uint32_t i = 0; i < h->count; ++i) rtcd_mesh_release((rtcd_mesh*)h->meshes[i]);
+    rtcd_free(h->meshes);
+    h->meshes = NULL;
+    h->count = 0;
+}
+
+static int resized(const cl_mesh_registry* reg, uint32_t i)
+{
+    const rtcd_mesh* m = reg->meshes[i];
+    return reg->versions[i] != m->version && m->bvh.node_count != reg->table[i].node_count;
+}
+
+/* Entries from `cut` on leave the registry into *held: those whose sizes
+ * held first, the resized ones last, so that when the whole no longer fits
+ * a device, the settling refuses a resized mesh rather than one that was
+ * there before. */
+static rtcd_error take_out(cl_mesh_registry* reg, uint32_t cut, held_meshes* held)
+{
+    held->meshes = rtcd_alloc((size_t)(reg->count - cut) * sizeof *held->meshes);
+    if (!held->meshes) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "OpenCL: no memory to register deformed meshes again");
+    for (int last = 0; last < 2; ++last)
+        for (uint32_t j = cut; j < reg->count; ++j) {
+            if (resized(reg, j) != last) continue;
+            rtcd_mesh_retain((rtcd_mesh*)reg->meshes[j]);
+            held->meshes[held->count++] = reg->meshes[j];
+            reg->reregistrations += (uint64_t)last;
+        }
+    const rtcd_cl_mesh* e = &reg->table[cut];
+    registry_mark m = {cut, e->vertex_offset, e->tri_offset, e->node_offset, 0};
+    roll_back(reg, &m);
+    new_version(reg); /* no earlier version named this content */
+    return RTCD_OK;
+}
+
+/* The call's registered meshes that deformed since their entry was copied.
+ * where[i]: the registry index of the call's i-th mesh (RTCD_CL_NO_SLOT:
+ * not registered), still right when *held comes back empty. */
+static rtcd_error follow_deformations(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uint32_t n, uint32_t* where,
+                                      held_meshes* held)
+{
+    cl_mesh_registry* reg = &cl->registry;
+    uint32_t cut = reg->count, stale = 0;
+    for (uint32_t i = 0; i < 2 * n; ++i) {
+        const rtcd_mesh* m = (i & 1) ? pairs[i / 2].b : pairs[i / 2].a;
+        uint32_t at = where[i] = find_mesh(reg, m);
+        if (at == RTCD_CL_NO_SLOT || reg->versions[at] == m->version) continue;
+        stale++;
+        if (resized(reg, at) && at < cut) cut = at;
+    }
+    if (!stale) return RTCD_OK;
+    /* Same sizes: the new content goes over the old, on the host and on
+     * every device that holds the registry; a device whose writes fail
+     * drops its copy and takes a whole one below (or says why not). When
+     * entries are taken out every device takes a whole copy anyway. */
+    uint32_t old = reg->version, k = 0;
+    int in_place = cut == reg->count;
+    uint32_t* fresh = NULL; /* the refreshed entries, for the device writes */
+    if (in_place && !(fresh = rtcd_alloc((size_t)stale * sizeof *fresh)))
+        return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "OpenCL: no memory to follow %u deformed mesh(es)", stale);
+    for (uint32_t i = 0; i < 2 * n; ++i) {
+        uint32_t at = where[i];
+        if (at == RTCD_CL_NO_SLOT || at >= cut || reg->versions[at] == reg->meshes[at]->version) continue;
+        refresh_entry(reg, at);
+        if (fresh) fresh[k++] = at;
+    }
+    new_version(reg);
+    if (k) qsort(fresh, k, sizeof *fresh, by_index);
+    for (uint32_t d = 0; d < cl->device_count && in_place; ++d) {
+        cl_device_state* dev = &cl->devices[d];
+        if (dev->mesh_version != old) continue; /* takes a whole copy below */
+        int ok = 1;
+        for (uint32_t s = 0, e; s < k && ok; s = e + 1) {
+            for (e = s; e + 1 < k && fresh[e + 1] == fresh[e] + 1;) ++e;
+            ok = write_entries(dev, reg, fresh[s], fresh[e]) == CL_SUCCESS;
+        }
+        /* Waited for here: the host arrays may move (grow, trim) later in the call. */
+        if (clFinish(dev->queue) == CL_SUCCESS && ok)
+            dev->mesh_version = reg->version;
+        else
+            release_mesh_buffers(dev);
+    }
+    rtcd_free(fresh);
+    return in_place ? RTCD_OK : take_out(reg, cut, held);
 }
 
 /* ---- placing a call's meshes ---- */
@@ -344,6 +554,7 @@ static rtcd_error refuse(rtcd_opencl* cl, const rtcd_mesh* m, const fit_failure*
     cl_refused_mesh* r = &reg->refused[reg->refused_count++];
     r->mesh = m;
     r->vertices = m->vertices;
+    r->version = m->version;
     r->vertex_count = m->vertex_count;
     r->triangle_count = m->triangle_count;
     const cl_device_state* d = &cl->devices[f->device];
@@ -415,7 +626,9 @@ static rtcd_error resettle(rtcd_opencl* cl, const registry_mark* before, int by_
     uint32_t k = reg->count - before->count;
     const rtcd_mesh** fresh = rtcd_alloc((size_t)k * sizeof *fresh);
     if (!fresh) return RTCD_ERROR_OUT_OF_MEMORY;
-    /* The call's pairs hold these meshes: they outlive the registry's release. */
+    /* The call's pairs (or the call, for entries taken out to follow a
+     * deformation: held_meshes) hold these meshes: they outlive the
+     * registry's release. */
     memcpy(fresh, reg->meshes + before->count, (size_t)k * sizeof *fresh);
     roll_back(reg, before);
     fit_failure f;
@@ -432,13 +645,21 @@ static rtcd_error resettle(rtcd_opencl* cl, const registry_mark* before, int by_
     return err;
 }
 
-rtcd_error rtcd_cl_place_meshes(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uint32_t n, uint32_t* where)
+/* where[]: as follow_deformations left it; `held`: entries it took out. */
+static rtcd_error place(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uint32_t n, uint32_t* where,
+                        const held_meshes* held)
 {
     cl_mesh_registry* reg = &cl->registry;
     registry_mark before = mark_of(reg);
+    /* Entries taken out come back first, as new meshes of this call. */
+    if (!append_run(reg, held->meshes, 0, held->count)) {
+        roll_back(reg, &before);
+        return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "OpenCL: no memory to register deformed meshes again");
+    }
     for (uint32_t i = 0; i < 2 * n; ++i) {
         const rtcd_mesh* m = (i & 1) ? pairs[i / 2].b : pairs[i / 2].a;
-        uint32_t at = find_mesh(reg, m);
+        uint32_t at = where[i];
+        if (held->count || at == RTCD_CL_NO_SLOT) at = find_mesh(reg, m);
         if (at == RTCD_CL_NO_SLOT && !is_refused(reg, m)) {
             if (!append_mesh(reg, m)) {
                 roll_back(reg, &before);
@@ -479,4 +700,13 @@ rtcd_error rtcd_cl_place_meshes(rtcd_opencl* cl, const rtcd_pair_desc* pairs, ui
     /* The indices moved: read them again (a refused mesh: none). */
     for (uint32_t i = 0; i < 2 * n; ++i) where[i] = find_mesh(reg, (i & 1) ? pairs[i / 2].b : pairs[i / 2].a);
     return RTCD_OK;
+}
+
+rtcd_error rtcd_cl_place_meshes(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uint32_t n, uint32_t* where)
+{
+    held_meshes held = {NULL, 0};
+    rtcd_error err = follow_deformations(cl, pairs, n, where, &held);
+    if (err == RTCD_OK) err = place(cl, pairs, n, where, &held);
+    release_held(&held);
+    return err;
 }
