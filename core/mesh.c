@@ -266,7 +266,7 @@ rtcd_error rtcd_mesh_create(const rtcd_mesh_def* def, rtcd_mesh** out)
         return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT,
                          "%s: need vertex and index arrays with at least %u vertices and %u triangles (got %u, %u)",
                          name, min_v, min_t, def->vertex_count, def->triangle_count);
-    if (def->flags & ~(uint32_t)(RTCD_MESH_FLIP_INSIDE_OUT | RTCD_MESH_OPEN_SURFACE))
+    if (def->flags & ~(uint32_t)(RTCD_MESH_FLIP_INSIDE_OUT | RTCD_MESH_OPEN_SURFACE | RTCD_MESH_DEFORMABLE))
         return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "%s: unknown flags 0x%x", name, def->flags);
     if (def->bvh_leaf_size > RTCD_BVH_MAX_LEAF_SIZE)
         return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "%s: bvh_leaf_size %u exceeds %u", name, def->bvh_leaf_size,
@@ -304,6 +304,7 @@ rtcd_error rtcd_mesh_create(const rtcd_mesh_def* def, rtcd_mesh** out)
     if ((err = build_adjacency(def, m->indices, m->neighbors)) != RTCD_OK) goto fail;
 
     m->open_surface = (def->flags & RTCD_MESH_OPEN_SURFACE) != 0;
+    m->deformable = (def->flags & RTCD_MESH_DEFORMABLE) != 0;
     if (!m->open_surface) m->mass = rtcd_compute_mass_properties(m->vertices, m->indices, m->triangle_count);
     if (!m->open_surface && !(m->mass.volume > 0.0)) {
         if (!(def->flags & RTCD_MESH_FLIP_INSIDE_OUT) || !(m->mass.volume < 0.0)) {

@@ -100,6 +100,7 @@ rtcd_error rtcd_mesh_update_vertices(rtcd_mesh* m, const float* vertices, size_t
     /* next: the mesh as it will be. Pointers it shares with m are replaced
      * one by one; release_parts(&next, m) frees exactly the new ones. */
     rtcd_mesh next = *m;
+    next.deformable = 1; /* from the first update on: the near grid's cheap bound */
     next.vertices = next.triangle_normals = next.vertex_normals = NULL;
     next.cluster_vertices = NULL;
     next.clusters = NULL;

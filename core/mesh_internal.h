@@ -63,6 +63,7 @@ struct rtcd_mesh {
     uint32_t* neighbors;      /* 3 per triangle */
     float lo[3], hi[3];
     int open_surface;         /* RTCD_MESH_OPEN_SURFACE: open edges have neighbour RTCD_INVALID */
+    int deformable;           /* RTCD_MESH_DEFORMABLE or updated once: the near grid's cheap bound */
     float facing[3];          /* open surfaces: the area-weighted mean normal (unit), where the front looks */
     float mean_edge_length;
     float max_edge_length;    /* longest edge (crossings: a triangle lies within it of its vertices) */

@@ -28,11 +28,111 @@ static int clamp_cell(float v, int nan_cell)
  * RTCD_NEAR_STEPS-ths of the smallest cell edge (so 255 reaches about 16
  * cells): a point p of the cell is at least near * step - |p - centre| from
  * the surface (distance is 1-Lipschitz). Needs the BVH. */
+/* The cells every triangle's box touches (widened by a hair), as the solid
+ * grid marks its surface cells: a superset of the cells the surface crosses. */
+static void mark_surface_cells(const rtcd_mesh* m, uint8_t* surface)
+{
+    const rtcd_solid_grid* g = &m->grid;
+    memset(surface, 0, RTCD_GRID_N * RTCD_GRID_N * RTCD_GRID_N);
+    for (uint32_t t = 0; t < m->triangle_count; ++t) {
+        float lo[3] = {RTCD_FLT_MAX, RTCD_FLT_MAX, RTCD_FLT_MAX}, hi[3] = {-RTCD_FLT_MAX, -RTCD_FLT_MAX, -RTCD_FLT_MAX};
+        for (int c = 0; c < 3; ++c)
+            for (int k = 0; k < 3; ++k) {
+                float v = m->vertices[3 * m->indices[3 * t + c] + k];
+                lo[k] = v < lo[k] ? v : lo[k];
+                hi[k] = v > hi[k] ? v : hi[k];
+            }
+        int c0[3], c1[3];
+        for (int k = 0; k < 3; ++k) {
+            c0[k] = clamp_cell((lo[k] - g->lo[k]) * g->inv_cell[k] - 1e-3f, 0);
+            c1[k] = clamp_cell((hi[k] - g->lo[k]) * g->inv_cell[k] + 1e-3f, RTCD_GRID_N - 1);
+        }
+        for (int z = c0[2]; z <= c1[2]; ++z)
+            for (int y = c0[1]; y <= c1[1]; ++y)
+                for (int x = c0[0]; x <= c1[0]; ++x) surface[cell_index(x, y, z)] = 1;
+    }
+}
+
+/* One line of the squared distance transform (Felzenszwalb and
+ * Huttenlocher 2012): d[q] = min over p of w2 (q - p)^2 + f[p] (f finite:
+ * no surface is RTCD_NEAR_NONE). */
+#define RTCD_NEAR_NONE 1e30
+static void distance_line(const double* f, double* d, double w2)
+{
+    int v[RTCD_GRID_N], k = 0;
+    double z[RTCD_GRID_N + 1];
+    v[0] = 0;
+    z[0] = -INFINITY;
+    z[1] = INFINITY;
+    for (int q = 1; q < RTCD_GRID_N; ++q) {
+        double s;
+        for (;;) {
+            int p = v[k];
+            s = ((f[q] + w2 * q * q) - (f[p] + w2 * p * p)) / (2.0 * w2 * (q - p));
+            if (s > z[k]) break;
+            --k; /* z[0] is -infinity: k stays >= 0 */
+        }
+        ++k;
+        v[k] = q;
+        z[k] = s;
+        z[k + 1] = INFINITY;
+    }
+    for (int q = 0, j = 0; q < RTCD_GRID_N; ++q) {
+        while (z[j + 1] < q) ++j;
+        double dq = (double)(q - v[j]);
+        d[q] = w2 * dq * dq + f[v[j]];
+    }
+}
+
+/* RTCD_MESH_DEFORMABLE: from each cell's centre, the distance to the
+ * nearest surface cell's centre (an exact Euclidean distance transform of
+ * the grid, separable, cell edges as weights) less half a cell's diagonal
+ * (the surface lies somewhere in that cell): a lower bound of the distance
+ * to the surface, in microseconds where exact distances take milliseconds. */
+static void near_grid_from_cells(rtcd_mesh* m, float step)
+{
+    rtcd_solid_grid* g = &m->grid;
+    enum { CELLS = RTCD_GRID_N * RTCD_GRID_N * RTCD_GRID_N };
+    uint8_t surface[CELLS];
+    mark_surface_cells(m, surface);
+    double d2[CELLS], line[RTCD_GRID_N], out[RTCD_GRID_N];
+    for (uint32_t i = 0; i < CELLS; ++i) d2[i] = surface[i] ? 0.0 : RTCD_NEAR_NONE;
+    double edge[3], half_diag2 = 0.0;
+    for (int k = 0; k < 3; ++k) {
+        edge[k] = 1.0 / g->inv_cell[k];
+        half_diag2 += 0.25 * edge[k] * edge[k];
+    }
+    for (int axis = 0; axis < 3; ++axis) {
+        double w2 = edge[axis] * edge[axis];
+        for (int a = 0; a < RTCD_GRID_N; ++a)
+            for (int b = 0; b < RTCD_GRID_N; ++b) {
+                uint32_t idx[RTCD_GRID_N];
+                for (int q = 0; q < RTCD_GRID_N; ++q) {
+                    int x = axis == 0 ? q : a, y = axis == 1 ? q : (axis == 0 ? a : b), z = axis == 2 ? q : b;
+                    idx[q] = cell_index(x, y, z);
+                    line[q] = d2[idx[q]];
+                }
+                distance_line(line, out, w2);
+                for (int q = 0; q < RTCD_GRID_N; ++q) d2[idx[q]] = out[q];
+            }
+    }
+    double half_diag = sqrt(half_diag2);
+    for (uint32_t i = 0; i < CELLS; ++i) {
+        double d = d2[i] >= 0.5 * RTCD_NEAR_NONE ? INFINITY : sqrt(d2[i]) - half_diag;
+        float q = d > 0.0 ? floorf((float)(d / step) * (1.0f - 1e-4f)) - 1.0f : 0.0f;
+        g->near[i] = (uint8_t)(!(q > 0.0f) ? 0.0f : (q >= 255.0f ? 255.0f : q));
+    }
+}
+
 rtcd_error rtcd_near_grid_build(rtcd_mesh* m)
 {
     rtcd_solid_grid* g = &m->grid;
     g->min_cell = fminf(1.0f / g->inv_cell[0], fminf(1.0f / g->inv_cell[1], 1.0f / g->inv_cell[2]));
     float step = g->min_cell / RTCD_NEAR_STEPS;
+    if (m->deformable) {
+        near_grid_from_cells(m, step);
+        return RTCD_OK;
+    }
     /* Each distance's search starts bounded by the last one plus the way
      * between the cells (the triangle inequality, a hair wider): the same
      * distances, found in a fraction of the time (the near grid was most

@@ -68,7 +68,7 @@ static rtcd_mesh* create_like(const rtcd_mesh* m, const float* v, uint32_t flags
     def.vertex_count = m->vertex_count;
     def.indices = m->indices;
     def.triangle_count = m->triangle_count;
-    def.flags = flags;
+    def.flags = flags | RTCD_MESH_DEFORMABLE; /* what an update makes of a mesh */
     def.bvh_leaf_size = m->bvh.leaf_size;
     def.name = m->name;
     rtcd_mesh* out = NULL;

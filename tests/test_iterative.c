@@ -69,11 +69,12 @@ static void test_walk_finds_the_brute_force_hit(void** state)
     rtcd_mesh_release(m);
 }
 
-/* grid_may_be_near never rejects an outside point within the distance (exact closest point). */
-static void test_near_grid_is_conservative(void** state)
+/* grid_may_be_near never rejects an outside point within the distance
+ * (exact closest point), for the exact near grid and for the deformable
+ * meshes' cheap bound (RTCD_MESH_DEFORMABLE: a blob made so, and one made
+ * so by an update); both reject most points farther than the distance. */
+static uint32_t near_grid_check(const rtcd_mesh* m, const char* what, uint32_t* far_out)
 {
-    (void)state;
-    rtcd_mesh* m = blob();
     test_rng rng = {5};
     uint32_t rejected = 0, far = 0;
     for (int k = 0; k < 20000; ++k) {
@@ -87,8 +88,31 @@ static void test_near_grid_is_conservative(void** state)
         rejected += !near;
         far += !inside && surface > dist;
     }
-    printf("near grid: rejects %u of %u outside points farther than the distance\n", rejected, far);
+    printf("near grid (%s): rejects %u of %u outside points farther than the distance\n", what, rejected, far);
+    *far_out = far;
+    return rejected;
+}
+
+static void test_near_grid_is_conservative(void** state)
+{
+    (void)state;
+    rtcd_mesh* m = blob();
+    uint32_t far, rejected = near_grid_check(m, "exact", &far);
     assert_true(rejected >= far * 8 / 10); /* and it is sharp */
+    /* The same blob deformable, from creation and by an update to its own vertices. */
+    rtcd_mesh_def def = rtcd_default_mesh_def();
+    def.vertices = rtcd_mesh_vertices(m);
+    def.vertex_count = rtcd_mesh_vertex_count(m);
+    def.indices = rtcd_mesh_indices(m);
+    def.triangle_count = rtcd_mesh_triangle_count(m);
+    def.flags = RTCD_MESH_DEFORMABLE;
+    rtcd_mesh* d = NULL;
+    assert_int_equal(rtcd_mesh_create(&def, &d), RTCD_OK);
+    rejected = near_grid_check(d, "deformable", &far);
+    assert_true(rejected >= far * 6 / 10);
+    assert_int_equal(rtcd_mesh_update_vertices(m, rtcd_mesh_vertices(d), 0), RTCD_OK);
+    near_grid_check(m, "updated", &far);
+    rtcd_mesh_release(d);
     rtcd_mesh_release(m);
 }
 

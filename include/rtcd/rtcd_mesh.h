@@ -24,7 +24,13 @@ enum rtcd_mesh_flags {
      * the triangles' fronts face away from the solid behind them, so a point
      * is inside when the first surface crossed along a ray from it is a back
      * face. For static partners only: no mass properties (all zero). */
-    RTCD_MESH_OPEN_SURFACE = 1u << 1
+    RTCD_MESH_OPEN_SURFACE = 1u << 1,
+    /* A mesh that will deform (rtcd_mesh_update_vertices): its near grid
+     * (the predictive candidates' culling) is a bound from the surface
+     * cells, 50x cheaper to build than exact distances and looser. A mesh's
+     * first update makes it deformable: an updated mesh equals one created
+     * from the same vertices with this flag. */
+    RTCD_MESH_DEFORMABLE = 1u << 2
 };
 
 typedef struct rtcd_mesh_def {
