@@ -540,8 +540,19 @@ rtcd_error rtcd_shape_set_vertices(rtcd_shape* s, const float* vertices, size_t 
         for (int k = 0; k < 3; ++k)
             body[3 * i + k] = f.rotation[k] * d[0] + f.rotation[3 + k] * d[1] + f.rotation[6 + k] * d[2];
     }
-    rtcd_error err = rtcd_mesh_update_vertices(s->body_mesh, body.data(), 0);
-    if (err != RTCD_OK) return err; // reported; nothing changed
+    if (s->world && s->world->rtcd_dispatcher) {
+        // rtcd collides with the body mesh itself: updated now, checked now.
+        rtcd_error err = rtcd_mesh_update_vertices(s->body_mesh, body.data(), 0);
+        if (err != RTCD_OK) return err; // reported; nothing changed
+    } else {
+        // GImpact or hulls: what Bullet needs, finite and in range; the body
+        // mesh follows when asked for (rtcd_shape_current_body_mesh).
+        for (size_t i = 0; i < body.size(); ++i)
+            if (!(std::fabs(body[i]) <= RTCD_MESH_MAX_COORDINATE))
+                return fail(RTCD_ERROR_INVALID_ARGUMENT, std::string(fn) + ": vertex " + std::to_string(i / 3) +
+                                                             " is not finite or beyond the range of validity");
+        s->body_stale = true;
+    }
     // Bullet's copy (GImpact collides with it, the broadphase boxes it).
     std::copy(body.begin(), body.end(), s->vertices.begin());
     btGImpactMeshShape* g = static_cast<btGImpactMeshShape*>(s->bt_shape);
@@ -555,7 +566,19 @@ rtcd_error rtcd_shape_set_vertices(rtcd_shape* s, const float* vertices, size_t 
 
 rtcd_transform rtcd_shape_frame(const rtcd_shape* s) { return s ? s->frame : rtcd_transform_identity(); }
 
-const rtcd_mesh* rtcd_shape_body_mesh(const rtcd_shape* s) { return s ? s->body_mesh : nullptr; }
+const rtcd_mesh* rtcd_shape_current_body_mesh(const rtcd_shape* cs)
+{
+    if (!cs) return nullptr;
+    rtcd_shape* s = const_cast<rtcd_shape*>(cs); // the cache of a const view
+    if (s->body_stale) {
+        rtcd_error err = rtcd_mesh_update_vertices(s->body_mesh, s->vertices.data(), 0);
+        if (err == RTCD_OK) s->body_stale = false;
+        else rtcd_log_message(RTCD_LOG_WARNING, rtcd_last_error_message()); // the last shape rtcd could take
+    }
+    return s->body_mesh;
+}
+
+const rtcd_mesh* rtcd_shape_body_mesh(const rtcd_shape* s) { return rtcd_shape_current_body_mesh(s); }
 
 rtcd_error rtcd_world_add_plane(rtcd_world* w, const float normal[3], float offset)
 {

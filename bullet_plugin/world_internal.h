@@ -39,6 +39,7 @@ struct rtcd_shape {
     int refcount;
     rtcd_world* world;
     rtcd_mesh* body_mesh;            // vertices in the body (principal) frame
+    bool body_stale = false;         // `vertices` deformed, body_mesh not yet (see rtcd_shape_current_body_mesh)
     rtcd_transform frame;            // body frame in mesh coordinates
     float com[3];
     btVector3 unit_inertia;          // principal moments for unit mass
@@ -49,6 +50,12 @@ struct rtcd_shape {
     std::vector<float> points;       // a convex hull's points (Bullet keeps its own copy; kept for the record)
     std::vector<rtcd_shape_piece> pieces; // a compound's (rtcd_shape_create_compound); empty otherwise
 };
+
+// The shape's body mesh as its vertices are now: without rtcd's narrow
+// phase (GImpact, hulls) a deformation reaches it only when asked for (the
+// penetration measure, rtcd_shape_body_mesh), so GImpact runs pay only
+// GImpact's own update. NULL for none.
+extern "C" const rtcd_mesh* rtcd_shape_current_body_mesh(const rtcd_shape* shape);
 
 // A static triangle mesh in the world (rtcd_world_add_static_mesh).
 struct rtcd_static_mesh {

@@ -103,7 +103,7 @@ extern "C" rtcd_error rtcd_world_measure_penetration(const rtcd_world* w, rtcd_p
         for (int k = 0; k < 2; ++k) {
             int idx = o[k]->getUserIndex();
             if (idx >= 0 && static_cast<size_t>(idx) < w->bodies.size() && w->bodies[idx] == o[k])
-                m[k] = w->body_shapes[idx]->body_mesh;
+                m[k] = rtcd_shape_current_body_mesh(w->body_shapes[idx]);
             size_t s = static_cast<size_t>(-2 - idx);
             if (idx <= -2 && s < w->static_meshes.size() && w->static_meshes[s]->body == o[k])
                 m[k] = w->static_meshes[s]->mesh; // a static surface: what lies behind it is inside
