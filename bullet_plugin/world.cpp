@@ -159,6 +159,21 @@ static void shape_free(rtcd_shape* s)
     delete s;
 }
 
+// A new shape into its world's list (shapes may outlive it); false (the
+// shape freed) when out of memory.
+static bool register_shape(rtcd_world* w, rtcd_shape* s)
+{
+    s->world = w;
+    try {
+        w->shapes.push_back(s);
+        return true;
+    } catch (const std::bad_alloc&) {
+        s->world = nullptr;
+        shape_free(s);
+        return false;
+    }
+}
+
 void rtcd_world_retain(rtcd_world* w)
 {
     if (w) w->refcount++;
@@ -298,14 +313,7 @@ rtcd_error rtcd_shape_create(rtcd_world* w, rtcd_mesh* mesh, rtcd_shape** out)
     rtcd_shape* s = new (std::nothrow) rtcd_shape();
     if (!s) return fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_shape_create: out of memory");
     s->refcount = 1;
-    s->world = w;
-    try {
-        w->shapes.push_back(s);
-    } catch (const std::bad_alloc&) {
-        s->world = nullptr;
-        shape_free(s);
-        return fail(RTCD_ERROR_OUT_OF_MEMORY, "out of memory for a new shape");
-    }
+    if (!register_shape(w, s)) return fail(RTCD_ERROR_OUT_OF_MEMORY, "out of memory for a new shape");
     rtcd_error err = build_body_frame(s, mesh);
     if (err != RTCD_OK) {
         shape_free(s);
@@ -354,14 +362,7 @@ rtcd_error rtcd_shape_create_compound(rtcd_world* w, rtcd_mesh* const* meshes, u
     rtcd_shape* s = new (std::nothrow) rtcd_shape();
     if (!s) return fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_shape_create_compound: out of memory");
     s->refcount = 1;
-    s->world = w;
-    try {
-        w->shapes.push_back(s);
-    } catch (const std::bad_alloc&) {
-        s->world = nullptr;
-        shape_free(s);
-        return fail(RTCD_ERROR_OUT_OF_MEMORY, "out of memory for a new shape");
-    }
+    if (!register_shape(w, s)) return fail(RTCD_ERROR_OUT_OF_MEMORY, "out of memory for a new shape");
     try {
         btMatrix3x3 rot = principal_frame(s, all);
         s->pieces.resize(count);
@@ -453,14 +454,7 @@ rtcd_error rtcd_shape_create_convex(rtcd_world* w, const rtcd_convex_def* def, r
     rtcd_shape* s = new (std::nothrow) rtcd_shape();
     if (!s) return fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_shape_create_convex: out of memory");
     s->refcount = 1;
-    s->world = w;
-    try {
-        w->shapes.push_back(s);
-    } catch (const std::bad_alloc&) {
-        s->world = nullptr;
-        shape_free(s);
-        return fail(RTCD_ERROR_OUT_OF_MEMORY, "out of memory for a new shape");
-    }
+    if (!register_shape(w, s)) return fail(RTCD_ERROR_OUT_OF_MEMORY, "out of memory for a new shape");
     s->frame = rtcd_transform_identity();
     std::string why;
     try {

@@ -429,37 +429,14 @@ static void test_refused(void** state)
     rtcd_mesh_release(m);
 }
 
-/* An allocator that fails every allocation after `allow` more. */
-static long g_allow = -1; /* < 0: never fails */
-static long g_failed = 0;
-
-static void* failing_alloc(size_t size, size_t alignment, void* user)
-{
-    (void)user;
-    if (g_allow == 0) {
-        g_failed++;
-        return NULL;
-    }
-    if (g_allow > 0) g_allow--;
-    void* p = NULL;
-    if (alignment < sizeof(void*)) alignment = sizeof(void*);
-    return posix_memalign(&p, alignment, size ? size : 1) == 0 ? p : NULL;
-}
-
-static void plain_free(void* p, void* user)
-{
-    (void)user;
-    free(p);
-}
 
 /* Every allocation of an update failed in turn, on the refit path and on
  * the rebuild path: the update reports it and the mesh is as it was. */
 static void test_out_of_memory(void** state)
 {
     (void)state;
-    rtcd_set_allocator(failing_alloc, plain_free, NULL);
+    test_failing_allocator_install();
     for (int rebuild = 0; rebuild < 2; ++rebuild) {
-        g_allow = -1;
         rtcd_mesh* m = test_make_blob(300, 1.0f, 6);
         uint32_t nv = m->vertex_count;
         float* v = malloc(12 * (size_t)nv);
@@ -468,11 +445,10 @@ static void test_out_of_memory(void** state)
         long failures = 0;
         for (long n = 0;; ++n) {
             snapshot s = take(m);
-            g_failed = 0;
-            g_allow = n;
+            test_fail_after(n);
             rtcd_error err = rtcd_mesh_update_vertices(m, v, 0);
-            long failed = g_failed;
-            g_allow = -1;
+            long failed = test_failed_allocations();
+            test_fail_after(-1);
             if (failed) {
                 assert_int_equal(err, RTCD_ERROR_OUT_OF_MEMORY);
                 assert_unchanged(&s, m);

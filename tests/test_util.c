@@ -111,3 +111,42 @@ rtcd_batch* test_create_batch(const rtcd_narrowphase_def* def, const char* kerne
     if (def->backend != RTCD_BACKEND_AUTO) assert_int_equal(rtcd_batch_backend(b), def->backend);
     return b;
 }
+
+/* ---- the failing allocator (test_util.h) ---- */
+
+static long g_allow = -1; /* < 0: never fails */
+static long g_failed = 0;
+
+static void* failing_alloc(size_t size, size_t alignment, void* user)
+{
+    (void)user;
+    if (g_allow == 0) {
+        g_failed++;
+        return NULL;
+    }
+    if (g_allow > 0) g_allow--;
+    void* p = NULL;
+    if (alignment < sizeof(void*)) alignment = sizeof(void*);
+    return posix_memalign(&p, alignment, size ? size : 1) == 0 ? p : NULL;
+}
+
+static void plain_free(void* p, void* user)
+{
+    (void)user;
+    free(p);
+}
+
+void test_failing_allocator_install(void)
+{
+    g_allow = -1;
+    g_failed = 0;
+    rtcd_set_allocator(failing_alloc, plain_free, NULL);
+}
+
+void test_fail_after(long n)
+{
+    g_allow = n;
+    g_failed = 0;
+}
+
+long test_failed_allocations(void) { return g_failed; }

@@ -29,6 +29,15 @@ rtcd_mesh* test_make_blob(uint32_t vertex_count, float radius, uint64_t seed);
 rtcd_mesh* test_make_uv_sphere(uint32_t rings, uint32_t segments, float radius);
 rtcd_mesh* test_make_box(float hx, float hy, float hz, uint32_t subdivisions);
 
+/* Allocation-failure sweeps: test_failing_allocator_install() makes it
+ * rtcd's allocator (rtcd_set_allocator(NULL, NULL, NULL) restores the
+ * default); test_fail_after(n) lets the next n allocations through and
+ * fails every later one (n < 0: none fails) and resets the count that
+ * test_failed_allocations() returns. */
+void test_failing_allocator_install(void);
+void test_fail_after(long n);
+long test_failed_allocations(void);
+
 /* rtcd_collide_iterative with def's algorithm replaced by idef (the tests
  * vary the algorithm and keep the rest). */
 rtcd_error test_collide_iterative(const rtcd_narrowphase_def* def, const rtcd_iterative_def* idef,

@@ -132,28 +132,6 @@ static void test_body_inputs(void** state)
     free_scene(&s);
 }
 
-/* An allocator that fails every allocation after `allow` more. */
-static long g_allow = -1; /* < 0: never fails */
-static long g_failed = 0;
-
-static void* failing_alloc(size_t size, size_t alignment, void* user)
-{
-    (void)user;
-    if (g_allow == 0) {
-        g_failed++;
-        return NULL;
-    }
-    if (g_allow > 0) g_allow--;
-    void* p = NULL;
-    if (alignment < sizeof(void*)) alignment = sizeof(void*);
-    return posix_memalign(&p, alignment, size ? size : 1) == 0 ? p : NULL;
-}
-
-static void plain_free(void* p, void* user)
-{
-    (void)user;
-    free(p);
-}
 
 /* A blob resting on the plane with its contacts, then a second blob of a
  * new shape dropped onto it while allocations fail from the n-th on: the
@@ -165,8 +143,7 @@ static void test_out_of_memory_in_step(void** state)
     (void)state;
     uint32_t failures_seen = 0;
     for (long n = 0;; ++n) {
-        rtcd_set_allocator(failing_alloc, plain_free, NULL);
-        g_allow = -1;
+        test_failing_allocator_install();
         scene s = make_scene();
         rtcd_transform pose = rtcd_transform_identity();
         pose.translation[2] = 0.45f;
@@ -180,11 +157,10 @@ static void test_out_of_memory_in_step(void** state)
         assert_int_equal(rtcd_shape_create(s.world, other_mesh, &other), RTCD_OK);
         pose.translation[2] = 1.2f;
         assert_int_equal(rtcd_world_add_body(s.world, other, 1.0f, &pose, &dropped), RTCD_OK);
-        g_failed = 0;
-        g_allow = n;
+        test_fail_after(n);
         rtcd_error err = rtcd_world_step(s.world);
-        long failed = g_failed;
-        g_allow = -1;
+        long failed = test_failed_allocations();
+        test_fail_after(-1);
         rtcd_step_stats st = rtcd_world_last_step_stats(s.world);
         if (failed) {
             if (err != RTCD_ERROR_OUT_OF_MEMORY)
