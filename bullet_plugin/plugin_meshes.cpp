@@ -277,12 +277,20 @@ const rtcd_mesh* rtcdMeshCache::meshFor(const btCollisionShape* shape, bool* out
     btVector3 scaling = role == RTCD_ROLE_MESH ? part_scaling(static_cast<const btGImpactMeshShape*>(shape), 0)
                                                : shape->getLocalScaling();
     btScalar margin = role == RTCD_ROLE_CONVEX ? shape->getMargin() : btScalar(0);
+    rtcd_mesh* stale = nullptr;
+    // Released on every way out, after the new mesh was made.
+    struct Release {
+        rtcd_mesh** m;
+        ~Release() { rtcd_mesh_release(*m); }
+    } release_stale{&stale};
     auto it = m_entries.find(shape);
     if (it != m_entries.end()) {
         const Entry& e = it->second;
         if (e.source == source && e.scaling == scaling && e.margin == margin && e.type == shape->getShapeType())
             return e.mesh;
-        rtcd_mesh_release(e.mesh); // not the shape it was built for any more
+        // Not the shape it was built for any more: rebuilt below, the old
+        // mesh held meanwhile (a new one at its address would pass for it).
+        stale = e.mesh;
         m_entries.erase(it);
     }
     Entry entry = {nullptr, source, scaling, margin, shape->getShapeType(), btVector3(0, 0, 0), btVector3(0, 0, 0),
@@ -357,9 +365,14 @@ const rtcd_mesh* rtcdMeshCache::update(const btCollisionShape* shape, Entry& e, 
         // A shape rtcd_mesh_create would refuse (a triangle squashed flat):
         // rebuilt through the repair below, as a new shape would be.
     }
-    rtcd_mesh_release(e.mesh);
+    // The old mesh is held until the new one exists: a new mesh at the old
+    // address would pass for it with the pair states (which compare
+    // addresses) and their kept rays would name another mesh's elements.
+    rtcd_mesh* old = e.mesh;
     m_entries.erase(shape);
-    return meshFor(shape, out_of_memory);
+    const rtcd_mesh* fresh = meshFor(shape, out_of_memory);
+    rtcd_mesh_release(old);
+    return fresh;
 }
 
 const rtcd_mesh* rtcdMeshCache::current(const btCollisionShape* shape, uint32_t stamp, bool* out_of_memory)

@@ -69,8 +69,8 @@ static void distance_line(const double* f, double* d, double w2)
         for (;;) {
             int p = v[k];
             s = ((f[q] + w2 * q * q) - (f[p] + w2 * p * p)) / (2.0 * w2 * (q - p));
-            if (s > z[k]) break;
-            --k; /* z[0] is -infinity: k stays >= 0 */
+            if (s > z[k] || k == 0) break; /* z[0] is -infinity; k == 0 also stops a NaN */
+            --k;
         }
         ++k;
         v[k] = q;

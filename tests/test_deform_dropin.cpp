@@ -159,8 +159,12 @@ static void post_update(bool soup, bool also_update_bound)
         if (also_update_bound) s.shape_a->updateBound();
         grown[k] = s.deepest();
     }
-    uint64_t version = m ? rtcd_mesh_version(m) : 0;
-    if (!soup) CHECK(rt.rtcd->meshForShape(rt.shape_a.get()) == m); // updated in place
+    // Indexed: updated in place (the same mesh, a new version). A soup was
+    // repaired when built, so it is rebuilt: `m` is gone, ask again.
+    const rtcd_mesh* now = rt.rtcd->meshForShape(rt.shape_a.get());
+    CHECK(now != nullptr);
+    if (!soup) CHECK(now == m);
+    uint64_t version = now ? rtcd_mesh_version(now) : 0;
     // Back to its size: apart again.
     for (int k = 0; k < 2; ++k) {
         Scene& s = *both[k];

@@ -6,8 +6,8 @@
  *
  *   off size  field
  *    0   1    mesh flags: bit 7 set passes the byte as it is (unknown
- *             flags), else only bits 0-1 (RTCD_MESH_FLIP_INSIDE_OUT,
- *             RTCD_MESH_OPEN_SURFACE)
+ *             flags), else only bits 0-2 (RTCD_MESH_FLIP_INSIDE_OUT,
+ *             RTCD_MESH_OPEN_SURFACE, RTCD_MESH_DEFORMABLE)
  *    1   1    bvh_leaf_size, modulo 17 (16 is out of range)
  *    2   1    encoding: bit 0 vertices as int8 triples times `scale`
  *             (else float32 triples), bit 1 indices as uint8 (else
@@ -133,6 +133,22 @@ static void create_and_query(const float* vertices, uint32_t vertex_count, size_
     rtcd_mesh* m = NULL;
     if (rtcd_mesh_create(&def, &m) != RTCD_OK) return;
     query_mesh(m, point, pose);
+    /* Deformed (rtcd_mesh_update_vertices): scaled by 1 + point[0] and
+     * sheared by point[1] along x per unit of z; a refused shape leaves the
+     * mesh as it was, and either way it is queried again. */
+    uint32_t n = rtcd_mesh_vertex_count(m);
+    float* moved = malloc(3 * (size_t)n * sizeof(float));
+    if (moved) {
+        const float* v = rtcd_mesh_vertices(m);
+        for (uint32_t i = 0; i < n; ++i) {
+            moved[3 * i] = (1.0f + point[0]) * v[3 * i] + point[1] * v[3 * i + 2];
+            moved[3 * i + 1] = (1.0f + point[0]) * v[3 * i + 1];
+            moved[3 * i + 2] = (1.0f + point[0]) * v[3 * i + 2];
+        }
+        g_sink += (double)rtcd_mesh_update_vertices(m, moved, 0);
+        free(moved);
+        query_mesh(m, point, pose);
+    }
     rtcd_mesh_release(m);
 }
 
@@ -147,7 +163,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     }
     if (size < HEADER) return 0;
 
-    const uint32_t flags = (data[0] & 0x80) ? data[0] : (data[0] & 3u);
+    const uint32_t flags = (data[0] & 0x80) ? data[0] : (data[0] & 7u);
     const uint32_t leaf = data[1] % 17u;
     const int int8_vertices = data[2] & 1, u8_indices = (data[2] >> 1) & 1, padded = (data[2] >> 2) & 1;
     const float scale = rdf(data + 6);
