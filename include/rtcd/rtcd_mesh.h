@@ -27,7 +27,8 @@ enum rtcd_mesh_flags {
     RTCD_MESH_OPEN_SURFACE = 1u << 1,
     /* A mesh that will deform (rtcd_mesh_update_vertices): its near grid
      * (the predictive candidates' culling) is a bound from the surface
-     * cells, 50x cheaper to build than exact distances and looser. A mesh's
+     * cells, about 20x cheaper to build than exact distances (0.12 ms
+     * against 2.2 ms for 902 triangles) and a little looser. A mesh's
      * first update makes it deformable: an updated mesh equals one created
      * from the same vertices with this flag. */
     RTCD_MESH_DEFORMABLE = 1u << 2
