@@ -301,63 +301,13 @@ static void same_u32(const char* field, uint32_t want, uint32_t got)
     if (want != got) fail_msg("%s: %s is %u, the reference has %u", g_where, field, got, want);
 }
 
-static int by_ray(const void* a, const void* b)
-{
-    const rtcd_ray_hit* x = a;
-    const rtcd_ray_hit* y = b;
-    if (x->direction != y->direction) return x->direction < y->direction ? -1 : 1;
-    return x->vertex < y->vertex ? -1 : (x->vertex > y->vertex);
-}
-
 /* Sorts every pair's rays of a call by (direction, vertex). */
 static void sort_rays(const rtcd_pair_desc* pairs, uint32_t n, const rtcd_pair_result* res, rtcd_ray_hit* rays)
 {
     size_t offset = 0;
     for (uint32_t i = 0; i < n; ++i) {
-        qsort(rays + offset, res[i].colliding_rays, sizeof *rays, by_ray);
+        qsort(rays + offset, res[i].colliding_rays, sizeof *rays, test_by_ray);
         offset += ray_room(&pairs[i]);
-    }
-}
-
-static void same_rays(const rtcd_ray_hit* want, const rtcd_ray_hit* got, uint32_t count)
-{
-    for (uint32_t r = 0; r < count; ++r)
-        if (memcmp(&want[r], &got[r], sizeof want[r]) != 0)
-            fail_msg("%s: ray %u of %u (direction %u, vertex %u) differs from the reference's (direction %u, vertex %u)",
-                     g_where, r, count, got[r].direction, got[r].vertex, want[r].direction, want[r].vertex);
-}
-
-static void same_contacts(const rtcd_contact* want, uint32_t want_count, const rtcd_pair_result* got)
-{
-    same_u32("contact_count", want_count, got->contact_count);
-    for (uint32_t c = 0; c < want_count; ++c)
-        if (memcmp(&want[c], &got->contacts[c], sizeof want[c]) != 0)
-            fail_msg("%s: contact %u (feature %08x, depth %.9g) differs from the reference's (feature %08x, depth %.9g)",
-                     g_where, c, got->contacts[c].feature, (double)got->contacts[c].depth, want[c].feature,
-                     (double)want[c].depth);
-}
-
-/* One pair's result against the reference's. exact: the CPU reference
- * (every field, ray_length too); otherwise the OpenCL backend, whose kernel
- * may sum ray_length in another order. */
-static void same_result(const rtcd_pair_result* want, const rtcd_pair_result* got, int exact)
-{
-    same_u32("colliding_rays", want->colliding_rays, got->colliding_rays);
-    same_u32("standard_pass", want->standard_pass, got->standard_pass);
-    same_u32("kept_rays", want->kept_rays, got->kept_rays);
-    same_u32("kept_predictions", want->kept_predictions, got->kept_predictions);
-    same_u32("walk_steps", want->walk_steps, got->walk_steps);
-    same_u32("predictive_rays", want->predictive_rays, got->predictive_rays);
-    same_contacts(want->contacts, want->contact_count, got);
-    if (exact) {
-        same_u32("rays_cast", want->rays_cast, got->rays_cast);
-        same_u32("device", 0, got->device);
-        if (memcmp(&want->ray_length, &got->ray_length, sizeof want->ray_length) != 0)
-            fail_msg("%s: ray_length %.9g, the reference has %.9g", g_where, (double)got->ray_length,
-                     (double)want->ray_length);
-    } else if (fabs((double)want->ray_length - (double)got->ray_length) > 1e-4 * (1.0 + want->ray_length)) {
-        fail_msg("%s: ray_length %.9g, the reference has %.9g", g_where, (double)got->ray_length,
-                 (double)want->ray_length);
     }
 }
 
@@ -424,7 +374,7 @@ static void reference_check(single_pair_reference* r, const rtcd_narrowphase_def
          * variants only (bit for bit, below). */
         int rays_only = res[i].crossing_contacts == 0 &&
                         !(def->speculative && def->iterative.algorithm == RTCD_ALGORITHM_PREDICTIVE);
-        if (rays_only) same_contacts(reduced, m, &res[i]);
+        if (rays_only) test_same_contacts(g_where, reduced, m, &res[i]);
         if (!copy) {
             same_u32("standard_pass", st.standard_pass, res[i].standard_pass);
             same_u32("rays_cast", st.rays_cast, res[i].rays_cast);
@@ -433,8 +383,8 @@ static void reference_check(single_pair_reference* r, const rtcd_narrowphase_def
             same_u32("walk_steps", st.walk_steps, res[i].walk_steps);
             same_u32("predictive_rays", st.predictive_rays, res[i].predictive_rays);
         }
-        qsort(r->rays, count, sizeof *r->rays, by_ray);
-        same_rays(r->rays, rays + offset, count);
+        qsort(r->rays, count, sizeof *r->rays, test_by_ray);
+        test_same_rays(g_where, r->rays, rays + offset, count);
         offset += cap;
     }
     for (int k = 0; k < PAIRS; ++k)
@@ -556,8 +506,8 @@ static void bit_identity(rtcd_algorithm algorithm, rtcd_traversal traversal, rtc
                  * pair's state, later copies run without one (kept_rays 0),
                  * however the items are split (the reverse task system runs
                  * the later copy first) and on every backend. */
-                same_result(&v[0].res[i], &v[k].res[i], v[k].exact);
-                if (with_rays) same_rays(v[0].rays + offset, v[k].rays + offset, v[0].res[i].colliding_rays);
+                test_same_result(g_where, &v[0].res[i], &v[k].res[i], v[k].exact);
+                if (with_rays) test_same_rays(g_where, v[0].rays + offset, v[k].rays + offset, v[0].res[i].colliding_rays);
                 offset += ray_room(&pairs[i]);
             }
         }
@@ -814,7 +764,7 @@ static void step_both(rtcd_batch* batch, rtcd_batch* reference, const rtcd_pair_
     for (uint32_t i = 0; i < n; ++i) {
         snprintf(g_where, sizeof g_where, "set_def, %s, step %d, pair %u (key %llu)", what, step, i,
                  (unsigned long long)pairs[i].key);
-        same_result(&want[i], &res[i], 1);
+        test_same_result(g_where, &want[i], &res[i], 1);
     }
 }
 
@@ -965,12 +915,12 @@ static void nonfinite_pose_on(rtcd_backend backend)
             } else {
                 snprintf(g_where, sizeof g_where, "non-finite pose beside, step %d, pair %u (key %llu)", step, i,
                          (unsigned long long)all[i].key);
-                same_result(&want[k], &got[i], 1);
+                test_same_result(g_where, &want[k], &got[i], 1);
                 rtcd_ray_hit* w = want_rays + want_off;
                 rtcd_ray_hit* g = got_rays + got_off;
-                qsort(w, want[k].colliding_rays, sizeof *w, by_ray);
-                qsort(g, got[i].colliding_rays, sizeof *g, by_ray);
-                same_rays(w, g, want[k].colliding_rays);
+                qsort(w, want[k].colliding_rays, sizeof *w, test_by_ray);
+                qsort(g, got[i].colliding_rays, sizeof *g, test_by_ray);
+                test_same_rays(g_where, w, g, want[k].colliding_rays);
                 colliding += want[k].colliding_rays;
                 want_off += ray_room(&good[k]);
                 k++;
@@ -1172,7 +1122,7 @@ static void test_contacts_without_rays_match(void** state)
                 snprintf(g_where, sizeof g_where, "%s kernel, case %d, call %d", o ? "group" : "serial", k, call);
                 same_u32("crossing_contacts", want[k].crossing_contacts, got[k].crossing_contacts);
                 same_u32("colliding_rays", want[k].colliding_rays, got[k].colliding_rays);
-                same_contacts(want[k].contacts, want[k].contact_count, &got[k]);
+                test_same_contacts(g_where, want[k].contacts, want[k].contact_count, &got[k]);
             }
         }
         pairs[0].pose_a.translation[2] -= 0.001f;

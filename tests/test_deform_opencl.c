@@ -198,44 +198,14 @@ static uint32_t mesh_bit(const rig* r, const rtcd_mesh* m)
     return 0;
 }
 
-static int by_ray(const void* a, const void* b)
-{
-    const rtcd_ray_hit* x = a;
-    const rtcd_ray_hit* y = b;
-    if (x->direction != y->direction) return x->direction < y->direction ? -1 : 1;
-    return x->vertex < y->vertex ? -1 : (x->vertex > y->vertex);
-}
-
-static void same_u32(const char* where, const char* field, uint32_t want, uint32_t got)
-{
-    if (want != got) fail_msg("%s: %s is %u on OpenCL, %u on the CPU reference", where, field, got, want);
-}
-
 /* Pair i's results and rays, OpenCL against the CPU reference. */
 static void same_pair(const char* where, const rtcd_pair_result* w, const rtcd_pair_result* g, rtcd_ray_hit* wr,
                       rtcd_ray_hit* gr)
 {
-    same_u32(where, "colliding_rays", w->colliding_rays, g->colliding_rays);
-    same_u32(where, "standard_pass", w->standard_pass, g->standard_pass);
-    same_u32(where, "kept_rays", w->kept_rays, g->kept_rays);
-    same_u32(where, "kept_predictions", w->kept_predictions, g->kept_predictions);
-    same_u32(where, "walk_steps", w->walk_steps, g->walk_steps);
-    same_u32(where, "predictive_rays", w->predictive_rays, g->predictive_rays);
-    same_u32(where, "crossing_contacts", w->crossing_contacts, g->crossing_contacts);
-    same_u32(where, "contact_count", w->contact_count, g->contact_count);
-    for (uint32_t c = 0; c < w->contact_count; ++c)
-        if (memcmp(&w->contacts[c], &g->contacts[c], sizeof w->contacts[c]) != 0)
-            fail_msg("%s: contact %u (feature %08x, depth %.9g) differs from the reference's (feature %08x, depth %.9g)",
-                     where, c, g->contacts[c].feature, (double)g->contacts[c].depth, w->contacts[c].feature,
-                     (double)w->contacts[c].depth);
-    if (fabs((double)w->ray_length - (double)g->ray_length) > 1e-4 * (1.0 + w->ray_length))
-        fail_msg("%s: ray_length %.9g, the reference has %.9g", where, (double)g->ray_length, (double)w->ray_length);
-    qsort(wr, w->colliding_rays, sizeof *wr, by_ray);
-    qsort(gr, g->colliding_rays, sizeof *gr, by_ray);
-    for (uint32_t k = 0; k < w->colliding_rays; ++k)
-        if (memcmp(&wr[k], &gr[k], sizeof wr[k]) != 0)
-            fail_msg("%s: ray %u of %u (direction %u, vertex %u) differs from the reference's (direction %u, vertex %u)",
-                     where, k, w->colliding_rays, gr[k].direction, gr[k].vertex, wr[k].direction, wr[k].vertex);
+    test_same_result(where, w, g, 0);
+    qsort(wr, w->colliding_rays, sizeof *wr, test_by_ray);
+    qsort(gr, g->colliding_rays, sizeof *gr, test_by_ray);
+    test_same_rays(where, wr, gr, w->colliding_rays);
 }
 
 /* One call of the pairs selected by `present` (bit i: pair i) on both

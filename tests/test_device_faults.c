@@ -187,51 +187,7 @@ static rtcd_pair_desc pair(const rtcd_mesh* a, rtcd_transform pa, const rtcd_mes
 
 /* ---- comparing with the CPU reference ---- */
 
-static char g_where[256];
-
-static void same_u32(const char* field, uint32_t want, uint32_t got)
-{
-    if (want != got) fail_msg("%s: %s is %u, the CPU reference has %u", g_where, field, got, want);
-}
-
-static int by_ray(const void* a, const void* b)
-{
-    const rtcd_ray_hit* x = a;
-    const rtcd_ray_hit* y = b;
-    if (x->direction != y->direction) return x->direction < y->direction ? -1 : 1;
-    return x->vertex < y->vertex ? -1 : (x->vertex > y->vertex);
-}
-
-/* exact: computed by the CPU reference inside the OpenCL batch (every
- * field, bit for bit); otherwise on the device (whose kernel may sum
- * ray_length in another order and counts rays cast its own way). */
-static void same_result(const rtcd_pair_result* want, const rtcd_pair_result* got, int exact)
-{
-    same_u32("colliding_rays", want->colliding_rays, got->colliding_rays);
-    same_u32("standard_pass", want->standard_pass, got->standard_pass);
-    same_u32("kept_rays", want->kept_rays, got->kept_rays);
-    same_u32("kept_predictions", want->kept_predictions, got->kept_predictions);
-    same_u32("walk_steps", want->walk_steps, got->walk_steps);
-    same_u32("predictive_rays", want->predictive_rays, got->predictive_rays);
-    same_u32("crossing_contacts", want->crossing_contacts, got->crossing_contacts);
-    same_u32("contact_count", want->contact_count, got->contact_count);
-    for (uint32_t c = 0; c < want->contact_count; ++c)
-        if (memcmp(&want->contacts[c], &got->contacts[c], sizeof want->contacts[c]) != 0)
-            fail_msg("%s: contact %u (feature %08x, depth %.9g) differs from the CPU reference's (feature %08x, depth "
-                     "%.9g)",
-                     g_where, c, got->contacts[c].feature, (double)got->contacts[c].depth, want->contacts[c].feature,
-                     (double)want->contacts[c].depth);
-    if (exact) {
-        same_u32("rays_cast", want->rays_cast, got->rays_cast);
-        same_u32("device", want->device, got->device);
-        if (memcmp(&want->ray_length, &got->ray_length, sizeof want->ray_length) != 0)
-            fail_msg("%s: ray_length %.9g, the CPU reference has %.9g", g_where, (double)got->ray_length,
-                     (double)want->ray_length);
-    } else if (fabs((double)want->ray_length - (double)got->ray_length) > 1e-4 * (1.0 + want->ray_length)) {
-        fail_msg("%s: ray_length %.9g, the CPU reference has %.9g", g_where, (double)got->ray_length,
-                 (double)want->ray_length);
-    }
-}
+static char g_where[256]; /* what is being compared, for failure messages */
 
 /* The OpenCL batch and the CPU reference batch, called alike. */
 typedef struct both {
@@ -292,13 +248,11 @@ static void both_call(both* b, const char* label, const rtcd_pair_desc* pairs, c
         snprintf(g_where, sizeof g_where, "%s, pair %u (%s with %s, key %llu, %s)", label, i,
                  rtcd_mesh_name(pairs[i].a), rtcd_mesh_name(pairs[i].b), (unsigned long long)pairs[i].key,
                  cpu ? "on the CPU" : "on the device");
-        same_result(&b->want[i], &b->res[i], cpu);
+        test_same_result(g_where, &b->want[i], &b->res[i], cpu);
         uint32_t nr = b->want[i].colliding_rays;
-        qsort(b->rays + offset, nr, sizeof *b->rays, by_ray);
-        qsort(b->want_rays + offset, nr, sizeof *b->want_rays, by_ray);
-        for (uint32_t r = 0; r < nr; ++r)
-            if (memcmp(&b->rays[offset + r], &b->want_rays[offset + r], sizeof b->rays[0]) != 0)
-                fail_msg("%s: ray %u of %u differs from the CPU reference's", g_where, r, nr);
+        qsort(b->rays + offset, nr, sizeof *b->rays, test_by_ray);
+        qsort(b->want_rays + offset, nr, sizeof *b->want_rays, test_by_ray);
+        test_same_rays(g_where, b->want_rays + offset, b->rays + offset, nr);
         offset += rtcd_mesh_vertex_count(pairs[i].a) + rtcd_mesh_vertex_count(pairs[i].b);
         colliding += nr;
         print_message("  pair %u: %u colliding rays, %u contacts, %s pass\n", i, nr, b->want[i].contact_count,

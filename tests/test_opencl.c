@@ -33,14 +33,6 @@ static rtcd_opencl* open_backend(rtcd_traversal traversal, uint32_t max_devices)
     return open_backend_with(traversal, max_devices, NULL);
 }
 
-static int by_ray(const void* a, const void* b)
-{
-    const rtcd_ray_hit* x = a;
-    const rtcd_ray_hit* y = b;
-    if (x->direction != y->direction) return (int)x->direction - (int)y->direction;
-    return x->vertex < y->vertex ? -1 : (x->vertex > y->vertex);
-}
-
 static void compare_batch(rtcd_traversal traversal, uint32_t max_devices)
 {
     rtcd_mesh* meshes[3] = {test_make_blob(RTCD_AVALANCHE_BLOB_VERTICES, 1.0f, 1),
@@ -79,7 +71,7 @@ static void compare_batch(rtcd_traversal traversal, uint32_t max_devices)
         /* The same colliding rays (the device writes them in any order). */
         assert_int_equal(res[i].colliding_rays, n);
         rtcd_ray_hit* got = rays + offset;
-        qsort(got, n, sizeof *got, by_ray);
+        qsort(got, n, sizeof *got, test_by_ray);
         /* Bit for bit: both run core/shared/pair.h. */
         for (uint32_t r = 0; r < n; ++r) assert_memory_equal(&got[r], &ref[r], sizeof got[r]);
         /* The same reduced contacts. */
@@ -198,8 +190,8 @@ static void check_pair(const rtcd_narrowphase_def* nd, const rtcd_iterative_def*
     assert_int_equal(res->kept_predictions, st.kept_predictions);
     assert_int_equal(res->predictive_rays, st.predictive_rays);
     assert_int_equal(res->walk_steps, st.walk_steps);
-    qsort(ref, n, sizeof *ref, by_ray);
-    qsort(got, n, sizeof *got, by_ray);
+    qsort(ref, n, sizeof *ref, test_by_ray);
+    qsort(got, n, sizeof *got, test_by_ray);
     double length = 0.0;
     for (uint32_t r = 0; r < n; ++r) {
         /* Bit for bit: both run core/shared/pair.h. */
@@ -436,8 +428,8 @@ static void test_state_overflow_forces_standard_pass(void** state)
         assert_true(n > 1024);
         assert_int_equal(res.colliding_rays, n);
         if (cs.cpu_fallback_pairs == 0) assert_int_equal(res.kept_rays, n);
-        qsort(ref, n, sizeof *ref, by_ray);
-        qsort(got, n, sizeof *got, by_ray);
+        qsort(ref, n, sizeof *ref, test_by_ray);
+        qsort(got, n, sizeof *got, test_by_ray);
         for (uint32_t r = 0; r < n; ++r) {
             assert_int_equal(got[r].vertex, ref[r].vertex);
             assert_int_equal(got[r].triangle, ref[r].triangle);

@@ -150,3 +150,57 @@ void test_fail_after(long n)
 }
 
 long test_failed_allocations(void) { return g_failed; }
+
+/* ---- comparing results (test_util.h) ---- */
+
+int test_by_ray(const void* a, const void* b)
+{
+    const rtcd_ray_hit* x = a;
+    const rtcd_ray_hit* y = b;
+    if (x->direction != y->direction) return x->direction < y->direction ? -1 : 1;
+    return x->vertex < y->vertex ? -1 : (x->vertex > y->vertex);
+}
+
+static void same_u32(const char* where, const char* field, uint32_t want, uint32_t got)
+{
+    if (want != got) fail_msg("%s: %s is %u, the reference has %u", where, field, got, want);
+}
+
+void test_same_rays(const char* where, const rtcd_ray_hit* want, const rtcd_ray_hit* got, uint32_t count)
+{
+    for (uint32_t r = 0; r < count; ++r)
+        if (memcmp(&want[r], &got[r], sizeof want[r]) != 0)
+            fail_msg("%s: ray %u of %u (direction %u, vertex %u) differs from the reference's (direction %u, vertex %u)",
+                     where, r, count, got[r].direction, got[r].vertex, want[r].direction, want[r].vertex);
+}
+
+void test_same_contacts(const char* where, const rtcd_contact* want, uint32_t want_count, const rtcd_pair_result* got)
+{
+    same_u32(where, "contact_count", want_count, got->contact_count);
+    for (uint32_t c = 0; c < want_count; ++c)
+        if (memcmp(&want[c], &got->contacts[c], sizeof want[c]) != 0)
+            fail_msg("%s: contact %u (feature %08x, depth %.9g) differs from the reference's (feature %08x, depth %.9g)",
+                     where, c, got->contacts[c].feature, (double)got->contacts[c].depth, want[c].feature,
+                     (double)want[c].depth);
+}
+
+void test_same_result(const char* where, const rtcd_pair_result* want, const rtcd_pair_result* got, int exact)
+{
+    same_u32(where, "colliding_rays", want->colliding_rays, got->colliding_rays);
+    same_u32(where, "standard_pass", want->standard_pass, got->standard_pass);
+    same_u32(where, "kept_rays", want->kept_rays, got->kept_rays);
+    same_u32(where, "kept_predictions", want->kept_predictions, got->kept_predictions);
+    same_u32(where, "walk_steps", want->walk_steps, got->walk_steps);
+    same_u32(where, "predictive_rays", want->predictive_rays, got->predictive_rays);
+    same_u32(where, "crossing_contacts", want->crossing_contacts, got->crossing_contacts);
+    test_same_contacts(where, want->contacts, want->contact_count, got);
+    if (exact) {
+        same_u32(where, "rays_cast", want->rays_cast, got->rays_cast);
+        same_u32(where, "device", want->device, got->device);
+        if (memcmp(&want->ray_length, &got->ray_length, sizeof want->ray_length) != 0)
+            fail_msg("%s: ray_length %.9g, the reference has %.9g", where, (double)got->ray_length,
+                     (double)want->ray_length);
+    } else if (fabs((double)want->ray_length - (double)got->ray_length) > 1e-4 * (1.0 + want->ray_length)) {
+        fail_msg("%s: ray_length %.9g, the reference has %.9g", where, (double)got->ray_length, (double)want->ray_length);
+    }
+}

@@ -55,6 +55,18 @@ int test_opencl_available(void);
  * made or falls back to another backend. */
 rtcd_batch* test_create_batch(const rtcd_narrowphase_def* def, const char* kernel);
 
+/* Comparing a backend's results with a reference's (`where` names what is
+ * compared in failure messages). test_by_ray: qsort order of rays by
+ * direction, then vertex. test_same_rays: `count` rays bit for bit.
+ * test_same_contacts: the count and every contact bit for bit.
+ * test_same_result: every counter and contact; exact (the CPU reference on
+ * both sides) also rays_cast, device and ray_length bit for bit, else
+ * ray_length within 1e-4 (a kernel may sum it in another order). */
+int test_by_ray(const void* a, const void* b);
+void test_same_rays(const char* where, const rtcd_ray_hit* want, const rtcd_ray_hit* got, uint32_t count);
+void test_same_contacts(const char* where, const rtcd_contact* want, uint32_t want_count, const rtcd_pair_result* got);
+void test_same_result(const char* where, const rtcd_pair_result* want, const rtcd_pair_result* got, int exact);
+
 #define assert_float_near(a, b, tol) assert_true(fabs((double)(a) - (double)(b)) <= (double)(tol))
 
 #endif
