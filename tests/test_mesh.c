@@ -223,22 +223,6 @@ static void test_blob_derived_data(void** state)
 
 /* ---- hooks: allocator, error callback, out-of-memory on every allocation ---- */
 
-static int g_allocs, g_frees, g_fail_at;
-
-static void* counting_alloc(size_t size, size_t alignment, void* user)
-{
-    (void)user;
-    if (g_fail_at >= 0 && g_allocs == g_fail_at) return NULL;
-    g_allocs++;
-    return aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment);
-}
-
-static void counting_free(void* p, void* user)
-{
-    (void)user;
-    g_frees++;
-    free(p);
-}
 
 static int g_callback_code;
 static void on_error(rtcd_error code, const char* message, void* user)
@@ -260,11 +244,10 @@ static void test_error_callback(void** state)
 static void test_out_of_memory_everywhere(void** state)
 {
     (void)state;
-    rtcd_set_allocator(counting_alloc, counting_free, NULL);
+    test_failing_allocator_install();
     int saw_ok = 0;
     for (int fail_at = 0; fail_at < 64 && !saw_ok; ++fail_at) {
-        g_allocs = g_frees = 0;
-        g_fail_at = fail_at;
+        test_fail_after(fail_at);
         rtcd_mesh* m = NULL;
         rtcd_error err = make(octa_v, 6, octa_i, 8, 0, &m);
         if (err == RTCD_OK) {
@@ -274,7 +257,7 @@ static void test_out_of_memory_everywhere(void** state)
             assert_int_equal(err, RTCD_ERROR_OUT_OF_MEMORY);
             assert_null(m);
         }
-        assert_int_equal(g_allocs, g_frees); /* nothing leaks on any error path */
+        assert_int_equal(test_live_allocations(), 0); /* nothing leaks on any error path */
     }
     assert_true(saw_ok);
     rtcd_set_allocator(NULL, NULL, NULL);
@@ -283,17 +266,16 @@ static void test_out_of_memory_everywhere(void** state)
 static void test_retain_release(void** state)
 {
     (void)state;
-    rtcd_set_allocator(counting_alloc, counting_free, NULL);
-    g_allocs = g_frees = 0;
-    g_fail_at = -1;
+    test_failing_allocator_install();
+    test_fail_after(-1);
     rtcd_mesh* m = NULL;
     assert_int_equal(make(octa_v, 6, octa_i, 8, 0, &m), RTCD_OK);
     rtcd_mesh_retain(m);
     rtcd_mesh_release(m);
-    assert_true(g_frees < g_allocs); /* still alive */
+    assert_true(test_live_allocations() > 0); /* still alive */
     assert_int_equal(rtcd_mesh_vertex_count(m), 6);
     rtcd_mesh_release(m);
-    assert_int_equal(g_allocs, g_frees);
+    assert_int_equal(test_live_allocations(), 0);
     rtcd_set_allocator(NULL, NULL, NULL);
 }
 

@@ -734,22 +734,6 @@ static void test_vertex_stride(void** state)
 
 /* ---- allocation failure, reference counting ---- */
 
-static int g_allocs, g_frees, g_fail_at;
-
-static void* counting_alloc(size_t size, size_t alignment, void* user)
-{
-    (void)user;
-    if (g_fail_at >= 0 && g_allocs == g_fail_at) return NULL;
-    g_allocs++;
-    return aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment);
-}
-
-static void counting_free(void* p, void* user)
-{
-    (void)user;
-    g_frees++;
-    free(p);
-}
 
 /* A soup with every kind of damage, so every step allocates. */
 static tmesh every_damage(void)
@@ -780,12 +764,11 @@ static void test_out_of_memory_everywhere(void** state)
     assert_true(want->degenerate_triangles > 0 && want->split_components > 0 && want->filled_holes > 0);
     assert_true(want->flipped_triangles > 0);
     for (uint32_t c = 0; c < rtcd_repaired_component_count(reference); ++c) (void)accepted_volume(reference, c);
-    rtcd_set_allocator(counting_alloc, counting_free, NULL);
+    test_failing_allocator_install();
     rtcd_repair_def def = rtcd_default_repair_def();
     int saw_ok = 0, failures = 0;
     for (int fail_at = 0; fail_at < 4000 && !saw_ok; ++fail_at) {
-        g_allocs = g_frees = 0;
-        g_fail_at = fail_at;
+        test_fail_after(fail_at);
         rtcd_repaired* r = (rtcd_repaired*)0x1;
         rtcd_error err = rtcd_repair(&def, m.v, m.nv, 0, m.i, m.nt, &r);
         if (err == RTCD_OK) {
@@ -797,7 +780,7 @@ static void test_out_of_memory_everywhere(void** state)
             assert_null(r);
             ++failures;
         }
-        assert_int_equal(g_allocs, g_frees); /* nothing leaks on any path */
+        assert_int_equal(test_live_allocations(), 0); /* nothing leaks on any path */
     }
     rtcd_set_allocator(NULL, NULL, NULL);
     assert_true(saw_ok);
@@ -810,16 +793,15 @@ static void test_retain_release(void** state)
 {
     (void)state;
     tmesh box = make_box(1.0f, 1);
-    rtcd_set_allocator(counting_alloc, counting_free, NULL);
-    g_allocs = g_frees = 0;
-    g_fail_at = -1;
+    test_failing_allocator_install();
+    test_fail_after(-1);
     rtcd_repaired* r = repair(&box);
     rtcd_repaired_retain(r);
     rtcd_repaired_release(r);
-    assert_true(g_frees < g_allocs); /* still alive */
+    assert_true(test_live_allocations() > 0); /* still alive */
     assert_int_equal(rtcd_repaired_component_count(r), 1);
     rtcd_repaired_release(r);
-    assert_int_equal(g_allocs, g_frees);
+    assert_int_equal(test_live_allocations(), 0);
     rtcd_set_allocator(NULL, NULL, NULL);
     tmesh_free(&box);
 }

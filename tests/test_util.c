@@ -115,7 +115,7 @@ rtcd_batch* test_create_batch(const rtcd_narrowphase_def* def, const char* kerne
 /* ---- the failing allocator (test_util.h) ---- */
 
 static long g_allow = -1; /* < 0: never fails */
-static long g_failed = 0;
+static long g_failed = 0, g_live = 0;
 
 static void* failing_alloc(size_t size, size_t alignment, void* user)
 {
@@ -127,29 +127,34 @@ static void* failing_alloc(size_t size, size_t alignment, void* user)
     if (g_allow > 0) g_allow--;
     void* p = NULL;
     if (alignment < sizeof(void*)) alignment = sizeof(void*);
-    return posix_memalign(&p, alignment, size ? size : 1) == 0 ? p : NULL;
+    if (posix_memalign(&p, alignment, size ? size : 1) != 0) return NULL;
+    g_live++;
+    return p;
 }
 
-static void plain_free(void* p, void* user)
+static void counting_free(void* p, void* user)
 {
     (void)user;
+    if (p) g_live--;
     free(p);
 }
 
 void test_failing_allocator_install(void)
 {
     g_allow = -1;
-    g_failed = 0;
-    rtcd_set_allocator(failing_alloc, plain_free, NULL);
+    g_failed = g_live = 0;
+    rtcd_set_allocator(failing_alloc, counting_free, NULL);
 }
 
 void test_fail_after(long n)
 {
     g_allow = n;
-    g_failed = 0;
+    g_failed = g_live = 0;
 }
 
 long test_failed_allocations(void) { return g_failed; }
+
+long test_live_allocations(void) { return g_live; }
 
 /* ---- comparing results (test_util.h) ---- */
 

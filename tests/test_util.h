@@ -32,11 +32,13 @@ rtcd_mesh* test_make_box(float hx, float hy, float hz, uint32_t subdivisions);
 /* Allocation-failure sweeps: test_failing_allocator_install() makes it
  * rtcd's allocator (rtcd_set_allocator(NULL, NULL, NULL) restores the
  * default); test_fail_after(n) lets the next n allocations through and
- * fails every later one (n < 0: none fails) and resets the count that
- * test_failed_allocations() returns. */
+ * fails every later one (n < 0: none fails), and restarts the counts:
+ * test_failed_allocations() (refused since), test_live_allocations()
+ * (made less freed since: 0 when nothing made since leaked). */
 void test_failing_allocator_install(void);
 void test_fail_after(long n);
 long test_failed_allocations(void);
+long test_live_allocations(void);
 
 /* rtcd_collide_iterative with def's algorithm replaced by idef (the tests
  * vary the algorithm and keep the rest). */
