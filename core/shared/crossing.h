@@ -104,17 +104,6 @@ RTCD_INLINE int crossing_edge_contact(const rtcd_mesh_view* caster, const rtcd_m
     return 1;
 }
 
-/* Do the meshes' box centres coincide (within 1e-4 of the target's box
- * diagonal, in the target's frame)? Bodies created at one pose: their
- * vertices lie on each other's surfaces, where every ray ties. */
-RTCD_INLINE int pair_centres_coincide(const rtcd_pair_ctx* c, rtcd_u32 direction)
-{
-    const rtcd_pair_side side = pair_side(c, direction);
-    rtcd_v3 from = v3_scale(v3_add(side.target->lo, side.target->hi), 0.5f);
-    rtcd_v3 to = xf_point(side.to_target, v3_scale(v3_add(side.caster->lo, side.caster->hi), 0.5f));
-    return !(v3_length(v3_sub(to, from)) > 1e-4f * v3_length(v3_sub(side.target->hi, side.target->lo)));
-}
-
 /* Edge slot `slot` of the caster (direction 0: A's edges into B): a record
  * when the edge enters and leaves the target between its two ends. */
 RTCD_INLINE int pair_edge_item(const rtcd_pair_ctx* c, rtcd_u32 direction, rtcd_u32 slot, rtcd_pass_counts* n,
@@ -125,7 +114,7 @@ RTCD_INLINE int pair_edge_item(const rtcd_pair_ctx* c, rtcd_u32 direction, rtcd_
     /* Each edge once: from the lower of its two triangles. Coincident
      * bodies' edges lie on each other's surfaces: their deep vertices
      * separate them. */
-    if (side.caster->neighbors[slot] < t || slot > RTCD_REC_INDEX || pair_centres_coincide(c, direction))
+    if (side.caster->neighbors[slot] < t || slot > RTCD_REC_INDEX || ((c->coincident >> direction) & 1u))
         return RTCD_WALK_LOST;
     rtcd_v3 p0, p1;
     crossing_edge(side.caster, side.to_target, slot, &p0, &p1);
@@ -166,7 +155,7 @@ RTCD_INLINE int pair_edge_item(const rtcd_pair_ctx* c, rtcd_u32 direction, rtcd_
 RTCD_INLINE rtcd_v3 deep_way_out(const rtcd_pair_ctx* c, rtcd_u32 direction)
 {
     const rtcd_pair_side side = pair_side(c, direction);
-    if (pair_centres_coincide(c, direction)) {
+    if ((c->coincident >> direction) & 1u) {
         const rtcd_xform* xt = direction ? &c->xa : &c->xb;
         rtcd_xform to_target = xf_inverse(xt);
         return xf_rotate(&to_target, v3(0.0f, 0.0f, direction ? -1.0f : 1.0f));
@@ -189,7 +178,7 @@ RTCD_INLINE int pair_deep_item(const rtcd_pair_ctx* c, rtcd_u32 direction, rtcd_
     if (nrm.x == 0.0f && nrm.y == 0.0f && nrm.z == 0.0f) return RTCD_WALK_LOST;
     /* Coincident bodies: every vertex is deep, and a few spread over the
      * mesh make the same manifold (bounding the pair's rays). */
-    int coincident = pair_centres_coincide(c, direction);
+    int coincident = (int)((c->coincident >> direction) & 1u);
     if (coincident && i % ((side.caster->vertex_count + RTCD_COINCIDENT_SAMPLES - 1u) / RTCD_COINCIDENT_SAMPLES))
         return RTCD_WALK_LOST;
     rtcd_v3 o = xf_point(side.to_target, v3_load(side.caster->vertices + 3 * i));

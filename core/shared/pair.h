@@ -44,6 +44,7 @@ typedef struct rtcd_pair_ctx {
     /* Speculative contacts this close need no motion towards them, and
      * points this close to touching come first in the reduction. */
     float margin;
+    rtcd_u32 coincident; /* bit d: direction d's box centres coincide (pair_centres_coincide) */
 } rtcd_pair_ctx;
 
 /* One direction of a pair: the caster's vertices against the target
@@ -72,6 +73,17 @@ RTCD_INLINE rtcd_v3 pair_vertex_motion(const rtcd_pair_side* side, rtcd_v3 v, rt
     return v3_sub(o, xf_point(side->before, v));
 }
 
+/* Do the meshes' box centres coincide (within 1e-4 of the target's box
+ * diagonal, in the target's frame)? Bodies created at one pose: their
+ * vertices lie on each other's surfaces, where every ray ties. */
+RTCD_INLINE rtcd_u32 pair_centres_coincide(const rtcd_pair_ctx* c, rtcd_u32 direction)
+{
+    const rtcd_pair_side side = pair_side(c, direction);
+    rtcd_v3 from = v3_scale(v3_add(side.target->lo, side.target->hi), 0.5f);
+    rtcd_v3 to = xf_point(side.to_target, v3_scale(v3_add(side.caster->lo, side.caster->hi), 0.5f));
+    return (rtcd_u32) !(v3_length(v3_sub(to, from)) > 1e-4f * v3_length(v3_sub(side.target->hi, side.target->lo)));
+}
+
 /* before: b in a's frame one call earlier, or NULL. algorithm: 0 standard,
  * 1 iterative, 2 predictive (rtcd_algorithm). */
 RTCD_INLINE void pair_ctx_init(rtcd_pair_ctx* c, const rtcd_xform* xa, const rtcd_xform* xb, rtcd_u32 algorithm,
@@ -92,6 +104,8 @@ RTCD_INLINE void pair_ctx_init(rtcd_pair_ctx* c, const rtcd_xform* xa, const rtc
     c->speculative = c->predict_pass ? speculative : 0.0f;
     c->edge_crossings = c->deep_contacts = 0u; /* the caller's choice */
     c->margin = 0.0f;
+    /* Once per pair, not per second-phase item (crossing.h). */
+    c->coincident = pair_centres_coincide(c, 0u) | (pair_centres_coincide(c, 1u) << 1);
     if (c->has_motion) {
         c->b_in_a_before = *before;
         c->a_in_b_before = xf_inverse(before);
