@@ -24,12 +24,9 @@ static int clamp_cell(float v, int nan_cell)
     return isnan(v) ? nan_cell : (v < 0.0f ? 0 : (v >= RTCD_GRID_N ? RTCD_GRID_N - 1 : (int)v));
 }
 
-/* Distance from each cell's centre to the surface, rounded down to
- * RTCD_NEAR_STEPS-ths of the smallest cell edge (so 255 reaches about 16
- * cells): a point p of the cell is at least near * step - |p - centre| from
- * the surface (distance is 1-Lipschitz). Needs the BVH. */
-/* The cells every triangle's box touches (widened by a hair), as the solid
- * grid marks its surface cells: a superset of the cells the surface crosses. */
+/* 1 for every cell a triangle's box touches (inclusive, widened by a hair
+ * so a triangle lying on a cell face marks both sides), else 0: a superset
+ * of the cells the surface crosses. */
 static void mark_surface_cells(const rtcd_mesh* m, uint8_t* surface)
 {
     const rtcd_solid_grid* g = &m->grid;
@@ -44,7 +41,7 @@ static void mark_surface_cells(const rtcd_mesh* m, uint8_t* surface)
             }
         int c0[3], c1[3];
         for (int k = 0; k < 3; ++k) {
-            c0[k] = clamp_cell((lo[k] - g->lo[k]) * g->inv_cell[k] - 1e-3f, 0);
+            c0[k] = clamp_cell((lo[k] - g->lo[k]) * g->inv_cell[k] - 1e-3f, 0); /* NaN: the whole range */
             c1[k] = clamp_cell((hi[k] - g->lo[k]) * g->inv_cell[k] + 1e-3f, RTCD_GRID_N - 1);
         }
         for (int z = c0[2]; z <= c1[2]; ++z)
@@ -124,6 +121,10 @@ static void near_grid_from_cells(rtcd_mesh* m, float step)
     }
 }
 
+/* Distance from each cell's centre to the surface, rounded down to
+ * RTCD_NEAR_STEPS-ths of the smallest cell edge (so 255 reaches about 16
+ * cells): a point p of the cell is at least near * step - |p - centre| from
+ * the surface (distance is 1-Lipschitz). Needs the BVH. */
 rtcd_error rtcd_near_grid_build(rtcd_mesh* m)
 {
     rtcd_solid_grid* g = &m->grid;
@@ -203,26 +204,7 @@ rtcd_error rtcd_solid_grid_build(rtcd_mesh* m)
     }
     enum { CELLS = RTCD_GRID_N * RTCD_GRID_N * RTCD_GRID_N };
     uint8_t state[CELLS]; /* 0 unknown, 1 surface, 2 outside */
-    memset(state, 0, sizeof state);
-    /* Every cell a triangle's box touches (inclusive): a superset of the surface cells. */
-    for (uint32_t t = 0; t < m->triangle_count; ++t) {
-        float lo[3] = {RTCD_FLT_MAX, RTCD_FLT_MAX, RTCD_FLT_MAX}, hi[3] = {-RTCD_FLT_MAX, -RTCD_FLT_MAX, -RTCD_FLT_MAX};
-        for (int c = 0; c < 3; ++c)
-            for (int k = 0; k < 3; ++k) {
-                float v = m->vertices[3 * m->indices[3 * t + c] + k];
-                lo[k] = fminf(lo[k], v);
-                hi[k] = fmaxf(hi[k], v);
-            }
-        int c0[3], c1[3];
-        for (int k = 0; k < 3; ++k) {
-            /* Widen by a hair so a triangle lying on a cell face marks both sides. */
-            c0[k] = clamp_cell((lo[k] - g->lo[k]) * g->inv_cell[k] - 1e-3f, 0); /* NaN: the whole range */
-            c1[k] = clamp_cell((hi[k] - g->lo[k]) * g->inv_cell[k] + 1e-3f, RTCD_GRID_N - 1);
-        }
-        for (int z = c0[2]; z <= c1[2]; ++z)
-            for (int y = c0[1]; y <= c1[1]; ++y)
-                for (int x = c0[0]; x <= c1[0]; ++x) state[cell_index(x, y, z)] = 1;
-    }
+    mark_surface_cells(m, state);
     if (m->open_surface) return open_surface_cells(m, state);
     /* Flood the outside from the border through face neighbours: the surface
      * cells form a closed wall, so what stays unknown is inside. */
