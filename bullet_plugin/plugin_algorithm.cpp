@@ -192,6 +192,7 @@ void rtcdPluginState::computePair(const rtcdBatchEntry& e)
         const btTransform& mesh_pose = e.plane_is_a ? e.pose_b : e.pose_a;
         const rtcd_mesh* mesh = meshOf(e.plane_is_a ? e.shape_b : e.shape_a);
         if (!mesh) return;
+        slot.computedWith(mesh, nullptr);
         float plane[4];
         world_plane(plane_obj, e.plane_is_a ? e.pose_a : e.pose_b, plane);
         rtcd_transform pose = rtcdFromBullet(mesh_pose);
@@ -221,6 +222,7 @@ void rtcdPluginState::computePair(const rtcdBatchEntry& e)
     const rtcd_mesh* ma = meshOf(e.shape_a);
     const rtcd_mesh* mb = meshOf(e.shape_b);
     if (!ma || !mb) return;
+    slot.computedWith(ma, mb);
     uint32_t cap = rtcd_mesh_vertex_count(ma) + rtcd_mesh_vertex_count(mb), n = 0;
     if (rays.size() < cap) rays.resize(cap);
     if (contacts.size() < cap) contacts.resize(cap);
@@ -301,6 +303,7 @@ void rtcdPluginState::runBatch()
         d.a = meshOf(e.shape_a);
         d.b = meshOf(e.shape_b);
         if (!d.a || !d.b) continue;
+        slots[e.slot].computedWith(d.a, d.b);
         d.pose_a = rtcdFromBullet(e.pose_a);
         d.pose_b = rtcdFromBullet(e.pose_b);
         d.key = slots[e.slot].serial;
@@ -463,14 +466,11 @@ void rtcdCollisionAlgorithm::processCollision(const btCollisionObjectWrapper* bo
     // largest gap only afterwards, for the refresh.
     // A mesh that deformed (or was rebuilt) since the last pass: its cached
     // points are gone with the old shape.
-    const btCollisionShape* shapes[2] = {body0->getCollisionShape(), body1->getCollisionShape()};
     bool changed = false;
     for (int k = 0; k < 2; ++k) {
-        const rtcd_mesh* m = m_state->meshes.find(shapes[k]);
-        uint64_t v = m ? rtcd_mesh_version(m) : 0;
-        changed |= m != m_mesh[k] || v != m_version[k];
-        m_mesh[k] = m;
-        m_version[k] = v;
+        changed |= slot.mesh[k] != m_mesh[k] || slot.version[k] != m_version[k];
+        m_mesh[k] = slot.mesh[k];
+        m_version[k] = slot.version[k];
     }
     if (changed) m_manifold->clearManifold();
     m_manifold->setContactBreakingThreshold(gContactBreakingThreshold);

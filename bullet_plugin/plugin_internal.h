@@ -82,6 +82,17 @@ struct rtcdPairSlot {
     const btCollisionObject* obj[2];
     int child[2];
     uint8_t kind, plane_is_a;
+    // The meshes (and versions) the contacts were computed with: a deformed
+    // or rebuilt mesh's cached manifold points are dropped (processCollision).
+    const rtcd_mesh* mesh[2];
+    uint64_t version[2];
+    void computedWith(const rtcd_mesh* a, const rtcd_mesh* b)
+    {
+        mesh[0] = a;
+        mesh[1] = b;
+        version[0] = a ? rtcd_mesh_version(a) : 0;
+        version[1] = b ? rtcd_mesh_version(b) : 0;
+    }
 };
 
 struct rtcdBatchEntry {
