@@ -13,6 +13,7 @@
  * follow a deformation (host update + the next call's upload) for meshes of
  * about 1k, 10k and 100k triangles. */
 #include "test_util.h"
+#include "scene_util.h"
 
 #include "cl_backend.h"
 #include "kernels/cl_types.h"
@@ -48,14 +49,7 @@ static void quiet_log(rtcd_log_level level, const char* message, void* user)
  * radians per radius of height. */
 static void deform(const float* rest, uint32_t nv, float radius, double scale, double twist_per_radius, float* out)
 {
-    double twist = twist_per_radius / radius;
-    for (uint32_t i = 0; i < nv; ++i) {
-        double x = rest[3 * i], y = rest[3 * i + 1], z = rest[3 * i + 2];
-        double a = twist * z, c = cos(a), s = sin(a);
-        out[3 * i] = (float)(scale * (c * x - s * y));
-        out[3 * i + 1] = (float)(scale * (s * x + c * y));
-        out[3 * i + 2] = (float)(scale * z);
-    }
+    scene_pulse_twist(rest, nv, scale, twist_per_radius / radius, out);
 }
 
 /* The smooth deformation at time t (s): a pulse and a twist, each moving

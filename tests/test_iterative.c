@@ -2,6 +2,7 @@
  * algorithm on the same poses, the walk against brute force, the predictive
  * candidate grid against exact distances, and the adaptive parameters. */
 #include "test_util.h"
+#include "scene_util.h"
 
 #include <rtcd/rtcd_iterative.h>
 #include <rtcd/rtcd_query.h>
@@ -183,13 +184,7 @@ static void deform(rtcd_mesh* b, const float* rest, float radius, float time)
     uint32_t n = rtcd_mesh_vertex_count(b);
     float* v = malloc(3 * (size_t)n * sizeof *v);
     assert_non_null(v);
-    float scale = 1.0f + 0.12f * sinf(6.2831853f * time), twist = 0.12f * cosf(6.2831853f * time) / radius;
-    for (uint32_t i = 0; i < n; ++i) {
-        float x = rest[3 * i], y = rest[3 * i + 1], z = rest[3 * i + 2], c = cosf(twist * z), sn = sinf(twist * z);
-        v[3 * i] = scale * (c * x - sn * y);
-        v[3 * i + 1] = scale * (sn * x + c * y);
-        v[3 * i + 2] = scale * z;
-    }
+    scene_pulse_twist(rest, n, 1.0 + 0.12 * sin(2.0 * M_PI * time), 0.12 * cos(2.0 * M_PI * time) / radius, v);
     assert_int_equal(rtcd_mesh_update_vertices(b, v, 0), RTCD_OK);
     free(v);
 }

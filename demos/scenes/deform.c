@@ -2,6 +2,7 @@
 #include "deform.h"
 
 #include "demo_cli.h"
+#include "scene_util.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -82,14 +83,7 @@ rtcd_error demo_deformer_step(demo_deformer* d, uint32_t step, double dt)
     for (uint32_t k = 0; k < d->count; ++k) {
         double scale = 1.0 + DEMO_DEFORM_AMPLITUDE * sin(w + d->phase[k]);
         double twist = DEMO_DEFORM_AMPLITUDE * cos(w + d->phase[k]) / d->radius[k]; /* radians per metre of height */
-        const float* rest = d->rest[k];
-        for (uint32_t i = 0; i < d->vertex_count[k]; ++i) {
-            double x = rest[3 * i], y = rest[3 * i + 1], z = rest[3 * i + 2];
-            double a = twist * z, c = cos(a), s = sin(a);
-            d->scratch[3 * i] = (float)(scale * (c * x - s * y));
-            d->scratch[3 * i + 1] = (float)(scale * (s * x + c * y));
-            d->scratch[3 * i + 2] = (float)(scale * z);
-        }
+        scene_pulse_twist(d->rest[k], d->vertex_count[k], scale, twist, d->scratch);
         rtcd_error err = rtcd_shape_set_vertices(d->shapes[k], d->scratch, 0);
         if (err != RTCD_OK) return err;
     }

@@ -58,3 +58,14 @@ uint32_t scene_overlapping_pairs(const rtcd_mesh* mesh, const rtcd_transform* po
         }
     return count;
 }
+
+void scene_pulse_twist(const float* rest, uint32_t n, double scale, double twist_per_metre, float* out)
+{
+    for (uint32_t i = 0; i < n; ++i) {
+        double x = rest[3 * i], y = rest[3 * i + 1], z = rest[3 * i + 2];
+        double a = twist_per_metre * z, c = cos(a), s = sin(a);
+        out[3 * i] = (float)(scale * (c * x - s * y));
+        out[3 * i + 1] = (float)(scale * (s * x + c * y));
+        out[3 * i + 2] = (float)(scale * z);
+    }
+}

@@ -19,4 +19,9 @@ rtcd_error scene_mesh_from_generated(rtcd_generated_mesh* g, const char* name, r
 uint32_t scene_overlapping_pairs(const rtcd_mesh* mesh, const rtcd_transform* poses, uint32_t n,
                                  rtcd_pair_desc* out);
 
+/* The deforming bodies' shape (demos' --deforming, the deformation tests):
+ * each of n vertices scaled by `scale` about the origin and turned about
+ * the z axis by twist_per_metre times its height, in double precision. */
+void scene_pulse_twist(const float* rest, uint32_t n, double scale, double twist_per_metre, float* out);
+
 #endif
