@@ -12,17 +12,9 @@ static int grow(demo_deformer* d)
 {
     if (d->count < d->capacity) return 1;
     uint32_t cap = d->capacity ? 2 * d->capacity : 16;
-    rtcd_shape** shapes = realloc(d->shapes, cap * sizeof *shapes);
-    if (shapes) d->shapes = shapes;
-    float** rest = realloc(d->rest, cap * sizeof *rest);
-    if (rest) d->rest = rest;
-    uint32_t* vc = realloc(d->vertex_count, cap * sizeof *vc);
-    if (vc) d->vertex_count = vc;
-    float* radius = realloc(d->radius, cap * sizeof *radius);
-    if (radius) d->radius = radius;
-    float* phase = realloc(d->phase, cap * sizeof *phase);
-    if (phase) d->phase = phase;
-    if (!shapes || !rest || !vc || !radius || !phase) return 0;
+    demo_deforming* items = realloc(d->items, cap * sizeof *items);
+    if (!items) return 0;
+    d->items = items;
     d->capacity = cap;
     return 1;
 }
@@ -66,12 +58,7 @@ rtcd_error demo_deformer_add(demo_deformer* d, rtcd_world* world, const rtcd_sha
     float r2 = 0.0f;
     for (uint32_t i = 0; i < n; ++i)
         r2 = fmaxf(r2, rest[3 * i] * rest[3 * i] + rest[3 * i + 1] * rest[3 * i + 1] + rest[3 * i + 2] * rest[3 * i + 2]);
-    uint32_t k = d->count++;
-    d->shapes[k] = *out;
-    d->rest[k] = rest;
-    d->vertex_count[k] = n;
-    d->radius[k] = sqrtf(r2);
-    d->phase[k] = phase;
+    d->items[d->count++] = (demo_deforming){*out, rest, n, sqrtf(r2), phase};
     return RTCD_OK;
 }
 
@@ -81,10 +68,11 @@ rtcd_error demo_deformer_step(demo_deformer* d, uint32_t step, double dt)
     double start = demo_now_ms();
     const double w = 2.0 * M_PI * DEMO_DEFORM_HZ * dt * (double)step;
     for (uint32_t k = 0; k < d->count; ++k) {
-        double scale = 1.0 + DEMO_DEFORM_AMPLITUDE * sin(w + d->phase[k]);
-        double twist = DEMO_DEFORM_AMPLITUDE * cos(w + d->phase[k]) / d->radius[k]; /* radians per metre of height */
-        scene_pulse_twist(d->rest[k], d->vertex_count[k], scale, twist, d->scratch);
-        rtcd_error err = rtcd_shape_set_vertices(d->shapes[k], d->scratch, 0);
+        const demo_deforming* b = &d->items[k];
+        double scale = 1.0 + DEMO_DEFORM_AMPLITUDE * sin(w + b->phase);
+        double twist = DEMO_DEFORM_AMPLITUDE * cos(w + b->phase) / b->radius; /* radians per metre of height */
+        scene_pulse_twist(b->rest, b->vertex_count, scale, twist, d->scratch);
+        rtcd_error err = rtcd_shape_set_vertices(b->shape, d->scratch, 0);
         if (err != RTCD_OK) return err;
     }
     d->ms_total += demo_now_ms() - start;
@@ -94,14 +82,10 @@ rtcd_error demo_deformer_step(demo_deformer* d, uint32_t step, double dt)
 void demo_deformer_free(demo_deformer* d)
 {
     for (uint32_t k = 0; k < d->count; ++k) {
-        rtcd_shape_release(d->shapes[k]);
-        free(d->rest[k]);
+        rtcd_shape_release(d->items[k].shape);
+        free(d->items[k].rest);
     }
-    free(d->shapes);
-    free(d->rest);
-    free(d->vertex_count);
-    free(d->radius);
-    free(d->phase);
+    free(d->items);
     free(d->scratch);
     memset(d, 0, sizeof *d);
 }

@@ -13,13 +13,18 @@
 #define DEMO_DEFORM_HZ 1.0
 #define DEMO_DEFORM_AMPLITUDE 0.12
 
+/* One deforming body's shape. */
+typedef struct demo_deforming {
+    rtcd_shape* shape;     /* held */
+    float* rest;           /* its vertices as created (its mesh frame) */
+    uint32_t vertex_count;
+    float radius;          /* largest distance of a rest vertex from the origin */
+    float phase;
+} demo_deforming;
+
 typedef struct demo_deformer {
     uint32_t count, capacity;
-    rtcd_shape** shapes;   /* one per deforming body (held) */
-    float** rest;          /* each shape's vertices as created (its mesh frame) */
-    uint32_t* vertex_count;
-    float* radius;         /* largest distance of a rest vertex from the origin */
-    float* phase;
+    demo_deforming* items;
     float* scratch;        /* the largest shape's vertices */
     uint32_t scratch_count;
     double ms_total;       /* time in rtcd_shape_set_vertices */
