@@ -52,15 +52,15 @@ static rtcd_contact_v from_public(const rtcd_contact* c)
 
 enum { REDUCE_STACK = 256 };
 
-/* Out of memory with more contacts than the stack holds: the reduction
- * runs over them a stack's worth at a time, each time over the points kept
- * so far and the next ones. The deepest point is the same as with memory
- * (up to the tie band); the others may differ (their spread is judged
- * against fewer points). */
-static uint32_t reduce_in_chunks(const rtcd_contact* contacts, uint32_t count, rtcd_contact out[RTCD_MAX_MANIFOLD_POINTS])
+/* The shared reduction over `count` contacts through buffers of `room`
+ * (v: what reduce_contacts reads, from: the contacts themselves), dropping
+ * non-finite ones. When room < count it runs a buffer's worth at a time,
+ * each time over the points kept so far and the next ones: the deepest
+ * point is the same as in one go (up to the tie band), the others may
+ * differ (their spread is judged against fewer points). */
+static uint32_t reduce_through(const rtcd_contact* contacts, uint32_t count, rtcd_contact_v* v, rtcd_contact* from,
+                               uint32_t room, rtcd_contact out[RTCD_MAX_MANIFOLD_POINTS])
 {
-    rtcd_contact_v v[REDUCE_STACK];
-    rtcd_contact from[REDUCE_STACK];
     uint32_t kept = 0, i = 0, dropped = 0;
     while (i < count) {
         uint32_t m = 0;
@@ -68,7 +68,7 @@ static uint32_t reduce_in_chunks(const rtcd_contact* contacts, uint32_t count, r
             from[m] = out[m];
             v[m] = from_public(&out[m]);
         }
-        for (; i < count && m < REDUCE_STACK; ++i) {
+        for (; i < count && m < room; ++i) {
             rtcd_contact_v c = from_public(&contacts[i]);
             if (!reduce_valid(c)) {
                 dropped++;
@@ -92,41 +92,23 @@ static uint32_t reduce_in_chunks(const rtcd_contact* contacts, uint32_t count, r
 uint32_t rtcd_reduce_contacts(const rtcd_contact* contacts, uint32_t count, rtcd_contact out[RTCD_MAX_MANIFOLD_POINTS])
 {
     if (!contacts || !out || count == 0) return 0;
-    /* The shared reduction reads rtcd_contact_v: a copy of the valid ones
-     * (every number finite), on the stack for the usual counts. */
-    enum { STACK = REDUCE_STACK };
-    rtcd_contact_v stack[STACK];
-    uint32_t stack_index[STACK];
-    rtcd_contact_v* v = stack;
-    uint32_t* index = stack_index;
-    if (count > STACK) {
-        v = rtcd_alloc((size_t)count * sizeof *v);
-        index = rtcd_alloc((size_t)count * sizeof *index);
-        if (!v || !index) {
-            rtcd_free(v);
-            rtcd_free(index);
-            rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_reduce_contacts: no memory for %u contacts (reduced %u at a time)",
-                      count, (unsigned)STACK);
-            return reduce_in_chunks(contacts, count, out);
-        }
+    /* In one go: on the stack for the usual counts, else in scratch memory;
+     * out of it, a stack's worth at a time (reported). */
+    rtcd_contact_v stack_v[REDUCE_STACK];
+    rtcd_contact stack_from[REDUCE_STACK];
+    if (count <= REDUCE_STACK) return reduce_through(contacts, count, stack_v, stack_from, REDUCE_STACK, out);
+    rtcd_contact_v* v = rtcd_alloc((size_t)count * sizeof *v);
+    rtcd_contact* from = rtcd_alloc((size_t)count * sizeof *from);
+    uint32_t n;
+    if (v && from) {
+        n = reduce_through(contacts, count, v, from, count, out);
+    } else {
+        rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_reduce_contacts: no memory for %u contacts (reduced %u at a time)",
+                  count, (unsigned)REDUCE_STACK);
+        n = reduce_through(contacts, count, stack_v, stack_from, REDUCE_STACK, out);
     }
-    uint32_t valid = 0;
-    for (uint32_t i = 0; i < count; ++i) {
-        rtcd_contact_v c = from_public(&contacts[i]);
-        if (!reduce_valid(c)) continue;
-        index[valid] = i;
-        v[valid++] = c;
-    }
-    if (valid < count)
-        rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_reduce_contacts: %u of %u contacts not finite, dropped",
-                  count - valid, count);
-    uint32_t chosen[RTCD_MANIFOLD_POINTS];
-    uint32_t n = reduce_contacts(v, valid, 0.0f, chosen);
-    for (uint32_t k = 0; k < n; ++k) out[k] = contacts[index[chosen[k]]];
-    if (v != stack) {
-        rtcd_free(v);
-        rtcd_free(index);
-    }
+    rtcd_free(v);
+    rtcd_free(from);
     return n;
 }
 
