@@ -13,6 +13,9 @@ PACKAGES=(
   libassimp-dev            # assimp: model files for rtcd_import and rtcd_mesh_check (optional)
   assimp-testmodels        # assimp's model corpus: bench_import and test_import's corpus check
   clang libclang-rt-14-dev # libFuzzer: the bounded fuzz run of the sanitizer variant (tests/fuzz)
+  python3-venv python3-dev # the Python bindings (bindings/python) and the plots, in build/venv
+  libglfw3-dev libgl-dev   # the demos' --view window (GLFW and OpenGL)
+  libosmesa6-dev libpng-dev # the demos' --frames: off-screen OpenGL (OSMesa) and PNG files
 )
 
 missing=()
