@@ -464,15 +464,20 @@ void rtcdCollisionAlgorithm::processCollision(const btCollisionObjectWrapper* bo
     // into one. So points are matched with the default threshold, those past
     // it added here (addSpeculativePoint), and the threshold raised to the
     // largest gap only afterwards, for the refresh.
-    // A mesh that deformed (or was rebuilt) since the last pass: its cached
-    // points are gone with the old shape.
+    // A mesh that deformed (or was rebuilt) since the last pass: cached
+    // points that this pass's contacts do not match again are gone with the
+    // old shape (refreshContactPoints only follows rigid motion); matched
+    // ones keep their warm start (clearing them all left deforming piles
+    // jittering: more standard passes, deeper contacts).
     bool changed = false;
     for (int k = 0; k < 2; ++k) {
         changed |= slot.mesh[k] != m_mesh[k] || slot.version[k] != m_version[k];
         m_mesh[k] = slot.mesh[k];
         m_version[k] = slot.version[k];
     }
-    if (changed) m_manifold->clearManifold();
+    const int stale = 1 << 30; // not a Bullet flag; a matched point is overwritten without it
+    if (changed)
+        for (int i = 0; i < m_manifold->getNumContacts(); ++i) m_manifold->getContactPoint(i).m_contactPointFlags |= stale;
     m_manifold->setContactBreakingThreshold(gContactBreakingThreshold);
     btScalar gap = 0;
     for (uint32_t i = 0; i < slot.count; ++i) {
@@ -486,6 +491,9 @@ void rtcdCollisionAlgorithm::processCollision(const btCollisionObjectWrapper* bo
         else
             result->addContactPoint(normal, point, distance);
     }
+    if (changed)
+        for (int i = m_manifold->getNumContacts() - 1; i >= 0; --i)
+            if (m_manifold->getContactPoint(i).m_contactPointFlags & stale) m_manifold->removeContactPoint(i);
     m_manifold->setContactBreakingThreshold(std::max(gContactBreakingThreshold, gap * btScalar(1.01)));
     // Drops cached points that moved apart; the ones matched above keep their warm start.
     result->refreshContactPoints();

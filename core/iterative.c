@@ -115,7 +115,6 @@ rtcd_pair_motion rtcd_pair_motion_of(const rtcd_pair_desc* desc)
  * call: the margin plus how far the pair may move in one step (the
  * caller's bound, rtcd_pair_motion_of's, or its last step, whichever is
  * larger), at most the larger mesh's reach. */
-#define RTCD_DEFORMATION_WEIGHT 4.0 /* rtcd_track_plan */
 #define RTCD_SPECULATIVE_REACH_MAX 1e5f /* the range of validity's coordinates */
 static float speculative_reach(const rtcd_narrowphase_def* def, const rtcd_pair_track* track, float bound)
 {
@@ -143,6 +142,13 @@ int rtcd_track_plan(rtcd_pair_track* track, const rtcd_narrowphase_def* ndef, co
                                  : 0.0f;
     track->deformed_prev[0] = deformed[0];
     track->deformed_prev[1] = deformed[1];
+    /* Meshes updated since the last call: their prev_vertices hold that
+     * call's shape (one update per step), for the motion rays. */
+    track->deformed = track->has_prev ? (uint32_t)(a->version != track->version_prev[0]) |
+                                            (uint32_t)(b->version != track->version_prev[1]) << 1
+                                      : 0u;
+    track->version_prev[0] = a->version;
+    track->version_prev[1] = b->version;
     /* A pair that just came into the broadphase has no past: its first
      * standard pass assumes nothing about its motion, its second knows it. */
     track->step_displacement = isfinite(step) ? step : RTCD_FLT_MAX;
@@ -161,14 +167,14 @@ int rtcd_track_plan(rtcd_pair_track* track, const rtcd_narrowphase_def* ndef, co
      * per step) leaves nothing to find new contacts with: standard again. */
     if (def->algorithm == RTCD_ALGORITHM_PREDICTIVE && !(track->params.distance_extension > 0.0f)) standard = 1;
     if (!standard) {
-        /* The kept predictions follow the vertices' normals and the rigid
-         * motion; a deformation moves vertices every way (a twist slides
-         * them along the other surface), so its part counts twice:
-         * measured on a pulsing and twisting blob sliding across another
-         * (test_iterative), counted once it left a ray late. */
+        /* No point moved farther than the rigid bound plus both meshes'
+         * deformation since the last standard pass. The kept predictions
+         * follow it: motion rays include the caster's own deformation
+         * (prev_vertices), and a walk that lands behind its vertex casts
+         * the standard ray (shared/pair.h), so a twist sliding vertices
+         * sideways over a bump is found in time (test_iterative). */
         float moved = rtcd_relative_displacement(a, b, &track->ref, &now) +
-                      (float)(RTCD_DEFORMATION_WEIGHT *
-                              ((deformed[0] - track->deformed_ref[0]) + (deformed[1] - track->deformed_ref[1])));
+                      (float)((deformed[0] - track->deformed_ref[0]) + (deformed[1] - track->deformed_ref[1]));
         standard = !(moved < track->params.displacement_threshold);
     }
     /* The kept predictions reach the culling distance: a farther
@@ -324,13 +330,14 @@ rtcd_error rtcd_pair_step(const rtcd_narrowphase_def* def, rtcd_pair_state* stat
     *count = 0;
     if (!state || idef->algorithm == RTCD_ALGORITHM_STANDARD) {
         if (state) rtcd_pair_state_reset(state);
-        rtcd_pair_ctx_init(ctx, def, a, pa, b, pb, RTCD_ALGORITHM_STANDARD, NULL, NULL, 0.0f);
+        rtcd_pair_ctx_init(ctx, def, a, pa, b, pb, RTCD_ALGORITHM_STANDARD, NULL, NULL, 0u, 0.0f);
         rtcd_standard_pass(def, ctx, a, b, recs, count, st, NULL);
         return RTCD_OK;
     }
     int standard = rtcd_track_plan(&state->track, def, a, b, pa, pb, motion);
     rtcd_pair_ctx_init(ctx, def, a, pa, b, pb, idef->algorithm, &state->track.params,
-                       state->track.has_motion ? &state->track.before : NULL, state->track.speculative);
+                       state->track.has_motion ? &state->track.before : NULL, state->track.deformed,
+                       state->track.speculative);
     if (!standard) {
         iterative_pass(ctx, state, recs, count, st);
         return RTCD_OK;

@@ -344,6 +344,7 @@ void rtcd_mesh_release(rtcd_mesh* mesh)
     if (!mesh || __atomic_sub_fetch(&mesh->refcount, 1, __ATOMIC_ACQ_REL) != 0) return;
     rtcd_bvh_destroy(&mesh->bvh);
     rtcd_free(mesh->vertices);
+    rtcd_free(mesh->prev_vertices);
     rtcd_free(mesh->indices);
     rtcd_free(mesh->triangle_normals);
     rtcd_free(mesh->vertex_normals);

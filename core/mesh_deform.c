@@ -46,10 +46,13 @@
 
 _Static_assert(offsetof(rtcd_mesh, refcount) == 0, "the swap copies everything after the reference count");
 
-/* Frees what `parts` owns that `keep` does not share. */
+/* Frees what `parts` owns that `keep` does not share (an update moves the
+ * old vertices to prev_vertices). */
 static void release_parts(rtcd_mesh* parts, const rtcd_mesh* keep)
 {
-    if (parts->vertices != keep->vertices) rtcd_free(parts->vertices);
+    if (parts->vertices != keep->vertices && parts->vertices != keep->prev_vertices) rtcd_free(parts->vertices);
+    if (parts->prev_vertices != keep->prev_vertices && parts->prev_vertices != keep->vertices)
+        rtcd_free(parts->prev_vertices);
     if (parts->triangle_normals != keep->triangle_normals) rtcd_free(parts->triangle_normals);
     if (parts->vertex_normals != keep->vertex_normals) rtcd_free(parts->vertex_normals);
     if (parts->cluster_vertices != keep->cluster_vertices) rtcd_free(parts->cluster_vertices);
@@ -146,6 +149,7 @@ rtcd_error rtcd_mesh_update_vertices(rtcd_mesh* m, const float* vertices, size_t
         moved2 = fmax(moved2, d2);
     }
     next.version = m->version + 1;
+    next.prev_vertices = m->vertices; /* the motion rays' deformation (shared/pair.h) */
     next.deformation = m->deformation + sqrt(moved2);
     next.bvh_refits = m->bvh_refits + !rebuilt;
     next.bvh_rebuilds = m->bvh_rebuilds + rebuilt;

@@ -76,6 +76,8 @@ struct rtcd_mesh {
     uint32_t cluster_count;
     /* Deformation (rtcd_mesh_update_vertices, core/mesh_deform.c). */
     uint64_t version;         /* 0 at creation, +1 per update: backends re-upload on a change */
+    float* prev_vertices;     /* the vertices before the last update (NULL before the first):
+                                 the deformation of the last step, for the motion rays */
     double deformation;       /* sum over updates of the largest vertex displacement: a bound on
                                  how far any vertex moved between two versions (mesh frame) */
     uint64_t bvh_refits, bvh_rebuilds; /* how the updates kept the BVH (rtcd_mesh_deform_stats) */
@@ -159,6 +161,7 @@ static inline rtcd_mesh_view rtcd_mesh_view_of(const rtcd_mesh* m, rtcd_traversa
     rtcd_mesh_view v;
     v.bvh = rtcd_mesh_bvh_view(m);
     v.vertices = m->vertices;
+    v.prev_vertices = m->prev_vertices ? m->prev_vertices : m->vertices;
     v.vnormals = m->vertex_normals;
     v.tnormals = m->triangle_normals;
     v.indices = m->indices;

@@ -96,13 +96,14 @@ void rtcd_pair_second_phase(const rtcd_narrowphase_def* def, const rtcd_mesh* a,
 
 void rtcd_pair_ctx_init(rtcd_pair_ctx* c, const rtcd_narrowphase_def* def, const rtcd_mesh* a, const rtcd_xform* pa,
                         const rtcd_mesh* b, const rtcd_xform* pb, rtcd_algorithm algorithm,
-                        const rtcd_iterative_params* params, const rtcd_xform* before, float speculative)
+                        const rtcd_iterative_params* params, const rtcd_xform* before, uint32_t deformed,
+                        float speculative)
 {
     c->a = rtcd_mesh_view_of(a, def->traversal);
     c->b = rtcd_mesh_view_of(b, def->traversal);
     pair_ctx_init(c, pa, pb, (rtcd_u32)algorithm, def->traversal == RTCD_TRAVERSAL_BRUTE_FORCE,
                   params ? params->distance_extension : 0.0f, params ? params->culling_distance : 0.0f,
-                  params ? params->max_iterations : 0u, before, speculative);
+                  params ? params->max_iterations : 0u, before, deformed, speculative);
     int edges, deep;
     rtcd_pair_second_phase(def, a, b, &edges, &deep);
     c->edge_crossings = (rtcd_u32)edges;
@@ -347,7 +348,7 @@ rtcd_error rtcd_collide_standard(const rtcd_narrowphase_def* def, const rtcd_mes
     if (!recs) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_collide_standard: out of memory");
     rtcd_xform pa = rtcd_to_xform(pose_a), pb = rtcd_to_xform(pose_b);
     rtcd_pair_ctx ctx;
-    rtcd_pair_ctx_init(&ctx, def, a, &pa, b, &pb, RTCD_ALGORITHM_STANDARD, NULL, NULL, 0.0f);
+    rtcd_pair_ctx_init(&ctx, def, a, &pa, b, &pb, RTCD_ALGORITHM_STANDARD, NULL, NULL, 0u, 0.0f);
     rtcd_narrowphase_stats st;
     rtcd_standard_pass(def, &ctx, a, b, recs, ray_count, &st, NULL);
     *ray_count = rtcd_recs_to_rays(&ctx, recs, *ray_count, rays);

@@ -31,6 +31,8 @@ typedef struct rtcd_pair_track {
      * standard pass and at the last call: a deforming mesh's vertices and
      * triangles move in its own frame as well. */
     double deformed_ref[2], deformed_prev[2];
+    uint64_t version_prev[2]; /* the meshes' versions at the last call */
+    uint32_t deformed;        /* this call: bit k, mesh k updated since the last call (rtcd_pair_ctx.deformed) */
 } rtcd_pair_track;
 
 /* A bound on how far any point of either mesh moves in the other's frame
@@ -75,10 +77,11 @@ void rtcd_pair_second_phase(const rtcd_narrowphase_def* def, const rtcd_mesh* a,
 
 /* The shared pipeline's context of one pair on the CPU (shared/pair.h):
  * params NULL for the standard algorithm, before (b in a's frame one call
- * earlier) NULL when unknown. */
+ * earlier) NULL when unknown, deformed as rtcd_pair_track.deformed. */
 void rtcd_pair_ctx_init(rtcd_pair_ctx* c, const rtcd_narrowphase_def* def, const rtcd_mesh* a, const rtcd_xform* pa,
                         const rtcd_mesh* b, const rtcd_xform* pb, rtcd_algorithm algorithm,
-                        const rtcd_iterative_params* params, const rtcd_xform* before, float speculative);
+                        const rtcd_iterative_params* params, const rtcd_xform* before, uint32_t deformed,
+                        float speculative);
 
 /* core/narrowphase.c: the standard pass of c's pair; its records go to
  * recs (room for both meshes' vertex counts), in (direction, vertex) order:

@@ -247,7 +247,7 @@ static rtcd_error plan_pair(rtcd_opencl* cl, cl_device_state* d, const rtcd_pair
     cp->speculative = info->track.speculative;
     cp->margin = cl->def.speculative_margin;
     if (info->track.has_motion) {
-        cp->flags |= RTCD_CL_HAS_MOTION;
+        cp->flags |= RTCD_CL_HAS_MOTION | info->track.deformed << RTCD_CL_DEFORMED_SHIFT;
         memcpy(cp->before, info->track.before.r, 9 * sizeof(float));
         memcpy(cp->before + 9, info->track.before.t, 3 * sizeof(float));
     }

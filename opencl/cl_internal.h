@@ -75,6 +75,7 @@ typedef struct cl_mesh_registry {
     uint64_t* versions;      /* the rtcd_mesh.version each entry copied (deforming meshes) */
     uint32_t count, cap;
     float *vertices, *vnormals, *tnormals, *tris;
+    float* prev_vertices;    /* beside vertices: rtcd_mesh.prev_vertices (vertices before any update) */
     uint32_t *indices, *tri_ids;
     rtcd_bvh_node* nodes;
     uint8_t* grids;
@@ -89,7 +90,7 @@ typedef struct cl_mesh_registry {
     uint32_t refused_count, refused_cap;
     /* capacities, in elements */
     uint32_t cap_vertices, cap_vnormals, cap_tnormals, cap_tris, cap_indices, cap_tri_ids, cap_nodes, cap_grids,
-        cap_table, cap_nears, cap_neighbors, cap_versions;
+        cap_table, cap_nears, cap_neighbors, cap_versions, cap_prev_vertices;
 } cl_mesh_registry;
 
 /* What the host keeps of a persisting pair: its device, and for the

@@ -28,7 +28,8 @@ _Static_assert(sizeof(((rtcd_solid_grid*)0)->near) == RTCD_NEAR_BYTES, "near gri
 /* In the order of the kernel arguments (RTCD_KARG_MESHES + b). */
 static const char* const k_buffer_names[RTCD_CL_MESH_BUFFERS] = {
     "mesh table",    "vertices",         "vertex normals",  "triangle normals", "triangle indices", "BVH nodes",
-    "BVH triangles", "BVH triangle ids", "occupancy grids", "near grids",       "triangle neighbours"};
+    "BVH triangles", "BVH triangle ids", "occupancy grids", "near grids",       "triangle neighbours",
+    "previous vertices"};
 
 static int grow(void** p, uint32_t* cap_elems, size_t need, size_t size)
 {
@@ -115,6 +116,10 @@ static void entry_shape(rtcd_cl_mesh* e, const rtcd_mesh* m)
     }
 }
 
+/* The motion rays' previous shape (shared/pair.h): read only for a pair
+ * whose mesh deformed since its last call. */
+static const float* prev_of(const rtcd_mesh* m) { return m->prev_vertices ? m->prev_vertices : m->vertices; }
+
 /* Appends m to the host arrays and retains it; 0 on no memory (the totals,
  * so the registry's content, unchanged). */
 static int append_mesh(cl_mesh_registry* reg, const rtcd_mesh* m)
@@ -139,7 +144,9 @@ static int append_mesh(cl_mesh_registry* reg, const rtcd_mesh* m)
              append((void**)&reg->nears, &reg->cap_nears, reg->count * RTCD_NEAR_BYTES, m->grid.near, RTCD_NEAR_BYTES,
                     1) &&
              append((void**)&reg->neighbors, &reg->cap_neighbors, 3 * reg->tri_total, m->neighbors, 3 * nt,
-                    sizeof(uint32_t));
+                    sizeof(uint32_t)) &&
+             append((void**)&reg->prev_vertices, &reg->cap_prev_vertices, 3 * reg->vertex_total, prev_of(m), 3 * nv,
+                    sizeof(float));
     if (!ok) return 0;
     rtcd_cl_mesh* e = &reg->table[reg->count];
     memset(e, 0, sizeof *e);
@@ -198,6 +205,7 @@ static void trim_registry(cl_mesh_registry* reg)
     trim((void**)&reg->grids, &reg->cap_grids, (size_t)reg->count * RTCD_GRID_BYTES, 1);
     trim((void**)&reg->nears, &reg->cap_nears, (size_t)reg->count * RTCD_NEAR_BYTES, 1);
     trim((void**)&reg->neighbors, &reg->cap_neighbors, 3 * (size_t)reg->tri_total, sizeof(uint32_t));
+    trim((void**)&reg->prev_vertices, &reg->cap_prev_vertices, 3 * (size_t)reg->vertex_total, sizeof(float));
 }
 
 void rtcd_cl_registry_free(cl_mesh_registry* reg)
@@ -216,6 +224,7 @@ void rtcd_cl_registry_free(cl_mesh_registry* reg)
     rtcd_free(reg->grids);
     rtcd_free(reg->nears);
     rtcd_free(reg->neighbors);
+    rtcd_free(reg->prev_vertices);
     rtcd_free(reg->refused);
     memset(reg, 0, sizeof *reg);
 }
@@ -227,7 +236,7 @@ static void registry_buffers(const cl_mesh_registry* reg, const void* src[RTCD_C
 {
     const void* s[RTCD_CL_MESH_BUFFERS] = {reg->table, reg->vertices, reg->vnormals, reg->tnormals,
                                            reg->indices, reg->nodes,    reg->tris,     reg->tri_ids,
-                                           reg->grids, reg->nears,    reg->neighbors};
+                                           reg->grids, reg->nears,    reg->neighbors, reg->prev_vertices};
     size_t b[RTCD_CL_MESH_BUFFERS] = {reg->count * sizeof(rtcd_cl_mesh),
                                       3 * (size_t)reg->vertex_total * sizeof(float),
                                       3 * (size_t)reg->vertex_total * sizeof(float),
@@ -238,7 +247,8 @@ static void registry_buffers(const cl_mesh_registry* reg, const void* src[RTCD_C
                                       (size_t)reg->tri_total * sizeof(uint32_t),
                                       (size_t)reg->count * RTCD_GRID_BYTES,
                                       (size_t)reg->count * RTCD_NEAR_BYTES,
-                                      3 * (size_t)reg->tri_total * sizeof(uint32_t)};
+                                      3 * (size_t)reg->tri_total * sizeof(uint32_t),
+                                      3 * (size_t)reg->vertex_total * sizeof(float)};
     memcpy(src, s, sizeof s);
     memcpy(bytes, b, sizeof b);
 }
@@ -312,7 +322,8 @@ static void entry_ranges(const cl_mesh_registry* reg, uint32_t i, size_t off[RTC
                                             to * sizeof(uint32_t),
                                             e->grid_offset,
                                             e->near_offset,
-                                            0};
+                                            0,
+                                            3 * vo * sizeof(float)};
     const size_t b[RTCD_CL_MESH_BUFFERS] = {sizeof(rtcd_cl_mesh),
                                             3 * nv * sizeof(float),
                                             3 * nv * sizeof(float),
@@ -323,7 +334,8 @@ static void entry_ranges(const cl_mesh_registry* reg, uint32_t i, size_t off[RTC
                                             nt * sizeof(uint32_t),
                                             RTCD_GRID_BYTES,
                                             RTCD_NEAR_BYTES,
-                                            0};
+                                            0,
+                                            3 * nv * sizeof(float)};
     memcpy(off, o, sizeof o);
     memcpy(bytes, b, sizeof b);
 }
@@ -335,6 +347,7 @@ static void refresh_entry(cl_mesh_registry* reg, uint32_t i)
     rtcd_cl_mesh* e = &reg->table[i];
     size_t vo = 3 * (size_t)e->vertex_offset, to = e->tri_offset, nv = m->vertex_count, nt = m->triangle_count;
     memcpy(reg->vertices + vo, m->vertices, 3 * nv * sizeof(float));
+    memcpy(reg->prev_vertices + vo, prev_of(m), 3 * nv * sizeof(float));
     memcpy(reg->vnormals + vo, m->vertex_normals, 3 * nv * sizeof(float));
     memcpy(reg->tnormals + 3 * to, m->triangle_normals, 3 * nt * sizeof(float));
     memcpy(reg->tris + 9 * to, m->bvh.tris, 9 * nt * sizeof(float));

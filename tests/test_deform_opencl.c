@@ -371,11 +371,13 @@ static void test_rebuild(void** state)
 
 /* ---- only some meshes deform: the others do not go up again ---- */
 
-/* What rewriting mesh m in place sends to one device. */
+/* What rewriting mesh m in place sends to one device: the table entry, the
+ * vertices, their normals and the previous vertices (the motion rays'), the
+ * triangle normals and BVH triangles, ids, nodes and both grids. */
 static uint64_t refresh_bytes(const rtcd_mesh* m)
 {
     uint64_t nv = m->vertex_count, nt = m->triangle_count;
-    return sizeof(rtcd_cl_mesh) + 2 * 3 * nv * sizeof(float) + (3 + 9) * nt * sizeof(float) + nt * sizeof(uint32_t) +
+    return sizeof(rtcd_cl_mesh) + 3 * 3 * nv * sizeof(float) + (3 + 9) * nt * sizeof(float) + nt * sizeof(uint32_t) +
            (uint64_t)m->bvh.node_count * sizeof(rtcd_bvh_node) + RTCD_GRID_BYTES + RTCD_NEAR_BYTES;
 }
 

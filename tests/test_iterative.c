@@ -284,16 +284,16 @@ static void test_sliding_blob_agrees_with_standard(void** state)
 
 /* Issue 13, acceptance 2: the same slide with B deforming (pulsing and
  * twisting at 1 Hz, rtcd_mesh_update_vertices every step). The displacement
- * bound counts the deformation since the last standard pass (four times:
- * RTCD_DEFORMATION_WEIGHT, core/iterative.c), so no colliding ray is found
- * late and the predictive algorithm agrees with the standard one on all but
- * a hundredth of a percent of the rays. One step of the run falls short of
- * 99 % (measured: 85 of 86 rays, 98.8 %): a vertex the twist slides onto
- * the other surface sideways, which predictions along its normal and the
- * rigid motion cannot foresee; it is found on the next step. The plain
- * iterative algorithm keeps no predictions and misses new contacts until
- * the next standard pass even on the rigid slide (the test below): it is
- * held to no more misses than there. */
+ * bound counts the deformation since the last standard pass, the motion
+ * rays follow B's vertices' own deformation, and a walk that lands behind
+ * its vertex casts the standard ray (core/shared/pair.h): no colliding ray
+ * is found late and the predictive algorithm agrees with the standard one
+ * on at least 99 % of the rays at every step (measured: all of them). Before
+ * the last two, two steps fell short of 99 % and one ray was late: a vertex
+ * the twist carried sideways over a bump of A. The plain iterative
+ * algorithm keeps no predictions and misses new contacts until the next
+ * standard pass even on the rigid slide (the test below): it is held to no
+ * more misses than there. */
 static void test_deforming_blob_agrees_with_standard(void** state)
 {
     (void)state;
@@ -306,7 +306,7 @@ static void test_deforming_blob_agrees_with_standard(void** state)
            r.late);
     assert_int_equal(r.late, 0);
     assert_true(r.incorrect * 1000 <= r.compared);  /* >= 99.9 % overall */
-    assert_true(r.worst_disagreement <= 0.015);     /* >= 98.5 % at every step (99 % asked: see above) */
+    assert_true(r.worst_disagreement <= 0.01);      /* >= 99 % at every step */
     assert_true(r.iterative_steps >= r.steps / 3);  /* the iterative passes still do much of the work */
     idef.algorithm = RTCD_ALGORITHM_ITERATIVE;
     slide_result it = slide(&idef, 1), rigid = slide(&idef, 0);

@@ -15,6 +15,7 @@
 #define RTCD_WALK_LOST 0    /* no triangle found within max_iterations, or the vertex left */
 #define RTCD_WALK_HIT 1     /* the ray exits the other mesh through *tri: the vertex collides */
 #define RTCD_WALK_PREDICT 2 /* the opposite ray enters the other mesh through *tri within culling */
+#define RTCD_WALK_BEHIND 3  /* the line enters the other mesh through *tri behind the vertex: likely inside */
 
 /* Predictive rays are culled by how far the vertex is from the hit
  * triangle's plane (the motion that would bring it there), not by the ray
@@ -82,7 +83,7 @@ RTCD_INLINE int walk_ray(const RTCD_GLOBAL float* vertices, const RTCD_GLOBAL rt
             float cosn = v3_dot(d, v3_load(tnormals + 3 * cur));
             *tri = cur;
             *t = tt;
-            if (!(cosn > 0.0f)) return RTCD_WALK_LOST;
+            if (!(cosn > 0.0f)) return tt < 0.0f ? RTCD_WALK_BEHIND : RTCD_WALK_LOST;
             if (tt >= 0.0f) return RTCD_WALK_HIT;
             if (predictive && prediction_within(-tt, cosn, culling)) return RTCD_WALK_PREDICT;
             return RTCD_WALK_LOST;

@@ -23,6 +23,7 @@ rtcd_tri_hit rtcd_bvh4_first_hit(const struct rtcd_bvh* bvh, const rtcd_bvh_view
 typedef struct rtcd_mesh_view {
     rtcd_bvh_view bvh;                     /* nodes, leaf triangles, their ids, indices */
     const RTCD_GLOBAL float* vertices;     /* 3 per vertex */
+    const RTCD_GLOBAL float* prev_vertices; /* 3 per vertex: before the mesh's last update (read when the pair says it deformed) */
     const RTCD_GLOBAL float* vnormals;     /* 3 per vertex, (0,0,0) for unreferenced ones */
     const RTCD_GLOBAL float* tnormals;     /* 3 per triangle */
     const RTCD_GLOBAL rtcd_u32* indices;   /* 3 per triangle, mesh-local */

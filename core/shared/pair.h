@@ -38,6 +38,7 @@ typedef struct rtcd_pair_ctx {
     float extension, culling;
     rtcd_u32 max_iterations;
     rtcd_u32 has_motion;        /* the poses one call earlier are known: motion rays */
+    rtcd_u32 deformed;          /* with has_motion, bit k: mesh k (A, B) deformed since that call (prev_vertices) */
     rtcd_xform a_in_b_before, b_in_a_before;
     float speculative;          /* predictions this close to their triangle's plane are contacts; 0: none */
     rtcd_u32 edge_crossings, deep_contacts; /* the second phase's items (crossing.h) */
@@ -66,11 +67,16 @@ RTCD_INLINE rtcd_pair_side pair_side(const rtcd_pair_ctx* c, rtcd_u32 direction)
     return s;
 }
 
-/* How caster vertex v (its own frame; o its place in the target's frame)
- * moved over the last step, in the target's frame (needs has_motion). */
-RTCD_INLINE rtcd_v3 pair_vertex_motion(const rtcd_pair_side* side, rtcd_v3 v, rtcd_v3 o)
+/* How caster vertex i (v in its own frame, o in the target's) moved over
+ * the last step, in the target's frame (needs has_motion): the rigid motion
+ * and, when the caster deformed since that call, its own deformation (a
+ * twist slides vertices sideways onto the other surface). The target's
+ * deformation is not per vertex here; the displacement bound covers it. */
+RTCD_INLINE rtcd_v3 pair_vertex_motion(const rtcd_pair_ctx* c, rtcd_u32 direction, rtcd_u32 i, rtcd_v3 v, rtcd_v3 o)
 {
-    return v3_sub(o, xf_point(side->before, v));
+    const rtcd_pair_side side = pair_side(c, direction);
+    rtcd_v3 was = (c->deformed >> direction) & 1u ? v3_load(side.caster->prev_vertices + 3 * i) : v;
+    return v3_sub(o, xf_point(side.before, was));
 }
 
 /* Do the meshes' box centres coincide (within 1e-4 of the target's box
@@ -88,7 +94,7 @@ RTCD_INLINE rtcd_u32 pair_centres_coincide(const rtcd_pair_ctx* c, rtcd_u32 dire
  * 1 iterative, 2 predictive (rtcd_algorithm). */
 RTCD_INLINE void pair_ctx_init(rtcd_pair_ctx* c, const rtcd_xform* xa, const rtcd_xform* xb, rtcd_u32 algorithm,
                                rtcd_u32 brute_force, float extension, float culling, rtcd_u32 max_iterations,
-                               const rtcd_xform* before, float speculative)
+                               const rtcd_xform* before, rtcd_u32 deformed, float speculative)
 {
     c->xa = *xa;
     c->xb = *xb;
@@ -101,6 +107,7 @@ RTCD_INLINE void pair_ctx_init(rtcd_pair_ctx* c, const rtcd_xform* xa, const rtc
     c->culling = culling;
     c->max_iterations = max_iterations;
     c->has_motion = c->predict_pass && before != 0;
+    c->deformed = c->has_motion ? deformed & 3u : 0u;
     c->speculative = c->predict_pass ? speculative : 0.0f;
     c->edge_crossings = c->deep_contacts = 0u; /* the caller's choice */
     c->margin = 0.0f;
@@ -185,7 +192,7 @@ RTCD_INLINE int pair_sweep_vertex(const rtcd_pair_ctx* c, rtcd_u32 direction, rt
     /* Else along the vertex's own motion in the last step: a vertex that the
      * other mesh's rim slides over is never in front of its normal. */
     if (!c->has_motion) return RTCD_WALK_LOST;
-    rtcd_v3 motion = pair_vertex_motion(&side, local_v, o);
+    rtcd_v3 motion = pair_vertex_motion(c, direction, i, local_v, o);
     float travel = v3_length(motion);
     if (!(travel > 0.0f)) return RTCD_WALK_LOST;
     n->predictive_rays += 1u;
@@ -205,12 +212,28 @@ RTCD_INLINE int pair_walk_entry(const rtcd_pair_ctx* c, rtcd_u32 feature, rtcd_u
 {
     rtcd_u32 direction = feature >> 31, i = feature & 0x7fffffffu;
     const rtcd_pair_side side = pair_side(c, direction);
-    rtcd_v3 p = xf_point(side.to_target, v3_load(side.caster->vertices + 3 * i));
-    rtcd_v3 dir = xf_rotate(side.to_target, v3_neg(v3_load(side.caster->vnormals + 3 * i)));
+    rtcd_v3 local_v = v3_load(side.caster->vertices + 3 * i);
+    rtcd_v3 p = xf_point(side.to_target, local_v);
+    rtcd_v3 dir_local = v3_neg(v3_load(side.caster->vnormals + 3 * i));
+    rtcd_v3 dir = xf_rotate(side.to_target, dir_local);
     rtcd_u32 tri = tri_word & RTCD_ENTRY_TRIANGLE;
     float t = 0.0f;
     int r = walk_ray(side.target->vertices, side.target->indices, side.target->neighbors, side.target->tnormals, p, dir,
                      c->max_iterations, (int)c->predictive, c->culling, &tri, &t, &n->steps);
+    if (r == RTCD_WALK_BEHIND) {
+        /* The line went into the other mesh behind the vertex: on a bumpy
+         * surface the walk found that crossing, not the exit ahead (a
+         * deformation or a slide carried the vertex over a bump). The
+         * standard ray settles it. */
+        rtcd_tri_hit hit;
+        r = RTCD_WALK_LOST;
+        if (view_may_contain(side.target, p) &&
+            pair_cast_normal(c, side.caster, side.target, i, local_v, dir_local, p, dir, n, &hit)) {
+            tri = hit.tri;
+            t = hit.t;
+            r = RTCD_WALK_HIT;
+        }
+    }
     /* A vertex in an empty cell of the other mesh's grid is certainly
      * outside it, whatever triangle the walk reached. */
     if (r == RTCD_WALK_HIT && !view_may_contain(side.target, p)) r = RTCD_WALK_LOST;
@@ -249,7 +272,7 @@ RTCD_INLINE int pair_speculative(const rtcd_pair_ctx* c, rtcd_ray_rec* rec, rtcd
     float s = v3_dot(v3_sub(p, on_plane), nrm);
     if (!(s >= 0.0f && s <= c->speculative)) return 0;
     if (s > c->margin && c->has_motion) {
-        rtcd_v3 m = pair_vertex_motion(&side, v, p);
+        rtcd_v3 m = pair_vertex_motion(c, direction, i, v, p);
         if (!(-v3_dot(m, nrm) > s - c->margin)) return 0; /* does not reach the plane in a step */
         float travel = v3_length(m);
         rtcd_v3 md = v3_scale(m, 1.0f / travel);
@@ -329,7 +352,7 @@ RTCD_INLINE rtcd_contact_v pair_ray_contact(const rtcd_pair_ctx* c, rtcd_ray_rec
          * surface it reaches: both points on their bodies. */
         const rtcd_pair_side side = pair_side(c, direction);
         rtcd_v3 v = v3_load(side.caster->vertices + 3 * i);
-        rtcd_v3 m = pair_vertex_motion(&side, v, xf_point(side.to_target, v));
+        rtcd_v3 m = pair_vertex_motion(c, direction, i, v, xf_point(side.to_target, v));
         float travel = v3_length(m);
         rtcd_v3 md = v3_scale(m, 1.0f / travel);
         float approach = -v3_dot(md, v3_load(side.target->tnormals + 3 * (r.tri & RTCD_ENTRY_TRIANGLE)));
@@ -350,7 +373,7 @@ RTCD_INLINE rtcd_contact_v pair_ray_contact(const rtcd_pair_ctx* c, rtcd_ray_rec
          * the nearest gap on the side of a bump. */
         const rtcd_pair_side side = pair_side(c, direction);
         rtcd_v3 v = v3_load(side.caster->vertices + 3 * i);
-        rtcd_v3 m = pair_vertex_motion(&side, v, xf_point(side.to_target, v));
+        rtcd_v3 m = pair_vertex_motion(c, direction, i, v, xf_point(side.to_target, v));
         float approach = -v3_dot(m, v3_load(side.target->tnormals + 3 * (r.tri & RTCD_ENTRY_TRIANGLE)));
         out.rank = out.depth + rtcd_maxf(approach, 0.0f);
     }

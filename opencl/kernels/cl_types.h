@@ -17,6 +17,7 @@
 #define RTCD_CL_HAS_MOTION 8u      /* `before` holds the pose one call earlier (the predictive motion rays) */
 #define RTCD_CL_EDGES 16u          /* rtcd_narrowphase_def.edge_crossings */
 #define RTCD_CL_DEEP 32u           /* rtcd_narrowphase_def.deep_contacts */
+#define RTCD_CL_DEFORMED_SHIFT 6u  /* 2 bits: rtcd_pair_track.deformed (mesh A, B updated since `before`) */
 
 typedef struct rtcd_cl_mesh {
     rtcd_u32 vertex_offset, vertex_count, tri_offset, tri_count;
@@ -68,6 +69,7 @@ enum rtcd_cl_kernel_arg {
     RTCD_KARG_GRIDS,
     RTCD_KARG_NEARS,
     RTCD_KARG_NEIGHBORS,
+    RTCD_KARG_PREV_VERTICES, /* the vertices before each mesh's last update (its vertices when none) */
     RTCD_KARG_PAIRS,       /* rtcd_cl_pair[pair_count] */
     RTCD_KARG_PAIR_COUNT,  /* uint */
     RTCD_KARG_BRUTE_FORCE, /* uint: 1 = brute-force traversal */
@@ -78,14 +80,15 @@ enum rtcd_cl_kernel_arg {
     RTCD_KARG_STATE,       /* uint: the kept rays' slots */
     RTCD_KARG_COUNT
 };
-#define RTCD_CL_MESH_BUFFERS 11
+#define RTCD_CL_MESH_BUFFERS 12
 
 #ifdef __OPENCL_VERSION__
 #define RTCD_PAIR_KERNEL_ARGS                                                                                      \
     __global const rtcd_cl_mesh *meshes, __global const float *vertices, __global const float *vnormals,           \
         __global const float *tnormals, __global const uint *indices, __global const rtcd_bvh_node *nodes,         \
         __global const float *tris, __global const uint *tri_ids, __global const uchar *grids,                     \
-        __global const uchar *nears, __global const uint *neighbors, __global const rtcd_cl_pair *pairs,          \
+        __global const uchar *nears, __global const uint *neighbors, __global const float *prev_vertices,         \
+        __global const rtcd_cl_pair *pairs,                                                                        \
         uint pair_count, uint brute_force, uint mode, __global rtcd_cl_result *results,                           \
         __global rtcd_world_ray *rays_out, uint want_rays, __global uint *state
 #endif

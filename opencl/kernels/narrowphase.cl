@@ -15,7 +15,7 @@
 #include "pair_binding.h"
 
 #define RTCD_CL_BUFFERS                                                                                           \
-    {meshes, vertices, vnormals, tnormals, indices, nodes, tris, tri_ids, grids, nears, neighbors}
+    {meshes, vertices, vnormals, tnormals, indices, nodes, tris, tri_ids, grids, nears, neighbors, prev_vertices}
 
 inline void write_counts(__global rtcd_cl_result* res, uint rays, const rtcd_pass_counts* n, uint kept,
                          uint predictions, float length)

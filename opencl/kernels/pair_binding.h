@@ -19,6 +19,7 @@ typedef struct cl_buffers {
     __global const uchar* grids;
     __global const uchar* nears;
     __global const uint* neighbors;
+    __global const float* prev_vertices;
 } cl_buffers;
 
 inline rtcd_xform load_xform(__global const float* p)
@@ -40,6 +41,7 @@ inline rtcd_mesh_view cl_mesh_view(const cl_buffers* b, uint m)
     v.bvh.indices = b->indices + 3 * e->tri_offset;
     v.bvh.node_count = e->node_count;
     v.vertices = b->vertices + 3 * e->vertex_offset;
+    v.prev_vertices = b->prev_vertices + 3 * e->vertex_offset;
     v.vnormals = b->vnormals + 3 * e->vertex_offset;
     v.tnormals = b->tnormals + 3 * e->tri_offset;
     v.indices = b->indices + 3 * e->tri_offset;
@@ -64,7 +66,8 @@ inline void cl_pair_ctx(rtcd_pair_ctx* c, const cl_buffers* b, __global const rt
     int motion = (pair->flags & RTCD_CL_HAS_MOTION) != 0u;
     if (motion) before = load_xform(pair->before);
     pair_ctx_init(c, &xa, &xb, pair->flags & RTCD_CL_ALGORITHM_MASK, brute_force, pair->extension, pair->culling,
-                  pair->max_iterations, motion ? &before : 0, pair->speculative);
+                  pair->max_iterations, motion ? &before : 0, (pair->flags >> RTCD_CL_DEFORMED_SHIFT) & 3u,
+                  pair->speculative);
     c->edge_crossings = (pair->flags & RTCD_CL_EDGES) != 0u;
     c->deep_contacts = (pair->flags & RTCD_CL_DEEP) != 0u;
     c->margin = c->speculative > 0.0f ? pair->margin : 0.0f; /* as rtcd_pair_ctx_init on the CPU */
