@@ -140,6 +140,23 @@ RTCD_API rtcd_error rtcd_world_get_pose(const rtcd_world* world, uint32_t body, 
 RTCD_API rtcd_error rtcd_world_get_velocity(const rtcd_world* world, uint32_t body, float linear[3],
                                             float angular[3]);
 
+/* ---- batch getters (bindings, renderers, datasets): bodies first ..
+ * first + count - 1 in one call, each entry what the per-body getter gives.
+ * count 0 writes nothing and succeeds (out may then be NULL). A NULL world,
+ * a NULL out with count > 0, or a range past rtcd_world_body_count is
+ * RTCD_ERROR_INVALID_ARGUMENT with a message naming it; nothing is written
+ * then. */
+/* rtcd_transform per body: exactly rtcd_world_get_pose's. */
+RTCD_API rtcd_error rtcd_world_get_transforms(const rtcd_world* world, uint32_t first, uint32_t count,
+                                              rtcd_transform* out);
+/* 7 floats per body: position x y z, then the rotation as a unit quaternion
+ * x y z w with w >= 0 (Bullet's, from the same basis rtcd_world_get_pose
+ * reads; rtcd_transform_from_quat turns it back). */
+RTCD_API rtcd_error rtcd_world_get_poses(const rtcd_world* world, uint32_t first, uint32_t count, float* out);
+/* 6 floats per body: linear velocity x y z (m/s), then angular x y z
+ * (rad/s), exactly rtcd_world_get_velocity's. */
+RTCD_API rtcd_error rtcd_world_get_velocities(const rtcd_world* world, uint32_t first, uint32_t count, float* out);
+
 typedef struct rtcd_step_stats {
     uint32_t broadphase_pairs;     /* overlapping pairs in Bullet's pair cache */
     uint32_t pairs_owned;          /* pairs rtcd processed this step (with a mesh, convex, surface or plane partner) */
@@ -189,6 +206,24 @@ typedef struct rtcd_penetration {
     uint32_t vertices_inside;
 } rtcd_penetration;
 RTCD_API rtcd_error rtcd_world_measure_penetration(const rtcd_world* world, rtcd_penetration* out);
+
+/* ---- read-only views for viewers (the demos' --view and --frames;
+ * bullet_plugin/world_view.cpp): nothing here changes the world. */
+/* The shape body `body` was added with (not retained: it lives as long as the
+ * world), whose rtcd_shape_body_mesh is what the body looks like; NULL for a
+ * NULL world or an index out of range. */
+RTCD_API const rtcd_shape* rtcd_world_body_shape(const rtcd_world* world, uint32_t body);
+
+/* One point of the contact manifolds Bullet holds after the last step. */
+typedef struct rtcd_world_contact {
+    float position[3];      /* world coordinates, on body_b's surface (Bullet's positionWorldOnB) */
+    float normal[3];        /* unit, world coordinates, pointing from body_b towards body_a */
+    float distance;         /* signed separation along the normal: negative when the bodies overlap */
+    int32_t body_a, body_b; /* body indices; -1 for a plane or a static mesh */
+} rtcd_world_contact;
+/* Copies the first min(total, capacity) points into out (NULL with capacity 0:
+ * counts only) and returns the total; 0 for a NULL world. */
+RTCD_API uint32_t rtcd_world_get_contacts(const rtcd_world* world, rtcd_world_contact* out, uint32_t capacity);
 
 #ifdef __cplusplus
 }
