@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Sets up, builds and runs the whole test suite three times: a release build,
-# an AddressSanitizer + UndefinedBehaviorSanitizer build, then a release build
-# without OpenCL (RTCD_WITH_OPENCL=OFF, configured with find_package(OpenCL)
-# disabled).
+# Sets up, builds and runs the whole test suite three times: a release build
+# (and the Python bindings' tests against it), an AddressSanitizer +
+# UndefinedBehaviorSanitizer build, then a release build without OpenCL
+# (RTCD_WITH_OPENCL=OFF, configured with find_package(OpenCL) disabled).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 "$root/scripts/setup.sh"
+# The Python environment (build/venv) before configuring: the plot test is
+# registered where it exists.
+"$root/scripts/python_env.sh" >/dev/null
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 for variant in release asan noopencl; do
@@ -25,4 +28,11 @@ for variant in release asan noopencl; do
   retry=()
   if [ "$variant" = asan ]; then retry=(--repeat until-pass:2); fi
   ctest --test-dir "$root/build/$variant" --output-on-failure -j"$(nproc)" "${exclude[@]}" "${retry[@]}"
+  # The Python bindings (pytest, bindings/python/tests) against the release
+  # build's libraries and demos; the sanitizer build's libraries need their
+  # runtime preloaded into Python, and the bindings' C is the same.
+  if [ "$variant" = release ]; then
+    echo "== python tests"
+    "$root/scripts/test_python.sh" "$root/build/release"
+  fi
 done
