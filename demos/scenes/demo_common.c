@@ -2,6 +2,9 @@
 
 #include "scene_util.h"
 #include "user_meshes.h"
+#ifdef RTCD_HAVE_VIEWER
+#include "viewer.h"
+#endif
 
 #include <math.h>
 #include <stdlib.h>
@@ -40,6 +43,8 @@ void demo_default_options(demo_scene_kind scene, demo_options* o)
     o->speculative_margin = rtcd_default_narrowphase_def().speculative_margin;
     o->edge_crossings = 1;
     o->deep_contacts = 1;
+    o->frame_width = 640;
+    o->frame_height = 480;
 }
 
 static const demo_cli_choice narrowphase_choices[] = {
@@ -66,6 +71,7 @@ int demo_parse_options(demo_scene_kind scene, int argc, char** argv, demo_option
     /* enum options go through ints (the parser's enum target) */
     int narrowphase = (int)o->narrowphase, backend = (int)o->backend, algorithm = (int)o->algorithm;
     int traversal = (int)o->traversal, contact_normal = (int)o->contact_normal;
+    const char* frame_size = NULL;
     const char* mesh_help =
         scene == DEMO_AVALANCHE ? "model file (repeatable) for the bodies, not the blob: each file a shape (several "
                                   "pieces: a compound), the bodies take them in turn"
@@ -109,6 +115,14 @@ int demo_parse_options(demo_scene_kind scene, int argc, char** argv, demo_option
         {.name = "--json", .type = DEMO_CLI_FLAG, .target = &o->json, .help = "one-line JSON summary on stdout"},
         {.name = "--penetration-every", .type = DEMO_CLI_U32, .target = &o->penetration_every, .meta = "K",
          .help = "measure penetration every K steps (default 10; 0: never)"},
+        {.name = "--view", .type = DEMO_CLI_FLAG, .target = &o->view,
+         .help = "a window: space pauses, n steps, c contacts, WASD/arrows/mouse camera, Esc quits"},
+        {.name = "--frames", .type = DEMO_CLI_STRING, .target = &o->frames_dir, .meta = "DIR",
+         .help = "one PNG a step, DIR/frame_00000.png ..., rendered off-screen (no display needed)"},
+        {.name = "--frame-size", .type = DEMO_CLI_STRING, .target = &frame_size, .meta = "WxH",
+         .help = "the frames' and the window's size in pixels (default 640x480)"},
+        {.name = "--contacts", .type = DEMO_CLI_FLAG, .target = &o->show_contacts,
+         .help = "draw contact points and normals (--view, --frames)"},
         {.name = "--mesh", .type = DEMO_CLI_LIST, .target = &o->meshes, .meta = "FILE", .help = mesh_help},
         {.name = "--mesh-scale", .type = DEMO_CLI_FLOAT, .target = &o->mesh_scale, .meta = "S", .fmin = 0.0,
          .fmax = 1e6, .help = "--mesh coordinates times S (default 0: each file fit to the blob's size, 0.5 m)"},
@@ -127,6 +141,14 @@ int demo_parse_options(demo_scene_kind scene, int argc, char** argv, demo_option
                     table, table_size};
     int rc = demo_cli_parse(&cli, argc, argv);
     if (rc) return rc;
+    if (frame_size) {
+        char extra;
+        if (sscanf(frame_size, "%ux%u%c", &o->frame_width, &o->frame_height, &extra) != 2 || o->frame_width < 64 ||
+            o->frame_height < 64 || o->frame_width > 4096 || o->frame_height > 4096)
+            return demo_cli_fail(&cli, "--frame-size: '%s' is not WxH with W and H in [64, 4096]", frame_size);
+    }
+    if ((o->view || o->frames_dir) && narrowphase < 0)
+        return demo_cli_fail(&cli, "--view and --frames show one run: not with --narrowphase all");
     o->compare = narrowphase < 0;
     o->narrowphase = narrowphase < 0 ? RTCD_NARROWPHASE_RTCD : (rtcd_narrowphase_kind)narrowphase;
     o->backend = (rtcd_backend)backend;
@@ -462,6 +484,72 @@ void demo_print_penetration_windows_json(FILE* f, const demo_summary* r)
     fprintf(f, "]");
 }
 
+#ifdef RTCD_HAVE_VIEWER
+/* The viewer for the scene, framed on where its bodies are: the avalanche's
+ * cube of blobs, the spawner's circling source and its pile, the mixed
+ * scene's terrain (drawn from its heights). NULL, with the reason on stderr,
+ * when it cannot open (no display for --view, a folder --frames cannot make). */
+static viewer* open_viewer(const demo_options* o, const demo_scene* s)
+{
+    viewer_def d;
+    memset(&d, 0, sizeof d);
+    d.window = o->view;
+    d.frames_dir = o->frames_dir;
+    d.width = o->frame_width;
+    d.height = o->frame_height;
+    d.show_contacts = o->show_contacts;
+    d.title = o->scene == DEMO_AVALANCHE ? "rtcd avalanche" : (o->scene == DEMO_SPAWNER ? "rtcd spawner" : "rtcd mixed");
+    d.plane = o->scene != DEMO_MIXED;
+    float* gv = NULL;
+    uint32_t* gi = NULL;
+    if (o->scene == DEMO_AVALANCHE) {
+        /* the layout of demo_scene_create's cube */
+        uint32_t side = 1;
+        while ((uint64_t)side * side * side < o->objects) ++side;
+        uint32_t layers = (o->objects + side * side - 1) / (side * side);
+        float spacing = 2.0f * s->bounding_radius + 0.02f;
+        float top = fmaxf(1.0f, s->bounding_radius + 0.1f) + (float)(layers - 1) * spacing + s->bounding_radius;
+        float half = 0.5f * (float)side * spacing;
+        d.target[2] = 0.4f * top;
+        d.radius = 0.95f * sqrtf(2.0f * half * half + 0.25f * top * top);
+    } else if (o->scene == DEMO_SPAWNER) {
+        d.target[2] = 0.4f * DEMO_SPAWN_HEIGHT;
+        d.radius = (float)DEMO_SPAWN_RADIUS + 2.0f;
+    } else {
+        const uint32_t side = MIXED_TERRAIN_QUADS + 1;
+        const float cell = MIXED_TERRAIN_SIZE / (float)MIXED_TERRAIN_QUADS, half = 0.5f * MIXED_TERRAIN_SIZE;
+        gv = malloc(3 * sizeof *gv * side * side);
+        gi = malloc(6 * sizeof *gi * MIXED_TERRAIN_QUADS * MIXED_TERRAIN_QUADS);
+        if (gv && gi) {
+            /* the terrain's vertices and triangles as mixed.c builds them */
+            for (uint32_t k = 0; k < side * side; ++k) {
+                gv[3 * k] = -half + (float)(k % side) * cell;
+                gv[3 * k + 1] = -half + (float)(k / side) * cell;
+                gv[3 * k + 2] = s->mixed.heights[k];
+            }
+            uint32_t* t = gi;
+            for (uint32_t j = 0; j < MIXED_TERRAIN_QUADS; ++j)
+                for (uint32_t i = 0; i < MIXED_TERRAIN_QUADS; ++i, t += 6) {
+                    uint32_t a = j * side + i;
+                    t[0] = a, t[1] = a + 1, t[2] = a + side + 1, t[3] = a, t[4] = a + side + 1, t[5] = a + side;
+                }
+            d.ground_vertices = gv;
+            d.ground_vertex_count = side * side;
+            d.ground_indices = gi;
+            d.ground_triangle_count = 2 * MIXED_TERRAIN_QUADS * MIXED_TERRAIN_QUADS;
+        }
+        d.target[2] = 1.0f;
+        d.radius = 0.3f * MIXED_TERRAIN_SIZE;
+    }
+    viewer* v = NULL;
+    char msg[512];
+    if (viewer_open(&d, &v, msg, sizeof msg) != 0) fprintf(stderr, "rtcd demo: %s\n", msg);
+    free(gv);
+    free(gi);
+    return v;
+}
+#endif
+
 int demo_run_scene(const demo_options* o, demo_summary* r)
 {
     memset(r, 0, sizeof *r);
@@ -500,6 +588,22 @@ int demo_run_scene(const demo_options* o, demo_summary* r)
                      "narrowphase_ms,step_ms,penetration_max,penetration_sum,standard_pairs,iterative_pairs,"
                      "predictive_rays,walk_steps,kept_rays,standard_ms,iterative_ms,ray_length%s\n",
                 o->check ? ",check_rays,check_incorrect,check_ray_length" : "");
+    }
+    int view_failed = 0;
+#ifdef RTCD_HAVE_VIEWER
+    viewer* view = NULL;
+    if ((o->view || o->frames_dir) && (view = open_viewer(o, &s)) == NULL) view_failed = 1;
+#else
+    if (o->view || o->frames_dir) {
+        fprintf(stderr, "rtcd demo: --view and --frames: this build has no viewer (GLFW, or OSMesa and libpng, "
+                        "were not found at configure time; Debian: libglfw3-dev, libosmesa6-dev libpng-dev)\n");
+        view_failed = 1;
+    }
+#endif
+    if (view_failed) {
+        if (csv) fclose(csv);
+        demo_scene_destroy(&s);
+        return 1;
     }
     uint32_t cap = o->steps ? o->steps : 1;
     double* step_ms = calloc(cap, sizeof *step_ms);
@@ -584,13 +688,27 @@ int demo_run_scene(const demo_options* o, demo_summary* r)
             fprintf(stderr, "\r[%.*s%*s] %u/%u steps, %.1f ms/step", filled, "########################################",
                     width - filled, "", step + 1, o->steps, st.step_ms);
         }
+#ifdef RTCD_HAVE_VIEWER
+        if (view) { /* outside the step's timing: the world measures its own step */
+            char msg[512];
+            int vr = viewer_frame(view, s.world, step, msg, sizeof msg);
+            if (vr == VIEWER_ERROR) {
+                fprintf(stderr, "\nrtcd demo: %s\n", msg);
+                view_failed = 1;
+            }
+            if (vr != VIEWER_CONTINUE) break; /* closed, Esc, or a frame not written */
+        }
+#endif
     }
     if (progress) fprintf(stderr, "\n");
     if (csv) fclose(csv);
+#ifdef RTCD_HAVE_VIEWER
+    viewer_close(view);
+#endif
     int rc = 0;
     if (!step_ms || !np_ms) rc = fail_with(RTCD_ERROR_OUT_OF_MEMORY);
     else if (err != RTCD_OK) rc = fail_with(err);
-    else if (nan) rc = 1;
+    else if (nan || view_failed) rc = 1;
     double mean = 0, p95 = 0;
     if (done) {
         r->first_ms = step_ms[0]; /* OpenCL kernel build and first uploads land here */

@@ -49,6 +49,14 @@ typedef struct demo_options {
     demo_cli_list meshes;
     float mesh_scale;             /* --mesh-scale S: coordinates times S; 0 (default): each piece fit to the blob's size */
     uint32_t deforming;           /* --deforming K: the first K bodies (drops) deform (deform.h); avalanche and spawner */
+    /* The viewer (demos/viewer/viewer.h), drawn after every step: --view
+     * opens a window, --frames DIR writes DIR/frame_00000.png ... off-screen
+     * (no display needed), --frame-size WxH (default 640x480), --contacts
+     * draws the contact points and normals from the start. */
+    int view;
+    const char* frames_dir;       /* NULL: no frames */
+    uint32_t frame_width, frame_height;
+    int show_contacts;
 } demo_options;
 
 /* Sets *o to the defaults of the scene's program (what demo_parse_options
