@@ -140,15 +140,15 @@ int rtcd_track_plan(rtcd_pair_track* track, const rtcd_narrowphase_def* ndef, co
     float step = track->has_prev ? rtcd_relative_displacement(a, b, &track->prev, &now) +
                                        (float)((deformed[0] - track->deformed_prev[0]) + (deformed[1] - track->deformed_prev[1]))
                                  : 0.0f;
+    /* Meshes whose odometer ran since the last call: their prev_vertices
+     * hold that call's shape (one update per step), for the motion rays. An
+     * update that moved nothing leaves prev_vertices equal to the vertices,
+     * so it needs no bit. */
+    track->deformed = track->has_prev ? (uint32_t)(deformed[0] != track->deformed_prev[0]) |
+                                            (uint32_t)(deformed[1] != track->deformed_prev[1]) << 1
+                                      : 0u;
     track->deformed_prev[0] = deformed[0];
     track->deformed_prev[1] = deformed[1];
-    /* Meshes updated since the last call: their prev_vertices hold that
-     * call's shape (one update per step), for the motion rays. */
-    track->deformed = track->has_prev ? (uint32_t)(a->version != track->version_prev[0]) |
-                                            (uint32_t)(b->version != track->version_prev[1]) << 1
-                                      : 0u;
-    track->version_prev[0] = a->version;
-    track->version_prev[1] = b->version;
     /* A pair that just came into the broadphase has no past: its first
      * standard pass assumes nothing about its motion, its second knows it. */
     track->step_displacement = isfinite(step) ? step : RTCD_FLT_MAX;

@@ -31,8 +31,7 @@ typedef struct rtcd_pair_track {
      * standard pass and at the last call: a deforming mesh's vertices and
      * triangles move in its own frame as well. */
     double deformed_ref[2], deformed_prev[2];
-    uint64_t version_prev[2]; /* the meshes' versions at the last call */
-    uint32_t deformed;        /* this call: bit k, mesh k updated since the last call (rtcd_pair_ctx.deformed) */
+    uint32_t deformed;        /* this call: bit k, mesh k deformed since the last call (rtcd_pair_ctx.deformed) */
 } rtcd_pair_track;
 
 /* A bound on how far any point of either mesh moves in the other's frame
