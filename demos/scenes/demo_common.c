@@ -257,6 +257,25 @@ static rtcd_error make_shapes(demo_scene* s, const demo_options* o, const user_m
     return RTCD_OK;
 }
 
+/* The avalanche's cube of blobs: side^3 places (the last layer partly
+ * filled), lowest layer z0 up (1 m, or more for large meshes), spacing the
+ * bounding diameter plus 2 cm so that no two blobs touch at the start
+ * whatever the seed (1.29 m for the default seed). */
+typedef struct avalanche_cube {
+    uint32_t side;
+    float spacing, z0;
+} avalanche_cube;
+
+static avalanche_cube avalanche_cube_of(uint32_t objects, float bounding_radius)
+{
+    avalanche_cube c;
+    c.side = 1;
+    while ((uint64_t)c.side * c.side * c.side < objects) ++c.side;
+    c.spacing = 2.0f * bounding_radius + 0.02f;
+    c.z0 = fmaxf(1.0f, bounding_radius + 0.1f);
+    return c;
+}
+
 rtcd_error demo_scene_create(const demo_options* o, demo_scene* s)
 {
     memset(s, 0, sizeof *s);
@@ -294,18 +313,13 @@ rtcd_error demo_scene_create(const demo_options* o, demo_scene* s)
         s->bounding_radius = r > s->bounding_radius ? r : s->bounding_radius;
     }
     if (o->scene != DEMO_AVALANCHE) return RTCD_OK;
-    /* A cube of blobs, seeded orientations, lowest layer 1 m up. The spacing
-     * is the blob's bounding diameter plus 2 cm, so that no two blobs touch at
-     * the start whatever the seed (1.29 m for the default seed). The user's
-     * meshes, when given, take the places in turn. */
-    uint32_t side = 1;
-    while ((uint64_t)side * side * side < o->objects) ++side;
-    const float spacing = 2.0f * s->bounding_radius + 0.02f;
-    const float z0 = fmaxf(1.0f, s->bounding_radius + 0.1f);
+    /* Seeded orientations; the user's meshes, when given, take the places
+     * in turn. */
+    const avalanche_cube c = avalanche_cube_of(o->objects, s->bounding_radius);
     for (uint32_t b = 0; b < o->objects; ++b) {
-        float x = ((float)(b % side) - 0.5f * (float)(side - 1)) * spacing;
-        float y = ((float)(b / side % side) - 0.5f * (float)(side - 1)) * spacing;
-        float z = z0 + (float)(b / (side * side)) * spacing;
+        float x = ((float)(b % c.side) - 0.5f * (float)(c.side - 1)) * c.spacing;
+        float y = ((float)(b / c.side % c.side) - 0.5f * (float)(c.side - 1)) * c.spacing;
+        float z = c.z0 + (float)(b / (c.side * c.side)) * c.spacing;
         rtcd_transform pose = scene_random_pose(&s->rng, x, y, z);
         uint32_t k = b % s->shape_count;
         rtcd_shape* shape = s->shapes[k];
@@ -503,40 +517,21 @@ static viewer* open_viewer(const demo_options* o, const demo_scene* s)
     float* gv = NULL;
     uint32_t* gi = NULL;
     if (o->scene == DEMO_AVALANCHE) {
-        /* the layout of demo_scene_create's cube */
-        uint32_t side = 1;
-        while ((uint64_t)side * side * side < o->objects) ++side;
-        uint32_t layers = (o->objects + side * side - 1) / (side * side);
-        float spacing = 2.0f * s->bounding_radius + 0.02f;
-        float top = fmaxf(1.0f, s->bounding_radius + 0.1f) + (float)(layers - 1) * spacing + s->bounding_radius;
-        float half = 0.5f * (float)side * spacing;
+        const avalanche_cube c = avalanche_cube_of(o->objects, s->bounding_radius);
+        uint32_t layers = (o->objects + c.side * c.side - 1) / (c.side * c.side);
+        float top = c.z0 + (float)(layers - 1) * c.spacing + s->bounding_radius;
+        float half = 0.5f * (float)c.side * c.spacing;
         d.target[2] = 0.4f * top;
         d.radius = 0.95f * sqrtf(2.0f * half * half + 0.25f * top * top);
     } else if (o->scene == DEMO_SPAWNER) {
         d.target[2] = 0.4f * DEMO_SPAWN_HEIGHT;
         d.radius = (float)DEMO_SPAWN_RADIUS + 2.0f;
     } else {
-        const uint32_t side = MIXED_TERRAIN_QUADS + 1;
-        const float cell = MIXED_TERRAIN_SIZE / (float)MIXED_TERRAIN_QUADS, half = 0.5f * MIXED_TERRAIN_SIZE;
-        gv = malloc(3 * sizeof *gv * side * side);
-        gi = malloc(6 * sizeof *gi * MIXED_TERRAIN_QUADS * MIXED_TERRAIN_QUADS);
-        if (gv && gi) {
-            /* the terrain's vertices and triangles as mixed.c builds them */
-            for (uint32_t k = 0; k < side * side; ++k) {
-                gv[3 * k] = -half + (float)(k % side) * cell;
-                gv[3 * k + 1] = -half + (float)(k / side) * cell;
-                gv[3 * k + 2] = s->mixed.heights[k];
-            }
-            uint32_t* t = gi;
-            for (uint32_t j = 0; j < MIXED_TERRAIN_QUADS; ++j)
-                for (uint32_t i = 0; i < MIXED_TERRAIN_QUADS; ++i, t += 6) {
-                    uint32_t a = j * side + i;
-                    t[0] = a, t[1] = a + 1, t[2] = a + side + 1, t[3] = a, t[4] = a + side + 1, t[5] = a + side;
-                }
+        if (mixed_terrain_arrays(&s->mixed, &gv, &gi)) { /* no memory: no terrain drawn */
             d.ground_vertices = gv;
-            d.ground_vertex_count = side * side;
+            d.ground_vertex_count = MIXED_TERRAIN_VERTICES;
             d.ground_indices = gi;
-            d.ground_triangle_count = 2 * MIXED_TERRAIN_QUADS * MIXED_TERRAIN_QUADS;
+            d.ground_triangle_count = MIXED_TERRAIN_TRIANGLES;
         }
         d.target[2] = 1.0f;
         d.radius = 0.3f * MIXED_TERRAIN_SIZE;

@@ -45,23 +45,23 @@ static float terrain_function(float x, float y)
     return hills * (1.0f - 0.6f * rim) + 0.012f * d * d + 2.5f * rim;
 }
 
-static rtcd_error make_terrain(rtcd_world* world, mixed_scene* s)
+int mixed_terrain_arrays(const mixed_scene* s, float** vertices, uint32_t** indices)
 {
     const uint32_t q = MIXED_TERRAIN_QUADS;
-    float* v = malloc(3 * sizeof(float) * SIDE * SIDE);
-    uint32_t* idx = malloc(6 * sizeof(uint32_t) * q * q);
+    float* v = malloc(3 * sizeof(float) * MIXED_TERRAIN_VERTICES);
+    uint32_t* idx = malloc(3 * sizeof(uint32_t) * MIXED_TERRAIN_TRIANGLES);
+    *vertices = NULL;
+    *indices = NULL;
     if (!v || !idx) {
         free(v);
         free(idx);
-        return RTCD_ERROR_OUT_OF_MEMORY;
+        return 0;
     }
     for (uint32_t j = 0; j < SIDE; ++j)
         for (uint32_t i = 0; i < SIDE; ++i) {
             uint32_t k = j * SIDE + i;
-            float x = -HALF + (float)i * CELL, y = -HALF + (float)j * CELL;
-            s->heights[k] = terrain_function(x, y);
-            v[3 * k] = x;
-            v[3 * k + 1] = y;
+            v[3 * k] = -HALF + (float)i * CELL;
+            v[3 * k + 1] = -HALF + (float)j * CELL;
             v[3 * k + 2] = s->heights[k];
         }
     /* Two triangles a quad, counter-clockwise seen from above (fronts up),
@@ -74,11 +74,24 @@ static rtcd_error make_terrain(rtcd_world* world, mixed_scene* s)
             t[3] = a, t[4] = c, t[5] = d;
             t += 6;
         }
+    *vertices = v;
+    *indices = idx;
+    return 1;
+}
+
+static rtcd_error make_terrain(rtcd_world* world, mixed_scene* s)
+{
+    for (uint32_t j = 0; j < SIDE; ++j)
+        for (uint32_t i = 0; i < SIDE; ++i)
+            s->heights[j * SIDE + i] = terrain_function(-HALF + (float)i * CELL, -HALF + (float)j * CELL);
+    float* v;
+    uint32_t* idx;
+    if (!mixed_terrain_arrays(s, &v, &idx)) return RTCD_ERROR_OUT_OF_MEMORY;
     rtcd_mesh_def def = rtcd_default_mesh_def();
     def.vertices = v;
-    def.vertex_count = SIDE * SIDE;
+    def.vertex_count = MIXED_TERRAIN_VERTICES;
     def.indices = idx;
-    def.triangle_count = 2 * q * q;
+    def.triangle_count = MIXED_TERRAIN_TRIANGLES;
     def.flags = RTCD_MESH_OPEN_SURFACE;
     def.name = "mixed_terrain";
     rtcd_mesh* mesh = NULL;

@@ -77,6 +77,14 @@ typedef struct mixed_scene {
 rtcd_error mixed_scene_create(rtcd_world* world, const mixed_def* def, mixed_scene* out);
 void mixed_scene_destroy(mixed_scene* scene);
 
+/* The terrain's triangle mesh as the world has it, from the scene's
+ * heights: MIXED_TERRAIN_VERTICES vertices (3 floats each, x fastest) and
+ * MIXED_TERRAIN_TRIANGLES triangles (3 indices each, fronts up) in arrays
+ * the caller frees (free); 0 and none when out of memory. */
+#define MIXED_TERRAIN_VERTICES ((MIXED_TERRAIN_QUADS + 1) * (MIXED_TERRAIN_QUADS + 1))
+#define MIXED_TERRAIN_TRIANGLES (2 * MIXED_TERRAIN_QUADS * MIXED_TERRAIN_QUADS)
+int mixed_terrain_arrays(const mixed_scene* scene, float** vertices, uint32_t** indices);
+
 /* The terrain surface's height at (x, y), exactly as its triangles have it;
  * outside the square, the height at the nearest point of its border. */
 float mixed_terrain_height(const mixed_scene* scene, float x, float y);
