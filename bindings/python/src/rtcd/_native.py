@@ -11,7 +11,29 @@ from ._rtcd_cffi import ffi, lib  # type: ignore[import-not-found]
 
 ArrayLike = npt.ArrayLike
 
-__all__ = ["ffi", "lib", "as_array", "float_ptr", "uint_ptr", "out_float_ptr", "to_str"]
+__all__ = ["ffi", "lib", "Handle", "as_array", "float_ptr", "uint_ptr", "out_float_ptr", "to_str"]
+
+
+class Handle:
+    """One reference to an rtcd object (a ``ffi.gc`` pointer in ``_ptr``):
+    released when this Python object goes, or at once by :meth:`close`;
+    after that :attr:`handle` raises ValueError and no call reaches C."""
+
+    __slots__ = ("_ptr", "__weakref__")
+    _kind = "handle"  # what the closed message names
+
+    @property
+    def handle(self) -> Any:
+        """The C pointer (valid while this object is open)."""
+        if self._ptr is None:
+            raise ValueError(f"the {self._kind} was closed")
+        return self._ptr
+
+    def close(self) -> None:
+        """Drops this object's reference now (other holders on the C side keep theirs)."""
+        if self._ptr is not None:
+            ffi.release(self._ptr)
+            self._ptr = None
 
 
 def as_array(values: ArrayLike, dtype: Any, shape: Sequence[Optional[int]], what: str) -> np.ndarray:

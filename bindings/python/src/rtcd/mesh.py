@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
-from ._native import ArrayLike, as_array, c_string, ffi, float_ptr, lib, to_str, uint_ptr
+from ._native import ArrayLike, Handle, as_array, c_string, ffi, float_ptr, lib, to_str, uint_ptr
 from .errors import Error, check, invalid
 
 if TYPE_CHECKING:  # trimesh is optional
@@ -34,7 +34,7 @@ def _released(ptr: Any) -> Any:
     return ffi.gc(ptr, lib.rtcd_mesh_release)
 
 
-class Mesh:
+class Mesh(Handle):
     """A closed (or, with ``open_surface``, one-sided) triangle mesh: ``rtcd_mesh``.
 
     rtcd copies the arrays and checks the mesh (closed, 2-manifold,
@@ -44,7 +44,8 @@ class Mesh:
     it keep it alive after this object is gone.
     """
 
-    __slots__ = ("_ptr", "__weakref__")
+    __slots__ = ()
+    _kind = "mesh"
 
     def __init__(
         self,
@@ -155,19 +156,6 @@ class Mesh:
         return cls(*generate_box(half_extents, subdivisions), name=name)
 
     # ---- accessors ---------------------------------------------------
-
-    @property
-    def handle(self) -> Any:
-        """The ``rtcd_mesh*`` (for other cffi code; valid while this object is open)."""
-        if self._ptr is None:
-            raise ValueError("the mesh was closed")
-        return self._ptr
-
-    def close(self) -> None:
-        """Drops this object's reference now (shapes and worlds keep theirs)."""
-        if self._ptr is not None:
-            ffi.release(self._ptr)
-            self._ptr = None
 
     @property
     def vertex_count(self) -> int:

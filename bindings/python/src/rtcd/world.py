@@ -6,7 +6,7 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
-from ._native import ArrayLike, as_array, c_string, ffi, float_ptr, lib, out_float_ptr, to_str
+from ._native import ArrayLike, Handle, as_array, c_string, ffi, float_ptr, lib, out_float_ptr, to_str
 from .errors import check as _check  # not `check`: World takes a `check` keyword
 from .errors import invalid
 from .mesh import Mesh
@@ -93,7 +93,7 @@ def pose_checksum(transforms: np.ndarray) -> int:
     return h
 
 
-class Shape:
+class Shape(Handle):
     """A body shape of one world (``rtcd_shape``): a concave mesh, a compound or a convex primitive.
 
     Create shapes with :meth:`World.create_shape`, :meth:`World.create_compound`
@@ -101,28 +101,16 @@ class Shape:
     shape keeps its world's Python object alive; bodies keep the C shape alive.
     """
 
-    __slots__ = ("_ptr", "_world", "__weakref__")
+    __slots__ = ("_world",)
+    _kind = "shape"
 
     def __init__(self, ptr: Any, world: "World") -> None:
         self._ptr = ffi.gc(ptr, lib.rtcd_shape_release)
         self._world = world
 
     @property
-    def handle(self) -> Any:
-        """The ``rtcd_shape*`` (valid while this object is open)."""
-        if self._ptr is None:
-            raise ValueError("the shape was closed")
-        return self._ptr
-
-    @property
     def world(self) -> "World":
         return self._world
-
-    def close(self) -> None:
-        """Drops this object's reference now (bodies keep theirs)."""
-        if self._ptr is not None:
-            ffi.release(self._ptr)
-            self._ptr = None
 
     @property
     def center_of_mass(self) -> np.ndarray:
@@ -153,7 +141,7 @@ class Shape:
         _check(lib.rtcd_shape_set_vertices(self.handle, float_ptr(v), 0))
 
 
-class World:
+class World(Handle):
     """A Bullet dynamics world whose concave pairs go through rtcd (``rtcd_world``).
 
     Every keyword sets the field of ``rtcd_world_def`` (or of its
@@ -170,7 +158,8 @@ class World:
     thread-safe: use one per thread (or process: see the Ray sweep example).
     """
 
-    __slots__ = ("_ptr", "__weakref__")
+    __slots__ = ()
+    _kind = "world"
 
     def __init__(
         self,
@@ -241,19 +230,10 @@ class World:
 
     # ---- lifetime ----------------------------------------------------
 
-    @property
-    def handle(self) -> Any:
-        """The ``rtcd_world*`` (valid while this object is open)."""
-        if self._ptr is None:
-            raise ValueError("the world was closed")
-        return self._ptr
-
     def close(self) -> None:
         """Releases the world and its bodies now. Shapes made for it stay valid objects
         (they outlive the world in C too) but can no longer get bodies."""
-        if self._ptr is not None:
-            ffi.release(self._ptr)
-            self._ptr = None
+        super().close()
 
     def __enter__(self) -> "World":
         return self
