@@ -18,24 +18,6 @@ struct viewer {
     int show_contacts, paused;
 };
 
-int viewer_has_window(void)
-{
-#ifdef VIEWER_HAVE_GLFW
-    return 1;
-#else
-    return 0;
-#endif
-}
-
-int viewer_has_frames(void)
-{
-#if defined(VIEWER_HAVE_OSMESA) && defined(VIEWER_HAVE_PNG)
-    return 1;
-#else
-    return 0;
-#endif
-}
-
 /* mkdir -p: each missing folder of the path in turn. */
 static int make_dirs(const char* path, char* msg, size_t msg_size)
 {

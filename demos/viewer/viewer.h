@@ -45,11 +45,6 @@ typedef struct viewer_def {
     uint32_t ground_triangle_count;
 } viewer_def;
 
-/* Which parts this build has: --view needs the window, --frames the
- * off-screen renderer. */
-int viewer_has_window(void);
-int viewer_has_frames(void);
-
 /* Opens what def asks for (the frames' folder is created when missing).
  * Returns 0, or -1 with a one-line reason in msg (no display, no GLFW or
  * OSMesa in this build, a folder that cannot be written). */
