@@ -351,6 +351,7 @@ void rtcdPluginState::runBatch()
         return;
     }
     rtcd_batch_stats bs = rtcd_batch_last_stats(narrowphase);
+    stats.batch = bs;
     stats.standard_ms += bs.standard_ms;
     stats.iterative_ms += bs.iterative_ms;
     size_t ray_offset = 0;

@@ -22,7 +22,7 @@ typedef struct cpu_worker {
     rtcd_ray_rec* recs;
     rtcd_contact_v* contacts;
     uint32_t cap;
-    double standard_ms, iterative_ms;
+    double standard_ms, iterative_ms, reduce_ms;
     rtcd_error err;
     uint32_t err_pair;
     char pad[64];
@@ -144,6 +144,8 @@ static void run_pair(cpu_backend* b, cpu_worker* w, uint32_t i, cpu_pair* e)
         return;
     }
     int mode = (int)b->def.contact_normal;
+    /* The reduction's time (profile): only pairs with records have one. */
+    double reduce_start = n ? now_ms() : 0.0;
     for (uint32_t k = 0; k < n; ++k) {
         w->contacts[k] = pair_contact(&ctx, w->recs[k], mode);
         if (rec_is_ray(w->recs[k])) r->ray_length += w->recs[k].t;
@@ -151,6 +153,7 @@ static void run_pair(cpu_backend* b, cpu_worker* w, uint32_t i, cpu_pair* e)
     uint32_t chosen[RTCD_MANIFOLD_POINTS];
     r->contact_count = reduce_contacts(w->contacts, n, ctx.margin, chosen);
     for (uint32_t k = 0; k < r->contact_count; ++k) r->contacts[k] = rtcd_contact_to_public(w->contacts[chosen[k]]);
+    if (n) w->reduce_ms += now_ms() - reduce_start;
     if (b->rays) rtcd_recs_to_rays(&ctx, w->recs, n, b->rays + b->ray_offset[i]);
     r->colliding_rays = st.colliding_rays;
     r->rays_cast = st.rays_cast;
@@ -235,7 +238,7 @@ static rtcd_error cpu_collide(void* impl, const rtcd_pair_desc* pairs, uint32_t 
     for (uint32_t w = 0; w < b->workers; ++w) {
         cpu_worker* wk = &b->work[w];
         wk->err = RTCD_OK;
-        wk->standard_ms = wk->iterative_ms = 0.0;
+        wk->standard_ms = wk->iterative_ms = wk->reduce_ms = 0.0;
         if (wk->cap >= room) continue;
         rtcd_free(wk->recs);
         rtcd_free(wk->contacts);
@@ -247,21 +250,28 @@ static rtcd_error cpu_collide(void* impl, const rtcd_pair_desc* pairs, uint32_t 
     b->pairs = pairs;
     b->results = results;
     b->rays = rays;
+    double run_start = now_ms();
+    b->stats.plan_ms = run_start - start;
     /* Pair costs differ a hundredfold: small ranges balance the workers. */
     rtcd_parallel_for(&b->tasks, n, 4, run_range, b);
+    double finish_start = now_ms();
+    b->stats.run_ms = finish_start - run_start;
     if (b->map.cap) rtcd_key_map_end(&b->map, drop_unseen, NULL);
     uint32_t first = UINT32_MAX;
     for (uint32_t w = 0; w < b->workers; ++w) {
         cpu_worker* wk = &b->work[w];
         b->stats.standard_ms += wk->standard_ms;
         b->stats.iterative_ms += wk->iterative_ms;
+        b->stats.reduce_ms += wk->reduce_ms;
         if (wk->err != RTCD_OK && wk->err_pair < first) {
             first = wk->err_pair;
             err = wk->err;
         }
     }
     b->stats.pairs_per_device[0] = n;
-    b->stats.ms = now_ms() - start;
+    double end = now_ms();
+    b->stats.finish_ms = end - finish_start;
+    b->stats.ms = end - start;
     if (err != RTCD_OK)
         return rtcd_fail(err, "CPU backend: pair %u (key %llu) failed: %s", first,
                          (unsigned long long)pairs[first].key, rtcd_error_name(err));

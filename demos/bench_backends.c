@@ -8,7 +8,8 @@
  * the same pairs in a rotating order, so they share the machine's noise;
  * their reduced contacts are compared bit for bit every step (same calls,
  * same pair states). JSON: per run the mean and median ms per step, over all
- * steps and over the resting phase, and the ratios.
+ * steps and over the resting phase, the ratios, and each run's profile
+ * (rtcd_batch_stats means per call: planning, devices, finishing).
  * On a machine without GPUs, PoCL provides the devices: unless already set,
  * POCL_DEVICES="pthread pthread" and POCL_MAX_PTHREAD_COUNT=1 (one thread
  * per device), except for a sub-device spec, which splits PoCL's one device.
@@ -162,6 +163,8 @@ int main(int argc, char** argv)
     }
     uint64_t pair_total = 0;
     int mismatch = 0, failed = 0;
+    batch_profile profile[RUNS];
+    memset(profile, 0, sizeof profile);
     for (uint32_t s = 0; s < steps; ++s) {
         uint32_t n = scene_overlapping_pairs(body, poses + (size_t)s * bodies, bodies, pairs);
         pair_total += n;
@@ -173,6 +176,8 @@ int main(int argc, char** argv)
                 failed = 1;
             }
             ms[k][s] = demo_now_ms() - t;
+            rtcd_batch_stats st = rtcd_batch_last_stats(batches[k]);
+            batch_profile_add(&profile[k], &st);
         }
         for (int k = 1; k < runs; ++k) mismatch |= !same_results(res[0], res[k], n);
     }
@@ -185,8 +190,9 @@ int main(int argc, char** argv)
     for (int k = 0; k < runs; ++k) {
         m[k] = mean(ms[k], steps);
         rm[k] = mean(ms[k] + (steps - rest), rest);
-        printf(",\"%s_ms_mean\":%.3f,\"%s_ms_median\":%.3f,\"%s_ms_resting\":%.3f", run_names[k], m[k], run_names[k],
-               median(ms[k], steps), run_names[k], rm[k]);
+        printf(",\"%s_ms_mean\":%.3f,\"%s_ms_median\":%.3f,\"%s_ms_resting\":%.3f,\"%s_profile\":", run_names[k], m[k],
+               run_names[k], median(ms[k], steps), run_names[k], rm[k], run_names[k]);
+        batch_profile_print_json(stdout, &profile[k]);
     }
     printf(",\"threads_over_1_thread_speedup\":%.3f,\"threads_over_1_thread_speedup_resting\":%.3f",
            m[CPU_ALL] > 0 ? m[CPU_ONE] / m[CPU_ALL] : 0.0, rm[CPU_ALL] > 0 ? rm[CPU_ONE] / rm[CPU_ALL] : 0.0);

@@ -125,7 +125,8 @@ static void pose12(const rtcd_transform* t, float out[12])
     memcpy(out + 9, t->translation, 3 * sizeof(float));
 }
 
-/* Upload, launch and download for one device; nothing here blocks. */
+/* Upload, launch and download for one device; nothing here blocks. Each
+ * command leaves an event for the profile (read once the device is done). */
 static rtcd_error launch(rtcd_opencl* cl, cl_device_state* d, int want_rays, size_t rays_total)
 {
     rtcd_error err = rtcd_cl_upload_meshes(d, &cl->registry);
@@ -139,8 +140,9 @@ static rtcd_error launch(rtcd_opencl* cl, cl_device_state* d, int want_rays, siz
                              CL_MEM_WRITE_ONLY)) != RTCD_OK)
         return err;
     RTCD_CL_CHECK(clEnqueueWriteBuffer(d->queue, d->pairs, CL_FALSE, 0, n * sizeof(rtcd_cl_pair), d->host_pairs, 0,
-                                       NULL, NULL),
+                                       NULL, &d->ev_upload),
                   "clEnqueueWriteBuffer(pairs)");
+    d->sent_bytes += n * sizeof(rtcd_cl_pair);
     cl_uint count = n, brute = cl->def.traversal == RTCD_TRAVERSAL_BRUTE_FORCE, mode = (cl_uint)cl->def.contact_normal,
             rays_flag = (cl_uint)want_rays;
     cl_kernel k = d->kernel;
@@ -163,17 +165,48 @@ static rtcd_error launch(rtcd_opencl* cl, cl_device_state* d, int want_rays, siz
         global = n;
         local = 1;
     }
-    RTCD_CL_CHECK(clEnqueueNDRangeKernel(d->queue, k, 1, NULL, &global, &local, 0, NULL, NULL),
+    RTCD_CL_CHECK(clEnqueueNDRangeKernel(d->queue, k, 1, NULL, &global, &local, 0, NULL, &d->ev_kernel),
                   "clEnqueueNDRangeKernel(rtcd_collide_pairs)");
     RTCD_CL_CHECK(clEnqueueReadBuffer(d->queue, d->results, CL_FALSE, 0, n * sizeof(rtcd_cl_result), d->host_results,
-                                      0, NULL, NULL),
+                                      0, NULL, &d->ev_download),
                   "clEnqueueReadBuffer(results)");
-    if (want_rays)
+    d->got_bytes += n * sizeof(rtcd_cl_result);
+    if (want_rays) {
         RTCD_CL_CHECK(clEnqueueReadBuffer(d->queue, d->rays, CL_FALSE, 0, rays_total * sizeof(rtcd_world_ray),
-                                          d->host_rays, 0, NULL, NULL),
+                                          d->host_rays, 0, NULL, &d->ev_rays),
                       "clEnqueueReadBuffer(rays)");
+        d->got_bytes += rays_total * sizeof(rtcd_world_ray);
+    }
     RTCD_CL_CHECK(clFlush(d->queue), "clFlush");
     return RTCD_OK;
+}
+
+/* A finished command's device time in ms, and the event released (NULL: 0). */
+static double event_ms(cl_event* ev)
+{
+    if (!*ev) return 0.0;
+    cl_ulong t0 = 0, t1 = 0;
+    double ms = 0.0;
+    if (clGetEventProfilingInfo(*ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL) == CL_SUCCESS &&
+        clGetEventProfilingInfo(*ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL) == CL_SUCCESS && t1 >= t0)
+        ms = (double)(t1 - t0) * 1e-6;
+    clReleaseEvent(*ev);
+    *ev = NULL;
+    return ms;
+}
+
+/* The devices' part of the profile, once they are done (events released). */
+static void device_profile(rtcd_opencl* cl)
+{
+    for (uint32_t dv = 0; dv < cl->device_count; ++dv) {
+        cl_device_state* d = &cl->devices[dv];
+        cl->stats.upload_ms += event_ms(&d->ev_upload);
+        cl->stats.device_ms += event_ms(&d->ev_kernel);
+        cl->stats.download_ms += event_ms(&d->ev_download) + event_ms(&d->ev_rays);
+        cl->stats.upload_bytes += d->sent_bytes;
+        cl->stats.download_bytes += d->got_bytes;
+        d->sent_bytes = d->got_bytes = 0;
+    }
 }
 
 /* A pair whose colliding rays overflowed the on-chip store: the CPU reference
@@ -461,6 +494,8 @@ rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uin
     }
     for (uint32_t dv = 0; dv < cl->device_count && dv < 16; ++dv) cl->stats.pairs_per_device[dv] = count[dv];
     cl->stats.cpu_fallback_pairs = on_cpu;
+    double run_start = now_ms();
+    cl->stats.plan_ms = run_start - start;
     for (uint32_t dv = 0; dv < cl->device_count && err == RTCD_OK; ++dv) {
         cl_device_state* d = &cl->devices[dv];
         if (rays && !rtcd_grow((void**)&d->host_rays, &d->host_rays_cap, rays_total[dv] + 1, sizeof(rtcd_world_ray)))
@@ -469,7 +504,11 @@ rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uin
             err = launch(cl, d, rays != NULL, rays_total[dv]);
     }
     /* The CPU's pairs while the devices work. */
-    if (err == RTCD_OK && on_cpu) err = cpu_run(cl, on_cpu, pairs, results, rays, ray_offset);
+    if (err == RTCD_OK && on_cpu) {
+        double fallback_start = now_ms();
+        err = cpu_run(cl, on_cpu, pairs, results, rays, ray_offset);
+        cl->stats.fallback_ms = now_ms() - fallback_start;
+    }
     /* The one wait of the step: every queue was flushed, all devices run together. */
     for (uint32_t dv = 0; dv < cl->device_count; ++dv) {
         cl_int st = clFinish(cl->devices[dv].queue);
@@ -477,6 +516,9 @@ rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uin
             err = rtcd_fail(RTCD_ERROR_DEVICE, "OpenCL clFinish failed on %s: %s (%d)", cl->devices[dv].name,
                             rtcd_cl_error_string(st), (int)st);
     }
+    double finish_start = now_ms();
+    cl->stats.run_ms = finish_start - run_start;
+    device_profile(cl);
     for (uint32_t dv = 0; dv < cl->device_count && err == RTCD_OK; ++dv) {
         cl_device_state* d = &cl->devices[dv];
         for (uint32_t s = 0; s < d->batch_count && err == RTCD_OK; ++s) {
@@ -502,7 +544,9 @@ rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uin
     rtcd_free(info_of);
     rtcd_free(ray_offset);
     rtcd_free(where);
-    cl->stats.ms = now_ms() - start;
+    double end = now_ms();
+    cl->stats.finish_ms = end - finish_start;
+    cl->stats.ms = end - start;
     return err;
 }
 

@@ -191,7 +191,8 @@ static rtcd_error open_device(cl_device_state* d, const candidate* c, const char
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)c->platform, 0};
     d->context = clCreateContext(props, 1, &c->device, NULL, NULL, &err);
     RTCD_CL_CHECK(err, "clCreateContext");
-    d->queue = clCreateCommandQueue(d->context, c->device, 0, &err);
+    /* Profiling events time the uploads, kernels and downloads (rtcd_batch_stats). */
+    d->queue = clCreateCommandQueue(d->context, c->device, CL_QUEUE_PROFILING_ENABLE, &err);
     RTCD_CL_CHECK(err, "clCreateCommandQueue");
     return build_program(d, suffix);
 }

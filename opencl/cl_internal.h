@@ -53,6 +53,9 @@ typedef struct cl_device_state {
     rtcd_cl_result* host_results;
     rtcd_world_ray* host_rays;
     uint32_t* batch_index;  /* device batch slot -> caller's pair index */
+    /* This call's commands, for the profile (NULL: not queued). */
+    cl_event ev_upload, ev_kernel, ev_download, ev_rays;
+    size_t sent_bytes, got_bytes;
     uint32_t batch_count, batch_cap;
     size_t host_rays_cap;
 } cl_device_state;

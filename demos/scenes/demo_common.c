@@ -471,6 +471,12 @@ void demo_print_summary_json(FILE* f, const demo_summary* r)
             "\"deform_ms_mean\":%.4f,",
             r->step_median, r->active_steps, r->step_mean_active, r->np_mean_active, r->pen_mean, r->user_meshes,
             r->deforming, r->deform_ms_mean);
+    /* the mesh-mesh batch's profile, means per call (rtcd_batch_stats) */
+    if (rtcd) {
+        fprintf(f, "\"batch_profile\":");
+        batch_profile_print_json(f, &r->profile);
+        fprintf(f, ",");
+    }
     if (!strcmp(r->scene, "mixed")) {
         /* bodies per kind; tunnelled: bodies that were ever below the terrain by more than their size */
         fprintf(f, "\"kinds\":{");
@@ -581,8 +587,8 @@ int demo_run_scene(const demo_options* o, demo_summary* r)
         }
         fprintf(csv, "step,time_s,bodies,broadphase_pairs,pairs_owned,pairs_culled,rays_cast,colliding_rays,contacts,"
                      "narrowphase_ms,step_ms,penetration_max,penetration_sum,standard_pairs,iterative_pairs,"
-                     "predictive_rays,walk_steps,kept_rays,standard_ms,iterative_ms,ray_length%s\n",
-                o->check ? ",check_rays,check_incorrect,check_ray_length" : "");
+                     "predictive_rays,walk_steps,kept_rays,standard_ms,iterative_ms,ray_length,%s%s\n",
+                batch_profile_csv_header, o->check ? ",check_rays,check_incorrect,check_ray_length" : "");
     }
     int view_failed = 0;
 #ifdef RTCD_HAVE_VIEWER
@@ -619,6 +625,7 @@ int demo_run_scene(const demo_options* o, demo_summary* r)
         np_ms[step] = st.narrowphase_ms;
         np_sum += st.narrowphase_ms;
         r->batch_mean += st.batch_ms;
+        if (st.batch.ms > 0.0) batch_profile_add(&r->profile, &st.batch);
         if (step + DEMO_RESTING_STEPS >= o->steps) r->batch_resting += st.batch_ms;
         contacts_sum += st.contacts;
         rays_sum += (double)st.rays_cast;
@@ -673,6 +680,8 @@ int demo_run_scene(const demo_options* o, demo_summary* r)
             fprintf(csv, "%u,%u,%llu,%llu,%llu,%.4f,%.4f,%.6f", st.standard_pairs, st.iterative_pairs,
                     (unsigned long long)st.predictive_rays, (unsigned long long)st.walk_steps,
                     (unsigned long long)st.kept_rays, st.standard_ms, st.iterative_ms, st.ray_length);
+            fprintf(csv, ",");
+            batch_profile_print_csv(csv, &st.batch);
             if (o->check)
                 fprintf(csv, ",%llu,%llu,%.6f", (unsigned long long)st.check_rays,
                         (unsigned long long)st.check_incorrect, st.check_ray_length);

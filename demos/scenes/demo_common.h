@@ -5,6 +5,7 @@
 #ifndef RTCD_DEMO_COMMON_H
 #define RTCD_DEMO_COMMON_H
 
+#include "batch_profile.h"
 #include "deform.h"
 #include "demo_cli.h"
 #include "mixed.h"
@@ -155,6 +156,7 @@ typedef struct demo_summary {
     uint32_t objects, steps, pairs_max, penetration_every;
     double mean, p95, first_ms, np_mean, contacts_mean, pen_sum_mean, rays_mean, colliding_mean;
     double batch_mean, batch_resting; /* rtcd's mesh-mesh batch alone (rtcd_step_stats.batch_ms): mean, last steps */
+    batch_profile profile;        /* the batch's profile over the run (rtcd_step_stats.batch) */
     double np_median;             /* narrow-phase ms, median over the run */
     double np_resting;            /* narrow-phase ms, mean over the last min(steps, DEMO_RESTING_STEPS) steps */
     uint32_t resting_steps;

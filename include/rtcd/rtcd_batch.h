@@ -72,6 +72,22 @@ typedef struct rtcd_batch_stats {
     uint32_t cpu_fallback_pairs;   /* OpenCL: pairs computed on the CPU: past the on-chip ray store, or
                                       with a mesh the devices could not hold (see above) */
     uint32_t state_resets;         /* pairs whose kept rays were dropped (their next call is a standard pass) */
+    /* The call's profile. Its host parts follow one another and add up to
+     * ms (plus the argument checks, microseconds):
+     * - plan_ms: pair states claimed, meshes placed (OpenCL: new and
+     *   deformed meshes' uploads queued), passes planned, descriptors written;
+     * - run_ms: CPU reference: the workers' passes and reductions (wall);
+     *   OpenCL: submitting to the devices and waiting for them, with the
+     *   CPU fallback's pairs run meanwhile (fallback_ms of it);
+     * - finish_ms: results written back, kept-ray counts and states updated.
+     * The device parts (OpenCL, from profiling events, summed over devices)
+     * overlap run_ms: upload_ms (the pairs' descriptors; new meshes go up
+     * inside plan_ms), device_ms (the kernels), download_ms (results). reduce_ms: CPU reference, the contact
+     * reduction, summed over threads (inside run_ms). */
+    double plan_ms, run_ms, finish_ms;
+    double upload_ms, device_ms, download_ms;
+    double fallback_ms, reduce_ms;
+    uint64_t upload_bytes, download_bytes; /* OpenCL: what crossed the bus this call */
 } rtcd_batch_stats;
 
 /* Resolves def->backend (AUTO: see rtcd_backend) and opens it. Fails with

@@ -184,6 +184,9 @@ typedef struct rtcd_step_stats {
      * world's step returns RTCD_ERROR_OUT_OF_MEMORY when out_of_memory > 0. */
     uint32_t out_of_memory;        /* allocation failures (mesh builds, the batch) */
     uint32_t faults;               /* other narrow-phase failures (a backend that failed on the CPU reference too) */
+    /* The mesh-mesh batch's own profile (rtcd_batch_last_stats after the
+     * step's batch call: host planning, devices, finishing; rtcd_batch.h). */
+    rtcd_batch_stats batch;
 } rtcd_step_stats;
 
 RTCD_API rtcd_step_stats rtcd_world_last_step_stats(const rtcd_world* world);
