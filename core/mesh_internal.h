@@ -175,6 +175,11 @@ static inline rtcd_mesh_view rtcd_mesh_view_of(const rtcd_mesh* m, rtcd_traversa
     v.grid_lo = v3_load(m->grid.lo);
     v.grid_inv = v3_load(m->grid.inv_cell);
     v.min_cell = m->grid.min_cell;
+    /* A cluster reads as a ball: centre, radius (asserted in narrowphase.c). */
+    v.spheres = m->clusters ? m->clusters[0].centre : NULL;
+    v.sphere_count = m->clusters ? m->cluster_count : 0u;
+    v.sphere_stride = (rtcd_u32)(sizeof(rtcd_vertex_cluster) / sizeof(float));
+    v.max_edge = m->max_edge_length;
     v.accel = traversal == RTCD_TRAVERSAL_BVH && m->bvh.nodes4 ? &m->bvh : NULL;
     return v;
 }

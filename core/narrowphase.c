@@ -6,6 +6,7 @@
 #include "pair_internal.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #define RTCD_CULL_MIN_CANDIDATES 128 /* see rtcd_collide_standard */
@@ -111,6 +112,9 @@ void rtcd_pair_ctx_init(rtcd_pair_ctx* c, const rtcd_narrowphase_def* def, const
     c->margin = c->speculative > 0.0f ? def->speculative_margin : 0.0f;
 }
 
+_Static_assert(sizeof(rtcd_vertex_cluster) % sizeof(float) == 0 && offsetof(rtcd_vertex_cluster, radius) == 3 * sizeof(float),
+               "rtcd_mesh_view_of: a cluster reads as a ball (centre, radius)");
+
 /* The CPU's share of a standard pass: which vertices to try. The per-vertex
  * work itself is shared/pair.h's, as in the kernels. */
 typedef struct pass_sink {
@@ -201,25 +205,6 @@ static void cast_direction(const rtcd_pair_ctx* c, uint32_t direction, uint32_t 
     }
 }
 
-/* May a triangle of the caster (direction 0: A) touch the target or lie
- * inside it? Every point of a triangle is within the caster's longest edge
- * of the triangle's vertices, so a cluster of them farther than its radius
- * plus that edge from the target's surface, and outside it, holds none.
- * Cheap and exact in that direction: it spares the separation test the
- * pairs whose surfaces are clearly apart. */
-static int may_cross(const rtcd_pair_ctx* c, uint32_t direction, const rtcd_mesh* caster)
-{
-    const rtcd_pair_side side = pair_side(c, direction);
-    for (uint32_t k = 0; k < caster->cluster_count; ++k) {
-        const rtcd_vertex_cluster* cl = &caster->clusters[k];
-        rtcd_v3 centre = xf_point(side.to_target, v3_load(cl->centre));
-        if (view_may_contain(side.target, centre) ||
-            view_may_be_near(side.target, centre, cl->radius + caster->max_edge_length))
-            return 1;
-    }
-    return 0;
-}
-
 /* No triangle pair crosses and neither mesh holds the other: no vertex of
  * either lies inside the other, so no ray can collide. */
 static int provably_separated(const rtcd_pair_ctx* c, const rtcd_mesh* a, const rtcd_mesh* b)
@@ -302,7 +287,7 @@ void rtcd_standard_pass(const rtcd_narrowphase_def* def, const rtcd_pair_ctx* c,
      * crossing of the surfaces or one mesh inside the other there are none
      * (the kernels run the items and find nothing). */
     int second = overlap && pair_crossing_items(c) > 0 && sink.count == 0 && sink.predictions == 0 &&
-                 separated != 1 && (may_cross(c, 0, a) || may_cross(c, 1, b));
+                 separated != 1 && (pair_may_cross(c, 0) || pair_may_cross(c, 1));
     if (second && (separated == 0 || !provably_separated(c, a, b))) {
         rtcd_u32 items = pair_crossing_items(c);
         for (rtcd_u32 k = 0; k < items; ++k) {

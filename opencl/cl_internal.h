@@ -157,6 +157,10 @@ rtcd_error rtcd_cl_place_meshes(rtcd_opencl* cl, const rtcd_pair_desc* pairs, ui
 rtcd_error rtcd_cl_upload_meshes(cl_device_state* dev, const cl_mesh_registry* reg);
 void rtcd_cl_registry_free(cl_mesh_registry* reg);
 
+/* cl_spheres.c: an entry's longest edge and the balls of its vertices
+ * (the second phase's cull), from the mesh's clusters. */
+void rtcd_cl_entry_spheres(rtcd_cl_mesh* e, const rtcd_mesh* m);
+
 /* cl_state.c: the pair map and the devices' kept-ray slots. */
 /* Claims this call's pairs in cl->map (kept across calls): info_of[i] is
  * pair i's slot in cl->map (RTCD_CL_NO_SLOT for a key seen earlier in the

@@ -114,6 +114,7 @@ static void entry_shape(rtcd_cl_mesh* e, const rtcd_mesh* m)
         e->grid_lo[k] = m->grid.lo[k];
         e->grid_inv[k] = m->grid.inv_cell[k];
     }
+    rtcd_cl_entry_spheres(e, m);
 }
 
 /* The motion rays' previous shape (shared/pair.h): read only for a pair

@@ -43,6 +43,59 @@ RTCD_INLINE rtcd_u32 pair_crossing_items(const rtcd_pair_ctx* c)
     return edges + (c->deep_contacts ? c->a.vertex_count + c->b.vertex_count : 0u);
 }
 
+/* May a triangle of the caster (direction 0: A) touch the target or lie
+ * inside it? Every point of a triangle is within the caster's longest edge
+ * of the triangle's vertices, so a ball of vertices farther than its radius
+ * plus that edge from the target's surface, and outside it, holds none
+ * (nor a vertex inside the target). Exact in that direction: a pair that
+ * fails it both ways finds nothing in the second phase, which the CPU and
+ * the kernels then skip. */
+RTCD_INLINE int pair_may_cross(const rtcd_pair_ctx* c, rtcd_u32 direction)
+{
+    const rtcd_pair_side side = pair_side(c, direction);
+    const RTCD_GLOBAL float* ball = side.caster->spheres;
+    for (rtcd_u32 k = 0; k < side.caster->sphere_count; ++k, ball += side.caster->sphere_stride) {
+        rtcd_v3 centre = xf_point(side.to_target, v3_load(ball));
+        if (view_may_contain(side.target, centre) || view_may_be_near(side.target, centre, ball[3] + side.caster->max_edge))
+            return 1;
+    }
+    return 0;
+}
+
+/* May vertex i of the caster be an end of an edge that crosses the target,
+ * or lie inside it? Both ends of such an edge lie within the edge's length
+ * of where it crosses the surface, and a deep vertex is inside: a vertex
+ * farther than the caster's longest edge from the target's surface, and
+ * outside, is neither. The kernels mark these before the second phase and
+ * skip the items of unmarked vertices and edges (pair_crossing_marked). */
+RTCD_INLINE int pair_vertex_may_cross(const rtcd_pair_ctx* c, rtcd_u32 direction, rtcd_u32 i)
+{
+    const rtcd_pair_side side = pair_side(c, direction);
+    rtcd_v3 p = xf_point(side.to_target, v3_load(side.caster->vertices + 3 * i));
+    return view_may_contain(side.target, p) || view_may_be_near(side.target, p, side.caster->max_edge);
+}
+
+/* The vertices item k of the second phase needs marked by
+ * pair_vertex_may_cross (an edge: both its ends; a deep vertex: itself), as
+ * indices into A's vertices then B's; the second equals the first for a
+ * vertex. */
+RTCD_INLINE void pair_crossing_vertices(const rtcd_pair_ctx* c, rtcd_u32 k, rtcd_u32* v0, rtcd_u32* v1)
+{
+    if (c->edge_crossings) {
+        rtcd_u32 ea = 3u * c->a.tri_count, eb = 3u * c->b.tri_count;
+        if (k < ea + eb) {
+            rtcd_u32 direction = k >= ea, slot = direction ? k - ea : k, t = slot / 3u, j = slot % 3u;
+            const rtcd_mesh_view* caster = direction ? &c->b : &c->a;
+            rtcd_u32 base = direction ? c->a.vertex_count : 0u;
+            *v0 = base + caster->indices[3u * t + j];
+            *v1 = base + caster->indices[3u * t + (j + 1u) % 3u];
+            return;
+        }
+        k -= ea + eb;
+    }
+    *v0 = *v1 = k;
+}
+
 /* Does a record come from the second phase (no Hermann ray of its own)? */
 RTCD_INLINE int rec_is_crossing(rtcd_ray_rec r) { return (r.feature & (RTCD_REC_EDGE | RTCD_REC_DEEP)) != 0u; }
 

@@ -34,6 +34,11 @@ typedef struct rtcd_mesh_view {
     rtcd_v3 lo, hi;                        /* the mesh's box */
     rtcd_v3 grid_lo, grid_inv;             /* grid origin and cells per unit */
     float min_cell;                        /* smallest cell edge */
+    /* Balls that hold every vertex (centre x y z, radius; sphere_stride
+     * words apart) and the longest edge: the second phase's cull (crossing.h). */
+    const RTCD_GLOBAL float* spheres;
+    rtcd_u32 sphere_count, sphere_stride;
+    float max_edge;
 #ifndef __OPENCL_VERSION__
     const struct rtcd_bvh* accel;          /* NULL: the binary walk */
 #endif

@@ -10,6 +10,11 @@
 /* Kept rays (iterative algorithms) one pair holds on its device, per half of
  * its ping-pong slot: 2 words each (feature, triangle | prediction flag). */
 #define RTCD_CL_STATE_ENTRIES 1024
+/* Words of the second phase's vertex marks (pair_vertex_may_cross) a pair
+ * keeps on chip: pairs with more vertices run every item unmarked. */
+#define RTCD_CL_MARK_WORDS 256
+/* Balls per mesh for the second phase's cull (pair_may_cross). */
+#define RTCD_CL_SPHERES 32
 
 /* rtcd_cl_pair.flags */
 #define RTCD_CL_ALGORITHM_MASK 3u  /* rtcd_algorithm: 0 standard, 1 iterative, 2 predictive */
@@ -24,6 +29,9 @@ typedef struct rtcd_cl_mesh {
     rtcd_u32 node_offset, node_count, grid_offset, near_offset;
     float lo[3], grid_lo[3], grid_inv[3], hi[3];
     float min_cell; /* smallest occupancy cell edge (grid_may_be_near) */
+    float max_edge; /* longest edge (rtcd_mesh_view.max_edge) */
+    rtcd_u32 sphere_count;
+    float spheres[RTCD_CL_SPHERES][4]; /* balls holding every vertex: the mesh's clusters, merged to fit (cl_spheres.c) */
 } rtcd_cl_mesh;
 
 typedef struct rtcd_cl_pair {

@@ -48,6 +48,7 @@ __kernel __attribute__((reqd_work_group_size(RTCD_CL_GROUP_SIZE, 1, 1))) void rt
     __local uint chosen[RTCD_MANIFOLD_POINTS];
     __local float chosen_pt[RTCD_MANIFOLD_POINTS][3];
     __local float level; /* reduce_level, from the first pick */
+    __local uint marks[RTCD_CL_MARK_WORDS]; /* the second phase's vertices (pair_vertex_may_cross) */
 
     uint p = get_group_id(0), lid = get_local_id(0);
     if (p >= pair_count) return;
@@ -83,12 +84,31 @@ __kernel __attribute__((reqd_work_group_size(RTCD_CL_GROUP_SIZE, 1, 1))) void rt
     uint found = count + predictions; /* read by every item before any adds a crossing */
     barrier(CLK_LOCAL_MEM_FENCE);
     uint second = crossing_items(&ctx, standard, found);
-    for (uint k = lid; k < second; k += RTCD_CL_GROUP_SIZE) {
-        rtcd_ray_rec r;
-        if (pair_crossing_item(&ctx, k, &mine, &r) != RTCD_WALK_HIT) continue;
-        atomic_inc(&crossings);
-        uint slot = atomic_inc(&count);
-        if (slot < RTCD_CL_LOCAL_RAYS) recs[slot] = r;
+    /* The items of vertices and edges far from the other surface find
+     * nothing: mark the vertices that may, once, and run only their items. */
+    int marked = second && crossing_markable(&ctx);
+    if (marked) {
+        uint nv = ctx.a.vertex_count + ctx.b.vertex_count;
+        for (uint w = lid; w < (nv + 31u) / 32u; w += RTCD_CL_GROUP_SIZE) marks[w] = 0u;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint v = lid; v < nv; v += RTCD_CL_GROUP_SIZE)
+            if (vertex_may_cross(&ctx, v)) atomic_or(&marks[v >> 5], 1u << (v & 31u));
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    uint units = crossing_units(&ctx, second);
+    for (uint u = lid; u < units; u += RTCD_CL_GROUP_SIZE) {
+        uint first, items = crossing_unit_items(&ctx, u, &first);
+        int may = 1;
+        if (marked) CROSSING_UNIT_MARKED(&ctx, u, first, items, marks, may);
+        for (uint k = first; may && k < first + items; ++k) {
+            rtcd_ray_rec r;
+            int item_may = 1;
+            if (marked && items > 1u) CROSSING_ITEM_MARKED(&ctx, k, marks, item_may);
+            if (!item_may || pair_crossing_item(&ctx, k, &mine, &r) != RTCD_WALK_HIT) continue;
+            atomic_inc(&crossings);
+            uint slot = atomic_inc(&count);
+            if (slot < RTCD_CL_LOCAL_RAYS) recs[slot] = r;
+        }
     }
     atomic_add(&cast, mine.rays);
     atomic_add(&predictive_rays, mine.predictive_rays);
@@ -201,12 +221,28 @@ __kernel void rtcd_collide_pairs_serial(RTCD_PAIR_KERNEL_ARGS)
         count++;
     }
     uint second = crossing_items(&ctx, standard, count + predictions), crossings = 0;
-    for (uint k = 0; k < second; ++k) {
-        rtcd_ray_rec r;
-        if (pair_crossing_item(&ctx, k, &n, &r) != RTCD_WALK_HIT) continue;
-        if (count < RTCD_CL_LOCAL_RAYS) contacts[count] = pair_contact(&ctx, r, (int)mode);
-        count++;
-        crossings++;
+    uint marks[RTCD_CL_MARK_WORDS]; /* as in the group kernel */
+    int marked = second && crossing_markable(&ctx);
+    if (marked) {
+        uint nv = ctx.a.vertex_count + ctx.b.vertex_count;
+        for (uint w = 0; w < (nv + 31u) / 32u; ++w) marks[w] = 0u;
+        for (uint v = 0; v < nv; ++v)
+            if (vertex_may_cross(&ctx, v)) marks[v >> 5] |= 1u << (v & 31u);
+    }
+    uint units = crossing_units(&ctx, second);
+    for (uint u = 0; u < units; ++u) {
+        uint first, items = crossing_unit_items(&ctx, u, &first);
+        int may = 1;
+        if (marked) CROSSING_UNIT_MARKED(&ctx, u, first, items, marks, may);
+        for (uint k = first; may && k < first + items; ++k) {
+            rtcd_ray_rec r;
+            int item_may = 1;
+            if (marked && items > 1u) CROSSING_ITEM_MARKED(&ctx, k, marks, item_may);
+            if (!item_may || pair_crossing_item(&ctx, k, &n, &r) != RTCD_WALK_HIT) continue;
+            if (count < RTCD_CL_LOCAL_RAYS) contacts[count] = pair_contact(&ctx, r, (int)mode);
+            count++;
+            crossings++;
+        }
     }
     __global rtcd_cl_result* res = results + p;
     int overflow = count > RTCD_CL_LOCAL_RAYS;
