@@ -29,6 +29,47 @@ void rtcd_opencl_set_def(rtcd_opencl* cl, const rtcd_narrowphase_def* def)
     if (cl->cpu) rtcd_cpu_backend_ops.set_def(cl->cpu, &cl->def);
 }
 
+/* This call's per-pair arrays (cl->call), grown to n pairs. */
+static int grow_call(cl_call* c, uint32_t n)
+{
+    size_t want = n ? n : 1;
+    if (c->cap >= want) return 1;
+    size_t cap = c->cap ? c->cap : 1024;
+    while (cap < want) cap *= 2;
+    rtcd_free(c->ray_offset);
+    rtcd_free(c->info_of);
+    rtcd_free(c->where);
+    rtcd_free(c->standard);
+    rtcd_free(c->device);
+    rtcd_free(c->pos);
+    rtcd_free(c->ray_pos);
+    rtcd_free(c->overflow);
+    c->ray_offset = rtcd_alloc(cap * sizeof *c->ray_offset);
+    c->info_of = rtcd_alloc(cap * sizeof *c->info_of);
+    c->where = rtcd_alloc(2 * cap * sizeof *c->where);
+    c->standard = rtcd_alloc(cap * sizeof *c->standard);
+    c->device = rtcd_alloc(cap * sizeof *c->device);
+    c->pos = rtcd_alloc(cap * sizeof *c->pos);
+    c->ray_pos = rtcd_alloc(cap * sizeof *c->ray_pos);
+    c->overflow = rtcd_alloc(cap * sizeof *c->overflow);
+    int ok = c->ray_offset && c->info_of && c->where && c->standard && c->device && c->pos && c->ray_pos && c->overflow;
+    c->cap = ok ? cap : 0;
+    return ok;
+}
+
+static void free_call(cl_call* c)
+{
+    rtcd_free(c->ray_offset);
+    rtcd_free(c->info_of);
+    rtcd_free(c->where);
+    rtcd_free(c->standard);
+    rtcd_free(c->device);
+    rtcd_free(c->pos);
+    rtcd_free(c->ray_pos);
+    rtcd_free(c->overflow);
+    memset(c, 0, sizeof *c);
+}
+
 rtcd_error rtcd_opencl_create(const rtcd_narrowphase_def* def, const char* kernel_suffix, rtcd_opencl** out)
 {
     if (out) *out = NULL;
@@ -43,6 +84,17 @@ rtcd_error rtcd_opencl_create(const rtcd_narrowphase_def* def, const char* kerne
     if (kernel_suffix && !(cl->kernel_suffix = rtcd_strdup(kernel_suffix))) {
         rtcd_free(cl);
         return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_create: out of memory");
+    }
+    /* The host's share of each call: the engine's task system, or a pool. */
+    if (def->tasks.enqueue) {
+        cl->tasks = def->tasks;
+    } else {
+        uint32_t threads = def->threads ? def->threads : rtcd_cpu_count();
+        if (threads > 1 && (err = rtcd_thread_pool_create(threads, &cl->pool)) != RTCD_OK) {
+            rtcd_opencl_destroy(cl);
+            return err;
+        }
+        cl->tasks = rtcd_thread_pool_system(cl->pool);
     }
     err = rtcd_cl_open_devices(cl);
     cl->def.devices = NULL; /* read at creation only; not owned */
@@ -61,6 +113,8 @@ void rtcd_opencl_destroy(rtcd_opencl* cl)
     rtcd_cl_registry_free(&cl->registry);
     rtcd_key_map_free(&cl->map);
     if (cl->cpu) rtcd_cpu_backend_ops.destroy(cl->cpu);
+    rtcd_thread_pool_destroy(cl->pool);
+    free_call(&cl->call);
     rtcd_free(cl->cpu_pairs);
     rtcd_free(cl->cpu_results);
     rtcd_free(cl->cpu_index);
@@ -117,12 +171,6 @@ static rtcd_error ensure_buffer(cl_device_state* d, cl_mem* buf, size_t* cap, si
     RTCD_CL_CHECK(err, "clCreateBuffer(batch)");
     *cap = c;
     return RTCD_OK;
-}
-
-static void pose12(const rtcd_transform* t, float out[12])
-{
-    memcpy(out, t->rotation, 9 * sizeof(float));
-    memcpy(out + 9, t->translation, 3 * sizeof(float));
 }
 
 /* Upload, launch and download for one device; nothing here blocks. Each
@@ -209,164 +257,11 @@ static void device_profile(rtcd_opencl* cl)
     }
 }
 
-/* A pair whose colliding rays overflowed the on-chip store: the CPU reference
- * (a standard pass; an iterative pair's state is reset by the caller). */
-static rtcd_error cpu_pair(const rtcd_opencl* cl, const rtcd_pair_desc* p, rtcd_pair_result* r, rtcd_ray_hit* rays)
-{
-    uint32_t cap = p->a->vertex_count + p->b->vertex_count, n = 0;
-    rtcd_ray_hit* buf = rays ? rays : rtcd_alloc(cap * sizeof *buf);
-    rtcd_contact* contacts = rtcd_alloc(cap * sizeof *contacts);
-    rtcd_error err = RTCD_OK;
-    if (!buf || !contacts) {
-        err = rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "OpenCL: no memory for the CPU fallback");
-    } else {
-        const rtcd_narrowphase_def* nd = &cl->def;
-        rtcd_narrowphase_stats st;
-        err = rtcd_collide_standard(nd, p->a, &p->pose_a, p->b, &p->pose_b, buf, cap, &n, &st);
-        if (err == RTCD_OK) {
-            for (uint32_t i = 0; i < n; ++i) {
-                contacts[i] = rtcd_contact_from_ray(&buf[i], nd->contact_normal);
-                r->ray_length += buf[i].length;
-            }
-            r->contact_count = rtcd_reduce_contacts(contacts, n, r->contacts);
-            r->colliding_rays = n;
-            r->rays_cast = st.rays_cast;
-            r->standard_pass = 1;
-        }
-    }
-    if (!rays) rtcd_free(buf);
-    rtcd_free(contacts);
-    return err;
-}
-
 static double now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
-}
-
-/* The device record of pair p: meshes (registry indices ia, ib), poses, and
- * for the iterative algorithms this call's pass (already planned:
- * `standard`) and where its kept rays are read and written. info NULL: no
- * state (standard). */
-static rtcd_error plan_pair(rtcd_opencl* cl, cl_device_state* d, const rtcd_pair_desc* p, uint32_t ia, uint32_t ib,
-                            cl_pair_info* info, int standard, rtcd_cl_pair* cp)
-{
-    rtcd_error err;
-    memset(cp, 0, sizeof *cp);
-    cp->mesh_a = ia;
-    cp->mesh_b = ib;
-    pose12(&p->pose_a, cp->pose_a);
-    pose12(&p->pose_b, cp->pose_b);
-    const rtcd_iterative_def* idef = &cl->def.iterative;
-    int edges, deep;
-    rtcd_pair_second_phase(&cl->def, p->a, p->b, &edges, &deep);
-    uint32_t second = (edges ? RTCD_CL_EDGES : 0u) | (deep ? RTCD_CL_DEEP : 0u);
-    if (!info || idef->algorithm == RTCD_ALGORITHM_STANDARD) {
-        cp->flags = RTCD_CL_STANDARD_PASS | second;
-        return RTCD_OK;
-    }
-    if ((err = rtcd_cl_take_slot(d, info)) != RTCD_OK) return err;
-    const rtcd_iterative_params* prm = &info->track.params;
-    cp->flags = (uint32_t)idef->algorithm | (standard ? RTCD_CL_STANDARD_PASS : 0u) | second;
-    cp->entries_in = (2 * info->slot + info->half) * RTCD_CL_STATE_ENTRIES;
-    cp->entry_count = standard ? 0u : info->entries;
-    cp->entries_out = (2 * info->slot + (info->half ^ 1u)) * RTCD_CL_STATE_ENTRIES;
-    cp->max_iterations = prm->max_iterations;
-    cp->threshold = prm->displacement_threshold;
-    cp->extension = prm->distance_extension;
-    cp->culling = prm->culling_distance;
-    cp->speculative = info->track.speculative;
-    cp->margin = cl->def.speculative_margin;
-    if (info->track.has_motion) {
-        cp->flags |= RTCD_CL_HAS_MOTION | info->track.deformed << RTCD_CL_DEFORMED_SHIFT;
-        memcpy(cp->before, info->track.before.r, 9 * sizeof(float));
-        memcpy(cp->before + 9, info->track.before.t, 3 * sizeof(float));
-    }
-    return RTCD_OK;
-}
-
-/* Estimated work of an iterative pass beyond its kept rays (a standard pass
- * costs both meshes' vertex counts). */
-#define ITERATIVE_PASS_COST 16u
-
-/* Plans pair p's pass (rtcd_track_plan, as the CPU reference) and picks
- * its device: a pair keeps the device that holds its kept rays; a new pair,
- * or a repeated key's copy, goes to the device with the least estimated work
- * so far this call. Returns 1 for a standard pass. */
-static int plan_device(rtcd_opencl* cl, const rtcd_pair_desc* p, cl_pair_info* info, uint64_t* load, uint32_t* device)
-{
-    const rtcd_iterative_def* idef = &cl->def.iterative;
-    int standard = 1;
-    if (info && idef->algorithm != RTCD_ALGORITHM_STANDARD) {
-        /* No slot yet: nothing kept, the pair starts afresh. */
-        if (info->slot == RTCD_CL_NO_SLOT) rtcd_cl_reset_track(info);
-        rtcd_xform xa = rtcd_to_xform(&p->pose_a), xb = rtcd_to_xform(&p->pose_b);
-        rtcd_pair_motion motion = rtcd_pair_motion_of(p);
-        standard = rtcd_track_plan(&info->track, &cl->def, p->a, p->b, &xa, &xb, &motion);
-    }
-    uint32_t best = 0;
-    if (info && info->device != 0xff) {
-        best = info->device;
-    } else {
-        for (uint32_t d = 1; d < cl->device_count; ++d)
-            if (load[d] < load[best]) best = d;
-        if (info) info->device = (uint8_t)best;
-    }
-    load[best] += standard ? (uint64_t)p->a->vertex_count + p->b->vertex_count
-                           : (uint64_t)info->entries + ITERATIVE_PASS_COST;
-    *device = best;
-    return standard;
-}
-
-/* Pair i's result from its device record; its kept rays become the current half. */
-static rtcd_error finish_pair(rtcd_opencl* cl, uint32_t dv, const rtcd_cl_pair* cp, const rtcd_cl_result* cr,
-                              const rtcd_pair_desc* p, cl_pair_info* info, rtcd_pair_result* r, rtcd_ray_hit* rays,
-                              const rtcd_world_ray* device_rays)
-{
-    int keeps = (cp->flags & RTCD_CL_ALGORITHM_MASK) != 0u;
-    memset(r, 0, sizeof *r);
-    r->device = dv;
-    if (cr->overflow) {
-        cl->stats.cpu_fallback_pairs++;
-        if (keeps) {
-            /* It kept more rays than its slot holds too: start again. */
-            rtcd_cl_reset_track(info);
-            cl->stats.state_resets++;
-        }
-        return cpu_pair(cl, p, r, rays);
-    }
-    r->contact_count = cr->contact_count;
-    r->colliding_rays = cr->colliding_rays;
-    r->rays_cast = cr->rays_cast;
-    r->standard_pass = (cp->flags & RTCD_CL_STANDARD_PASS) != 0u;
-    r->predictive_rays = cr->predictive_rays;
-    r->walk_steps = cr->walk_steps;
-    r->kept_rays = cr->kept_rays;
-    r->kept_predictions = cr->kept_predictions;
-    r->ray_length = cr->ray_length;
-    r->crossing_contacts = cr->crossings;
-    for (uint32_t c = 0; c < cr->contact_count; ++c) {
-        memcpy(r->contacts[c].point_on_b, cr->point[c], sizeof r->contacts[c].point_on_b);
-        memcpy(r->contacts[c].normal_on_b, cr->normal[c], sizeof r->contacts[c].normal_on_b);
-        r->contacts[c].depth = cr->depth[c];
-        r->contacts[c].feature = cr->feature[c];
-    }
-    if (rays) memcpy(rays, device_rays, cr->colliding_rays * sizeof(rtcd_ray_hit));
-    if (keeps) {
-        if (cr->state_overflow) {
-            /* Some kept rays did not fit: this call's result is whole, the
-             * next one runs a standard pass rather than walk a partial set. */
-            rtcd_cl_reset_track(info);
-            cl->stats.state_resets++;
-        } else {
-            info->half ^= 1u;
-            info->entries = cr->kept_rays + cr->kept_predictions;
-            info->track.refresh = cr->crossings > 0; /* not kept: a standard pass next, as on the CPU */
-        }
-    }
-    return RTCD_OK;
 }
 
 /* ---- pairs with a mesh off the devices: the CPU reference ---- */
@@ -397,7 +292,10 @@ static rtcd_error cpu_gather(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uint3
         (want_rays && !rtcd_grow((void**)&cl->cpu_rays, &cl->cpu_rays_cap, room + 1, sizeof *cl->cpu_rays)))
         return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_collide: out of memory for %u pair(s) on the CPU", m);
     if (!cl->cpu) {
-        rtcd_error err = rtcd_cpu_backend_create(&cl->def, &cl->cpu);
+        /* On the same workers as the host's share of the call. */
+        rtcd_narrowphase_def cpu_def = cl->def;
+        if (cl->tasks.enqueue) cpu_def.tasks = cl->tasks;
+        rtcd_error err = rtcd_cpu_backend_create(&cpu_def, &cl->cpu);
         if (err != RTCD_OK) return err;
     }
     for (uint32_t i = 0, k = 0; i < n; ++i)
@@ -436,77 +334,38 @@ rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uin
             return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_opencl_collide: pair %u has a NULL mesh", i);
     double start = now_ms();
     memset(&cl->stats, 0, sizeof cl->stats);
-    uint32_t* info_of = rtcd_alloc((n ? n : 1) * sizeof(uint32_t));
-    size_t* ray_offset = rtcd_alloc((n ? n : 1) * sizeof(size_t));
-    uint32_t* where = rtcd_alloc((n ? 2 * (size_t)n : 1) * sizeof(uint32_t)); /* registry index of a and b */
-    if (!info_of || !ray_offset || !where) {
-        rtcd_free(info_of);
-        rtcd_free(ray_offset);
-        rtcd_free(where);
-        return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_collide: out of memory");
-    }
+    cl_call* call = &cl->call;
+    if (!grow_call(call, n)) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_collide: out of memory for %u pairs", n);
+    call->pairs = pairs;
+    call->results = results;
+    call->rays = rays;
     size_t caller_rays = 0;
     for (uint32_t i = 0; i < n; ++i) {
-        ray_offset[i] = caller_rays;
+        call->ray_offset[i] = caller_rays;
         caller_rays += rtcd_pair_ray_room(&pairs[i]);
     }
     /* Meshes first: those the devices cannot take send their pairs to the CPU. */
     double place_start = now_ms();
-    rtcd_error err = rtcd_cl_place_meshes(cl, pairs, n, where);
+    rtcd_error err = rtcd_cl_place_meshes(cl, pairs, n, call->where);
     cl->place_ms = now_ms() - place_start;
-    if (err == RTCD_OK) err = rtcd_cl_assign_pairs(cl, pairs, n, info_of);
+    if (err == RTCD_OK) err = rtcd_cl_assign_pairs(cl, pairs, n, call->info_of);
     uint32_t on_cpu = 0;
-    if (err == RTCD_OK) err = cpu_gather(cl, pairs, n, where, rays != NULL, &on_cpu);
-    for (uint32_t d = 0; d < cl->device_count; ++d) cl->devices[d].batch_count = 0;
-    size_t rays_total[RTCD_CL_MAX_DEVICES] = {0};
-    uint64_t load[RTCD_CL_MAX_DEVICES] = {0};
-    uint32_t count[RTCD_CL_MAX_DEVICES] = {0};
-    for (uint32_t i = 0; i < n && err == RTCD_OK; ++i) {
-        const rtcd_pair_desc* p = &pairs[i];
-        cl_pair_info* info = info_of[i] != RTCD_CL_NO_SLOT ? (cl_pair_info*)rtcd_key_map_value(&cl->map, info_of[i]) : NULL;
-        if (off_device(where, i)) {
-            /* On the CPU its state lives there: a device slot and track it
-             * had are dropped, so a later return starts afresh. */
-            if (info) {
-                err = rtcd_cl_give_back_slot(cl, info);
-                rtcd_cl_reset_track(info);
-                info->device = 0xff;
-            }
-            continue;
-        }
-        uint32_t dv;
-        int standard = plan_device(cl, p, info, load, &dv);
-        count[dv]++;
-        cl_device_state* d = &cl->devices[dv];
-        size_t need = (size_t)d->batch_count + 1, pc = d->batch_cap, ic = d->batch_cap, rc = d->batch_cap;
-        if (!rtcd_grow((void**)&d->host_pairs, &pc, need, sizeof(rtcd_cl_pair)) ||
-            !rtcd_grow((void**)&d->host_results, &rc, need, sizeof(rtcd_cl_result)) ||
-            !rtcd_grow((void**)&d->batch_index, &ic, need, sizeof(uint32_t))) {
-            err = rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_collide: out of memory");
-            break;
-        }
-        d->batch_cap = (uint32_t)pc;
-        rtcd_cl_pair* cp = &d->host_pairs[d->batch_count];
-        if ((err = plan_pair(cl, d, p, where[2 * i], where[2 * i + 1], info, standard, cp)) != RTCD_OK) break;
-        cp->ray_offset = (uint32_t)rays_total[dv];
-        rays_total[dv] += p->a->vertex_count + p->b->vertex_count;
-        d->batch_index[d->batch_count++] = i;
-    }
-    for (uint32_t dv = 0; dv < cl->device_count && dv < 16; ++dv) cl->stats.pairs_per_device[dv] = count[dv];
+    if (err == RTCD_OK) err = cpu_gather(cl, pairs, n, call->where, rays != NULL, &on_cpu);
+    if (err == RTCD_OK) err = rtcd_cl_plan_call(cl, n);
     cl->stats.cpu_fallback_pairs = on_cpu;
     double run_start = now_ms();
     cl->stats.plan_ms = run_start - start;
     for (uint32_t dv = 0; dv < cl->device_count && err == RTCD_OK; ++dv) {
         cl_device_state* d = &cl->devices[dv];
-        if (rays && !rtcd_grow((void**)&d->host_rays, &d->host_rays_cap, rays_total[dv] + 1, sizeof(rtcd_world_ray)))
+        if (rays && !rtcd_grow((void**)&d->host_rays, &d->host_rays_cap, d->rays_total + 1, sizeof(rtcd_world_ray)))
             err = rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_collide: out of memory for rays");
         else
-            err = launch(cl, d, rays != NULL, rays_total[dv]);
+            err = launch(cl, d, rays != NULL, d->rays_total);
     }
     /* The CPU's pairs while the devices work. */
     if (err == RTCD_OK && on_cpu) {
         double fallback_start = now_ms();
-        err = cpu_run(cl, on_cpu, pairs, results, rays, ray_offset);
+        err = cpu_run(cl, on_cpu, pairs, results, rays, call->ray_offset);
         cl->stats.fallback_ms = now_ms() - fallback_start;
     }
     /* The one wait of the step: every queue was flushed, all devices run together. */
@@ -519,16 +378,7 @@ rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uin
     double finish_start = now_ms();
     cl->stats.run_ms = finish_start - run_start;
     device_profile(cl);
-    for (uint32_t dv = 0; dv < cl->device_count && err == RTCD_OK; ++dv) {
-        cl_device_state* d = &cl->devices[dv];
-        for (uint32_t s = 0; s < d->batch_count && err == RTCD_OK; ++s) {
-            uint32_t i = d->batch_index[s];
-            cl_pair_info* info = info_of[i] != RTCD_CL_NO_SLOT ? (cl_pair_info*)rtcd_key_map_value(&cl->map, info_of[i]) : NULL;
-            err = finish_pair(cl, dv, &d->host_pairs[s], &d->host_results[s], &pairs[i], info, &results[i],
-                              rays ? rays + ray_offset[i] : NULL,
-                              rays ? d->host_rays + d->host_pairs[s].ray_offset : NULL);
-        }
-    }
+    if (err == RTCD_OK) err = rtcd_cl_finish_call(cl, n);
     if (err != RTCD_OK) {
         /* A failed call may have planned passes whose rays never came back. */
         rtcd_cl_reset_tracks(cl);
@@ -541,9 +391,9 @@ rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uin
     } else {
         cl->cpu_pairs_last = on_cpu > 0;
     }
-    rtcd_free(info_of);
-    rtcd_free(ray_offset);
-    rtcd_free(where);
+    call->pairs = NULL;
+    call->results = NULL;
+    call->rays = NULL;
     double end = now_ms();
     cl->stats.finish_ms = end - finish_start;
     cl->stats.ms = end - start;

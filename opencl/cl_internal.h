@@ -9,6 +9,7 @@
 
 #include "pair_internal.h"
 #include "key_map.h"
+#include "task.h"
 #include "kernels/cl_types.h"
 
 #define RTCD_CL_MAX_DEVICES 16
@@ -57,6 +58,7 @@ typedef struct cl_device_state {
     cl_event ev_upload, ev_kernel, ev_download, ev_rays;
     size_t sent_bytes, got_bytes;
     uint32_t batch_count, batch_cap;
+    size_t rays_total;      /* room for the batch's colliding rays (when asked for) */
     size_t host_rays_cap;
 } cl_device_state;
 
@@ -107,8 +109,30 @@ typedef struct cl_pair_info {
     uint8_t seen;        /* 0 in a new (zeroed) entry */
 } cl_pair_info;
 
+/* One call's view of its pairs, per pair i (cl_plan.c). */
+#define RTCD_CL_OFF_DEVICE 0xffu /* device[i]: the pair runs on the CPU reference */
+typedef struct cl_call {
+    const rtcd_pair_desc* pairs;
+    rtcd_pair_result* results;
+    rtcd_ray_hit* rays;      /* NULL: not asked for */
+    size_t* ray_offset;      /* where pair i's rays go in `rays` */
+    uint32_t* info_of;       /* slot in the pair map (RTCD_CL_NO_SLOT: a repeated key, no state) */
+    uint32_t* where;         /* registry index of pair i's meshes a and b (RTCD_CL_NO_SLOT: not on the devices) */
+    uint8_t* standard;       /* the planned pass: 1 standard */
+    uint8_t* device;         /* its device, or RTCD_CL_OFF_DEVICE */
+    uint32_t* pos;           /* its place in its device's batch */
+    uint32_t* ray_pos;       /* its rays' place in its device's ray buffer */
+    uint32_t* overflow;      /* pairs the CPU redoes (their rays overflowed the device's store) */
+    size_t cap;              /* pairs the arrays hold */
+} cl_call;
+
 struct rtcd_opencl {
     rtcd_narrowphase_def def;
+    /* The host's share of a call (planning, finishing) runs on the def's
+     * task system, else on `pool` (def.threads, or every core). */
+    rtcd_thread_pool* pool;
+    rtcd_task_system tasks;
+    cl_call call;
     char* kernel_suffix;   /* test hook (rtcd_opencl_create), NULL: none */
     cl_device_state devices[RTCD_CL_MAX_DEVICES];
     uint32_t device_count;
@@ -156,6 +180,14 @@ rtcd_error rtcd_cl_place_meshes(rtcd_opencl* cl, const rtcd_pair_desc* pairs, ui
 /* Brings one device up to the registry (nothing when it is); RTCD_ERROR_DEVICE on failure. */
 rtcd_error rtcd_cl_upload_meshes(cl_device_state* dev, const cl_mesh_registry* reg);
 void rtcd_cl_registry_free(cl_mesh_registry* reg);
+
+/* cl_plan.c: the host's share of a call, on cl->tasks. Before the launch:
+ * every pair's pass planned, its device, slot and batch position chosen,
+ * its record written (cl->call filled by the caller: pairs, info_of,
+ * where). After the wait: results and kept-ray counts taken back, and the
+ * pairs whose rays overflowed the device redone on the CPU. */
+rtcd_error rtcd_cl_plan_call(rtcd_opencl* cl, uint32_t n);
+rtcd_error rtcd_cl_finish_call(rtcd_opencl* cl, uint32_t n);
 
 /* cl_spheres.c: an entry's longest edge and the balls of its vertices
  * (the second phase's cull), from the mesh's clusters. */

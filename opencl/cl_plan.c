@@ -1,0 +1,323 @@
+/* The host's share of an OpenCL call, spread over the task system: each
+ * pair's pass planned (rtcd_track_plan, as the CPU reference) and its device
+ * record written before the launch, its result and kept-ray count taken
+ * back after. Pairs touch only their own state, so any number of workers
+ * gives the same records; what is shared (device choice, state slots,
+ * buffer positions) is settled in one cheap serial pass between the two
+ * parallel ones. */
+#include "cl_internal.h"
+#include "task.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Pairs per piece of the parallel loops: a pair's planning costs about a
+ * microsecond. */
+#define PLAN_RANGE 64u
+
+static cl_pair_info* pair_info(const rtcd_opencl* cl, uint32_t i)
+{
+    uint32_t s = cl->call.info_of[i];
+    return s != RTCD_CL_NO_SLOT ? (cl_pair_info*)rtcd_key_map_value(&cl->map, s) : NULL;
+}
+
+static int off_device(const rtcd_opencl* cl, uint32_t i)
+{
+    return cl->call.where[2 * i] == RTCD_CL_NO_SLOT || cl->call.where[2 * i + 1] == RTCD_CL_NO_SLOT;
+}
+
+static void pose12(const rtcd_transform* t, float out[12])
+{
+    memcpy(out, t->rotation, 9 * sizeof(float));
+    memcpy(out + 9, t->translation, 3 * sizeof(float));
+}
+
+/* ---- before the launch ---- */
+
+static void plan_range(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
+{
+    (void)worker;
+    rtcd_opencl* cl = ctx;
+    const rtcd_pair_desc* pairs = cl->call.pairs;
+    int iterative = cl->def.iterative.algorithm != RTCD_ALGORITHM_STANDARD;
+    for (uint32_t i = begin; i < end; ++i) {
+        cl_pair_info* info = pair_info(cl, i);
+        uint8_t standard = 1;
+        if (!off_device(cl, i) && info && iterative) {
+            /* No slot yet: nothing kept, the pair starts afresh. */
+            if (info->slot == RTCD_CL_NO_SLOT) rtcd_cl_reset_track(info);
+            rtcd_xform xa = rtcd_to_xform(&pairs[i].pose_a), xb = rtcd_to_xform(&pairs[i].pose_b);
+            rtcd_pair_motion motion = rtcd_pair_motion_of(&pairs[i]);
+            standard = (uint8_t)rtcd_track_plan(&info->track, &cl->def, pairs[i].a, pairs[i].b, &xa, &xb, &motion);
+        }
+        cl->call.standard[i] = standard;
+    }
+}
+
+/* Estimated work of an iterative pass beyond its kept rays (a standard pass
+ * costs both meshes' vertex counts). */
+#define ITERATIVE_PASS_COST 16u
+
+/* In call order: a pair keeps the device that holds its kept rays; a new
+ * pair, or a repeated key's copy, goes to the device with the least
+ * estimated work so far this call. Its state slot, its place in the
+ * device's batch and rays. A pair off the devices drops what it had there
+ * (its state lives on the CPU now; a later return starts afresh). */
+static rtcd_error place_pairs(rtcd_opencl* cl, uint32_t n)
+{
+    uint64_t load[RTCD_CL_MAX_DEVICES] = {0};
+    int iterative = cl->def.iterative.algorithm != RTCD_ALGORITHM_STANDARD;
+    const rtcd_pair_desc* pairs = cl->call.pairs;
+    for (uint32_t i = 0; i < n; ++i) {
+        cl_pair_info* info = pair_info(cl, i);
+        if (off_device(cl, i)) {
+            cl->call.device[i] = RTCD_CL_OFF_DEVICE;
+            if (info) {
+                rtcd_error err = rtcd_cl_give_back_slot(cl, info);
+                if (err != RTCD_OK) return err;
+                rtcd_cl_reset_track(info);
+                info->device = 0xff;
+            }
+            continue;
+        }
+        uint32_t best = 0;
+        if (info && info->device != 0xff) {
+            best = info->device;
+        } else {
+            for (uint32_t d = 1; d < cl->device_count; ++d)
+                if (load[d] < load[best]) best = d;
+            if (info) info->device = (uint8_t)best;
+        }
+        int standard = cl->call.standard[i];
+        load[best] += standard ? (uint64_t)pairs[i].a->vertex_count + pairs[i].b->vertex_count
+                               : (uint64_t)info->entries + ITERATIVE_PASS_COST;
+        cl_device_state* d = &cl->devices[best];
+        if (info && iterative) {
+            rtcd_error err = rtcd_cl_take_slot(d, info);
+            if (err != RTCD_OK) return err;
+        }
+        cl->call.device[i] = (uint8_t)best;
+        cl->call.pos[i] = d->batch_count++;
+        cl->call.ray_pos[i] = (uint32_t)d->rays_total;
+        d->rays_total += pairs[i].a->vertex_count + pairs[i].b->vertex_count;
+    }
+    return RTCD_OK;
+}
+
+/* Pair i's device record: meshes (registry indices), poses, and for the
+ * iterative algorithms its planned pass and where its kept rays are read
+ * and written. */
+static void describe_pair(const rtcd_opencl* cl, uint32_t i, rtcd_cl_pair* cp)
+{
+    const rtcd_pair_desc* p = &cl->call.pairs[i];
+    cl_pair_info* info = pair_info(cl, i);
+    memset(cp, 0, sizeof *cp);
+    cp->mesh_a = cl->call.where[2 * i];
+    cp->mesh_b = cl->call.where[2 * i + 1];
+    cp->ray_offset = cl->call.ray_pos[i];
+    pose12(&p->pose_a, cp->pose_a);
+    pose12(&p->pose_b, cp->pose_b);
+    const rtcd_iterative_def* idef = &cl->def.iterative;
+    int edges, deep;
+    rtcd_pair_second_phase(&cl->def, p->a, p->b, &edges, &deep);
+    uint32_t second = (edges ? RTCD_CL_EDGES : 0u) | (deep ? RTCD_CL_DEEP : 0u);
+    if (!info || idef->algorithm == RTCD_ALGORITHM_STANDARD) {
+        cp->flags = RTCD_CL_STANDARD_PASS | second;
+        return;
+    }
+    int standard = cl->call.standard[i];
+    const rtcd_iterative_params* prm = &info->track.params;
+    cp->flags = (uint32_t)idef->algorithm | (standard ? RTCD_CL_STANDARD_PASS : 0u) | second;
+    cp->entries_in = (2 * info->slot + info->half) * RTCD_CL_STATE_ENTRIES;
+    cp->entry_count = standard ? 0u : info->entries;
+    cp->entries_out = (2 * info->slot + (info->half ^ 1u)) * RTCD_CL_STATE_ENTRIES;
+    cp->max_iterations = prm->max_iterations;
+    cp->threshold = prm->displacement_threshold;
+    cp->extension = prm->distance_extension;
+    cp->culling = prm->culling_distance;
+    cp->speculative = info->track.speculative;
+    cp->margin = cl->def.speculative_margin;
+    if (info->track.has_motion) {
+        cp->flags |= RTCD_CL_HAS_MOTION | info->track.deformed << RTCD_CL_DEFORMED_SHIFT;
+        memcpy(cp->before, info->track.before.r, 9 * sizeof(float));
+        memcpy(cp->before + 9, info->track.before.t, 3 * sizeof(float));
+    }
+}
+
+static void describe_range(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
+{
+    (void)worker;
+    rtcd_opencl* cl = ctx;
+    for (uint32_t i = begin; i < end; ++i) {
+        uint32_t dv = cl->call.device[i];
+        if (dv == RTCD_CL_OFF_DEVICE) continue;
+        cl_device_state* d = &cl->devices[dv];
+        uint32_t s = cl->call.pos[i];
+        describe_pair(cl, i, &d->host_pairs[s]);
+        d->batch_index[s] = i;
+    }
+}
+
+static rtcd_error grow_device_batches(rtcd_opencl* cl)
+{
+    for (uint32_t dv = 0; dv < cl->device_count; ++dv) {
+        cl_device_state* d = &cl->devices[dv];
+        size_t need = (size_t)d->batch_count + 1, pc = d->batch_cap, rc = d->batch_cap, ic = d->batch_cap;
+        if (!rtcd_grow((void**)&d->host_pairs, &pc, need, sizeof(rtcd_cl_pair)) ||
+            !rtcd_grow((void**)&d->host_results, &rc, need, sizeof(rtcd_cl_result)) ||
+            !rtcd_grow((void**)&d->batch_index, &ic, need, sizeof(uint32_t)))
+            return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_collide: out of memory for %u pairs", d->batch_count);
+        d->batch_cap = (uint32_t)(pc < rc ? (pc < ic ? pc : ic) : (rc < ic ? rc : ic));
+    }
+    return RTCD_OK;
+}
+
+rtcd_error rtcd_cl_plan_call(rtcd_opencl* cl, uint32_t n)
+{
+    for (uint32_t d = 0; d < cl->device_count; ++d) {
+        cl->devices[d].batch_count = 0;
+        cl->devices[d].rays_total = 0;
+    }
+    rtcd_parallel_for(&cl->tasks, n, PLAN_RANGE, plan_range, cl);
+    rtcd_error err = place_pairs(cl, n);
+    if (err == RTCD_OK) err = grow_device_batches(cl);
+    if (err != RTCD_OK) return err;
+    rtcd_parallel_for(&cl->tasks, n, PLAN_RANGE, describe_range, cl);
+    for (uint32_t dv = 0; dv < cl->device_count && dv < 16; ++dv)
+        cl->stats.pairs_per_device[dv] = cl->devices[dv].batch_count;
+    return RTCD_OK;
+}
+
+/* ---- after the wait ---- */
+
+/* A pair whose colliding rays overflowed the on-chip store: the CPU reference
+ * (a standard pass; an iterative pair's state is reset by the caller). */
+static rtcd_error cpu_pair(const rtcd_opencl* cl, const rtcd_pair_desc* p, rtcd_pair_result* r, rtcd_ray_hit* rays)
+{
+    uint32_t cap = p->a->vertex_count + p->b->vertex_count, n = 0;
+    rtcd_ray_hit* buf = rays ? rays : rtcd_alloc(cap * sizeof *buf);
+    rtcd_contact* contacts = rtcd_alloc(cap * sizeof *contacts);
+    rtcd_error err = RTCD_OK;
+    if (!buf || !contacts) {
+        err = rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "OpenCL: no memory for the CPU fallback");
+    } else {
+        const rtcd_narrowphase_def* nd = &cl->def;
+        rtcd_narrowphase_stats st;
+        err = rtcd_collide_standard(nd, p->a, &p->pose_a, p->b, &p->pose_b, buf, cap, &n, &st);
+        if (err == RTCD_OK) {
+            for (uint32_t i = 0; i < n; ++i) {
+                contacts[i] = rtcd_contact_from_ray(&buf[i], nd->contact_normal);
+                r->ray_length += buf[i].length;
+            }
+            r->contact_count = rtcd_reduce_contacts(contacts, n, r->contacts);
+            r->colliding_rays = n;
+            r->rays_cast = st.rays_cast;
+            r->standard_pass = 1;
+        }
+    }
+    if (!rays) rtcd_free(buf);
+    rtcd_free(contacts);
+    return err;
+}
+
+/* Counters the finishing workers share. */
+typedef struct finish_counts {
+    atomic_uint state_resets, overflows;
+} finish_counts;
+
+/* Pair i's result from its device record; its kept rays become the current
+ * half. A pair whose rays overflowed the device's store is only listed
+ * (cl->call.overflow): the CPU redoes it after the loop. */
+static void finish_pair(rtcd_opencl* cl, uint32_t i, finish_counts* fc)
+{
+    uint32_t dv = cl->call.device[i], s = cl->call.pos[i];
+    cl_device_state* d = &cl->devices[dv];
+    const rtcd_cl_pair* cp = &d->host_pairs[s];
+    const rtcd_cl_result* cr = &d->host_results[s];
+    rtcd_pair_result* r = &cl->call.results[i];
+    cl_pair_info* info = pair_info(cl, i);
+    int keeps = (cp->flags & RTCD_CL_ALGORITHM_MASK) != 0u;
+    memset(r, 0, sizeof *r);
+    r->device = dv;
+    if (cr->overflow) {
+        if (keeps) {
+            /* It kept more rays than its slot holds too: start again. */
+            rtcd_cl_reset_track(info);
+            atomic_fetch_add_explicit(&fc->state_resets, 1u, memory_order_relaxed);
+        }
+        cl->call.overflow[atomic_fetch_add_explicit(&fc->overflows, 1u, memory_order_relaxed)] = i;
+        return;
+    }
+    r->contact_count = cr->contact_count;
+    r->colliding_rays = cr->colliding_rays;
+    r->rays_cast = cr->rays_cast;
+    r->standard_pass = (cp->flags & RTCD_CL_STANDARD_PASS) != 0u;
+    r->predictive_rays = cr->predictive_rays;
+    r->walk_steps = cr->walk_steps;
+    r->kept_rays = cr->kept_rays;
+    r->kept_predictions = cr->kept_predictions;
+    r->ray_length = cr->ray_length;
+    r->crossing_contacts = cr->crossings;
+    for (uint32_t c = 0; c < cr->contact_count; ++c) {
+        memcpy(r->contacts[c].point_on_b, cr->point[c], sizeof r->contacts[c].point_on_b);
+        memcpy(r->contacts[c].normal_on_b, cr->normal[c], sizeof r->contacts[c].normal_on_b);
+        r->contacts[c].depth = cr->depth[c];
+        r->contacts[c].feature = cr->feature[c];
+    }
+    if (cl->call.rays)
+        memcpy(cl->call.rays + cl->call.ray_offset[i], d->host_rays + cp->ray_offset,
+               cr->colliding_rays * sizeof(rtcd_ray_hit));
+    if (keeps) {
+        if (cr->state_overflow) {
+            /* Some kept rays did not fit: this call's result is whole, the
+             * next one runs a standard pass rather than walk a partial set. */
+            rtcd_cl_reset_track(info);
+            atomic_fetch_add_explicit(&fc->state_resets, 1u, memory_order_relaxed);
+        } else {
+            info->half ^= 1u;
+            info->entries = cr->kept_rays + cr->kept_predictions;
+            info->track.refresh = cr->crossings > 0; /* not kept: a standard pass next, as on the CPU */
+        }
+    }
+}
+
+typedef struct finish_job {
+    rtcd_opencl* cl;
+    finish_counts counts;
+} finish_job;
+
+static void finish_range(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
+{
+    (void)worker;
+    finish_job* job = ctx;
+    for (uint32_t i = begin; i < end; ++i)
+        if (job->cl->call.device[i] != RTCD_CL_OFF_DEVICE) finish_pair(job->cl, i, &job->counts);
+}
+
+static int by_pair(const void* x, const void* y)
+{
+    uint32_t a = *(const uint32_t*)x, b = *(const uint32_t*)y;
+    return (a > b) - (a < b);
+}
+
+rtcd_error rtcd_cl_finish_call(rtcd_opencl* cl, uint32_t n)
+{
+    finish_job job;
+    job.cl = cl;
+    atomic_init(&job.counts.state_resets, 0u);
+    atomic_init(&job.counts.overflows, 0u);
+    rtcd_parallel_for(&cl->tasks, n, PLAN_RANGE, finish_range, &job);
+    uint32_t overflows = atomic_load(&job.counts.overflows);
+    cl->stats.state_resets += atomic_load(&job.counts.state_resets);
+    cl->stats.cpu_fallback_pairs += overflows;
+    /* The CPU redoes the overflowed pairs, in call order (the first error wins). */
+    qsort(cl->call.overflow, overflows, sizeof *cl->call.overflow, by_pair);
+    for (uint32_t k = 0; k < overflows; ++k) {
+        uint32_t i = cl->call.overflow[k];
+        rtcd_pair_result* r = &cl->call.results[i];
+        rtcd_error err = cpu_pair(cl, &cl->call.pairs[i], r, cl->call.rays ? cl->call.rays + cl->call.ray_offset[i] : NULL);
+        if (err != RTCD_OK) return err;
+    }
+    return RTCD_OK;
+}
