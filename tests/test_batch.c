@@ -915,7 +915,8 @@ static void nonfinite_pose_on(rtcd_backend backend)
             } else {
                 snprintf(g_where, sizeof g_where, "non-finite pose beside, step %d, pair %u (key %llu)", step, i,
                          (unsigned long long)all[i].key);
-                test_same_result(g_where, &want[k], &got[i], 1);
+                /* Two batches of one backend: on a GPU the sum ray_length may come in another order. */
+                test_same_result(g_where, &want[k], &got[i], backend == RTCD_BACKEND_CPU ? 1 : TEST_SAME_BACKEND);
                 rtcd_ray_hit* w = want_rays + want_off;
                 rtcd_ray_hit* g = got_rays + got_off;
                 qsort(w, want[k].colliding_rays, sizeof *w, test_by_ray);

@@ -62,8 +62,15 @@ static void test_two_devices_match_one_and_keep_pairs(void** state)
     rtcd_opencl* one = open_n(1);
     rtcd_opencl* two = open_n(2);
     if (rtcd_opencl_device_count(two) < 2) {
-        print_message("only %u OpenCL device: run with POCL_DEVICES=\"pthread pthread\"\n", rtcd_opencl_device_count(two));
-        fail();
+        /* PoCL gets two devices from the test's environment (POCL_DEVICES):
+         * one is a broken setup. A machine with one GPU has nothing to split. */
+        int pocl = strstr(rtcd_opencl_device_name(one, 0), "Portable Computing Language") != NULL;
+        print_message("only %u OpenCL device (%s)%s\n", rtcd_opencl_device_count(two), rtcd_opencl_device_name(one, 0),
+                      pocl ? ": PoCL needs POCL_DEVICES=\"pthread pthread\"" : ": skipped");
+        if (pocl) fail();
+        rtcd_opencl_destroy(one);
+        rtcd_opencl_destroy(two);
+        skip();
     }
     /* A 64-body avalanche on the CPU reference supplies 300 steps of real poses. */
     enum { N = 64 };

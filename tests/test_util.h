@@ -63,7 +63,11 @@ rtcd_batch* test_create_batch(const rtcd_narrowphase_def* def, const char* kerne
  * test_same_contacts: the count and every contact bit for bit.
  * test_same_result: every counter and contact; exact (the CPU reference on
  * both sides) also rays_cast, device and ray_length bit for bit, else
- * ray_length within 1e-4 (a kernel may sum it in another order). */
+ * ray_length within 1e-4 (a kernel may sum it in another order);
+ * TEST_SAME_BACKEND (one backend on both sides): rays_cast and device bit
+ * for bit, ray_length within 1e-4 (a GPU's work-group kernel sums it in the
+ * order its kept rays landed, which differs from one batch to another). */
+#define TEST_SAME_BACKEND 2
 int test_by_ray(const void* a, const void* b);
 void test_same_rays(const char* where, const rtcd_ray_hit* want, const rtcd_ray_hit* got, uint32_t count);
 void test_same_contacts(const char* where, const rtcd_contact* want, uint32_t want_count, const rtcd_pair_result* got);
