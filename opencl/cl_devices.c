@@ -357,6 +357,8 @@ void rtcd_cl_close_devices(rtcd_opencl* cl)
         rtcd_free(d->free_slots);
         if (d->pairs) clReleaseMemObject(d->pairs);
         if (d->results) clReleaseMemObject(d->results);
+        rtcd_cl_host_array_free(d, &d->pinned_pairs); /* unmapped through the queue: before it goes */
+        rtcd_cl_host_array_free(d, &d->pinned_results);
         if (d->rays) clReleaseMemObject(d->rays);
         if (d->kernel) clReleaseKernel(d->kernel);
         if (d->program) clReleaseProgram(d->program);
@@ -367,8 +369,6 @@ void rtcd_cl_close_devices(rtcd_opencl* cl)
         if (d->device &&
             clGetDeviceInfo(d->device, CL_DEVICE_PARENT_DEVICE, sizeof parent, &parent, NULL) == CL_SUCCESS && parent)
             clReleaseDevice(d->device);
-        rtcd_free(d->host_pairs);
-        rtcd_free(d->host_results);
         rtcd_free(d->host_rays);
         rtcd_free(d->batch_index);
         memset(d, 0, sizeof *d);

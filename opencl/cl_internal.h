@@ -17,6 +17,14 @@
 
 extern const char rtcd_kernel_source[];
 
+/* A host array the device copies from or to (cl_pinned.c): data is a
+ * mapped pinned buffer when `pinned` is set, else ordinary memory. */
+typedef struct cl_host_array {
+    cl_mem pinned;
+    void* data;
+    size_t cap; /* bytes */
+} cl_host_array;
+
 typedef struct cl_device_state {
     cl_device_id device;
     cl_context context;
@@ -50,8 +58,9 @@ typedef struct cl_device_state {
     /* per call */
     cl_mem pairs, results, rays;
     size_t pairs_cap, results_cap, rays_cap;
-    rtcd_cl_pair* host_pairs;
-    rtcd_cl_result* host_results;
+    rtcd_cl_pair* host_pairs;      /* pinned_pairs.data */
+    rtcd_cl_result* host_results;  /* pinned_results.data */
+    cl_host_array pinned_pairs, pinned_results;
     rtcd_world_ray* host_rays;
     uint32_t* batch_index;  /* device batch slot -> caller's pair index */
     /* This call's commands, for the profile (NULL: not queued). */
@@ -188,6 +197,10 @@ void rtcd_cl_registry_free(cl_mesh_registry* reg);
  * pairs whose rays overflowed the device redone on the CPU. */
 rtcd_error rtcd_cl_plan_call(rtcd_opencl* cl, uint32_t n);
 rtcd_error rtcd_cl_finish_call(rtcd_opencl* cl, uint32_t n);
+
+/* cl_pinned.c: a host array of at least `bytes` (contents not kept). */
+rtcd_error rtcd_cl_host_array(cl_device_state* d, cl_host_array* a, size_t bytes);
+void rtcd_cl_host_array_free(cl_device_state* d, cl_host_array* a);
 
 /* cl_spheres.c: an entry's longest edge and the balls of its vertices
  * (the second phase's cull), from the mesh's clusters. */

@@ -163,12 +163,16 @@ static rtcd_error grow_device_batches(rtcd_opencl* cl)
 {
     for (uint32_t dv = 0; dv < cl->device_count; ++dv) {
         cl_device_state* d = &cl->devices[dv];
-        size_t need = (size_t)d->batch_count + 1, pc = d->batch_cap, rc = d->batch_cap, ic = d->batch_cap;
-        if (!rtcd_grow((void**)&d->host_pairs, &pc, need, sizeof(rtcd_cl_pair)) ||
-            !rtcd_grow((void**)&d->host_results, &rc, need, sizeof(rtcd_cl_result)) ||
-            !rtcd_grow((void**)&d->batch_index, &ic, need, sizeof(uint32_t)))
+        size_t need = (size_t)d->batch_count + 1, ic = d->batch_cap;
+        rtcd_error err;
+        if ((err = rtcd_cl_host_array(d, &d->pinned_pairs, need * sizeof(rtcd_cl_pair))) != RTCD_OK ||
+            (err = rtcd_cl_host_array(d, &d->pinned_results, need * sizeof(rtcd_cl_result))) != RTCD_OK)
+            return err;
+        d->host_pairs = d->pinned_pairs.data;
+        d->host_results = d->pinned_results.data;
+        if (!rtcd_grow((void**)&d->batch_index, &ic, need, sizeof(uint32_t)))
             return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_collide: out of memory for %u pairs", d->batch_count);
-        d->batch_cap = (uint32_t)(pc < rc ? (pc < ic ? pc : ic) : (rc < ic ? rc : ic));
+        d->batch_cap = (uint32_t)ic;
     }
     return RTCD_OK;
 }

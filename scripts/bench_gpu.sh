@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The GPU against every CPU core, on the machine it runs on: the avalanche at
+# 512 blobs (600 steps, the three algorithms), 2048 and 8192 blobs (240 steps,
+# predictive), each on the first OpenCL GPU and on the CPU reference with all
+# cores, then the replay benchmark (bench_backends) on the GPU. One JSON line
+# per run: {"run": ..., "command": ..., "result": <the program's JSON>}, with
+# each run's batch profile (plan, run, finish; upload, device, download) in
+# the result. Installs nothing and needs no network: it needs a build
+# (default build/release, or $1) and an OpenCL GPU (RTCD_DEVICES, default gpu).
+#   scripts/bench_gpu.sh [BUILD_DIR] [--quick]   (--quick: 120 steps at 512, 60 beyond)
+set -uo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="$root/build/release"
+quick=0
+for arg in "$@"; do
+  case "$arg" in
+    --quick) quick=1 ;;
+    *) build="$arg" ;;
+  esac
+done
+demos="$build/demos"
+if [ ! -x "$demos/avalanche" ]; then
+  echo "bench_gpu: no $demos/avalanche: build first (scripts/build.sh release)" >&2
+  exit 2
+fi
+cores="$(nproc)"
+steps_small=600 steps_big=240
+if [ "$quick" = 1 ]; then steps_small=120 steps_big=60; fi
+
+# One run: a label, then the command; its last stdout line is its JSON.
+run() {
+  local label="$1"; shift
+  local out
+  out="$("$@" 2>/dev/null | tail -n 1)"
+  case "$out" in
+    \{*) printf '{"run":"%s","command":"%s","result":%s}\n' "$label" "$*" "$out" ;;
+    *) printf '{"run":"%s","command":"%s","result":null}\n' "$label" "$*" ;;
+  esac
+}
+
+export RTCD_DEVICES="${RTCD_DEVICES:-gpu}" # another device list for a try on a machine without one
+common=(--json --penetration-every 0)
+for algorithm in predictive iterative standard; do
+  run "gpu_512_$algorithm" "$demos/avalanche" --backend opencl --algorithm "$algorithm" --steps "$steps_small" "${common[@]}"
+  run "cpu${cores}_512_$algorithm" "$demos/avalanche" --backend cpu --threads "$cores" --algorithm "$algorithm" \
+    --steps "$steps_small" "${common[@]}"
+done
+for objects in 2048 8192; do
+  run "gpu_${objects}_predictive" "$demos/avalanche" --backend opencl --objects "$objects" --steps "$steps_big" "${common[@]}"
+  run "cpu${cores}_${objects}_predictive" "$demos/avalanche" --backend cpu --threads "$cores" --objects "$objects" \
+    --steps "$steps_big" "${common[@]}"
+done
+run "bench_backends_gpu" "$demos/bench_backends" --devices gpu --threads "$cores" --steps "$steps_small"
