@@ -293,52 +293,6 @@ static rtcd_mesh* replace_under_key(rtcd_batch* batch, rtcd_mesh* a, rtcd_mesh* 
     return a;
 }
 
-/* CPU reference: a key whose mesh was replaced at the same address gets a
- * standard pass, and the results of a fresh batch. */
-static void test_cpu_batch_key(void** unused)
-{
-    (void)unused;
-    arrays big = blob_arrays(642, 0.5f, 4), small = blob_arrays(42, 0.5f, 5), other = blob_arrays(162, 0.5f, 6);
-    pool_install();
-    rtcd_narrowphase_def def = def_of(RTCD_BACKEND_CPU, RTCD_ALGORITHM_PREDICTIVE);
-    rtcd_batch* batch = batch_of(&def);
-    rtcd_mesh* a = mesh_of(&big, 0, "big");
-    rtcd_mesh* b = mesh_of(&other, 0, "other");
-    a = replace_under_key(batch, a, b, &small, 0, 1, &def, 1, 0);
-    rtcd_batch_release(batch);
-    rtcd_mesh_release(a);
-    rtcd_mesh_release(b);
-    pool_remove();
-    arrays_free(&big);
-    arrays_free(&small);
-    arrays_free(&other);
-}
-
-/* OpenCL: the registry holds the meshes it put on the devices, so a mesh the
- * caller released keeps its address while the batch lives; the key's new
- * mesh gets its own geometry on the device: the CPU reference's results. */
-static void test_opencl_registry(void** unused)
-{
-    (void)unused;
-    if (!test_opencl_available()) skip();
-    arrays big = blob_arrays(642, 0.5f, 7), small = blob_arrays(42, 0.5f, 8), other = blob_arrays(162, 0.5f, 9);
-    pool_install();
-    rtcd_narrowphase_def def = def_of(RTCD_BACKEND_OPENCL, RTCD_ALGORITHM_PREDICTIVE);
-    rtcd_narrowphase_def cpu = def_of(RTCD_BACKEND_CPU, RTCD_ALGORITHM_PREDICTIVE);
-    rtcd_batch* batch = batch_of(&def);
-    rtcd_mesh* a = mesh_of(&big, 0, "big");
-    rtcd_mesh* b = mesh_of(&other, 0, "other");
-    a = replace_under_key(batch, a, b, &small, 0, 0, &cpu, 0, 0);
-    assert_int_equal(rtcd_batch_last_stats(batch).cpu_fallback_pairs, 0);
-    rtcd_batch_release(batch);
-    rtcd_mesh_release(a);
-    rtcd_mesh_release(b);
-    pool_remove();
-    arrays_free(&big);
-    arrays_free(&small);
-    arrays_free(&other);
-}
-
 /* ---- meshes the devices refused ---- */
 
 static int g_refusals;
@@ -365,6 +319,66 @@ static rtcd_batch* limited_batch(size_t limit)
     return batch;
 }
 
+/* ---- a key's mesh replaced, on each backend ---- */
+
+typedef struct key_case {
+    rtcd_backend backend;
+    size_t limit;              /* OpenCL devices' buffer limit (limited_batch; 0: none) */
+    uint32_t vertices[3];      /* the old mesh, the new one, the other mesh of the pair */
+    uint32_t leaf;             /* BVH leaf size of all three (0: the default) */
+    int same_address;          /* the new mesh takes the old one's address (else the batch holds it) */
+    uint32_t on_cpu;           /* pairs the OpenCL batch runs on the CPU reference */
+} key_case;
+
+/* replace_under_key on a batch of k's backend, against a fresh CPU
+ * reference batch: bit for bit where both run the CPU reference. */
+static void run_key_case(const key_case* k, uint64_t seed)
+{
+    arrays olda = blob_arrays(k->vertices[0], 0.5f, seed), newa = blob_arrays(k->vertices[1], 0.5f, seed + 1),
+           other = blob_arrays(k->vertices[2], 0.5f, seed + 2);
+    pool_install();
+    rtcd_mesh* a = mesh_of(&olda, k->leaf, "old");
+    rtcd_mesh* b = mesh_of(&other, k->leaf, "other");
+    rtcd_narrowphase_def def = def_of(k->backend, RTCD_ALGORITHM_PREDICTIVE);
+    rtcd_narrowphase_def cpu = def_of(RTCD_BACKEND_CPU, RTCD_ALGORITHM_PREDICTIVE);
+    if (k->limit) /* 64 bytes of BVH nodes a triangle (leaf 1): the other mesh fits, the old and new not */
+        assert_true(node_bytes(b) < k->limit && RTCD_NEAR_BYTES < k->limit && node_bytes(a) > k->limit &&
+                    64 * (size_t)newa.nt > k->limit);
+    rtcd_batch* batch = k->limit ? limited_batch(k->limit) : batch_of(&def);
+    int exact = k->backend == RTCD_BACKEND_CPU || k->on_cpu;
+    a = replace_under_key(batch, a, b, &newa, k->leaf, k->same_address, &cpu, exact, k->on_cpu);
+    assert_int_equal(rtcd_batch_last_stats(batch).cpu_fallback_pairs, k->on_cpu);
+    if (k->limit) assert_int_equal(g_refusals, 2); /* each refused on its own account */
+    rtcd_set_log(NULL, NULL);
+    rtcd_batch_release(batch);
+    rtcd_mesh_release(a);
+    rtcd_mesh_release(b);
+    pool_remove();
+    arrays_free(&olda);
+    arrays_free(&newa);
+    arrays_free(&other);
+}
+
+/* CPU reference: a key whose mesh was replaced at the same address gets a
+ * standard pass, and the results of a fresh batch. */
+static void test_cpu_batch_key(void** unused)
+{
+    (void)unused;
+    key_case k = {RTCD_BACKEND_CPU, 0, {642, 42, 162}, 0, 1, 0};
+    run_key_case(&k, 4);
+}
+
+/* OpenCL: the registry holds the meshes it put on the devices, so a mesh the
+ * caller released keeps its address while the batch lives; the key's new
+ * mesh gets its own geometry on the device: the CPU reference's results. */
+static void test_opencl_registry(void** unused)
+{
+    (void)unused;
+    if (!test_opencl_available()) skip();
+    key_case k = {RTCD_BACKEND_OPENCL, 0, {642, 42, 162}, 0, 0, 0};
+    run_key_case(&k, 7);
+}
+
 /* A refused mesh, whose pairs run on the CPU reference with their states,
  * is released and another refused one made at its address: the key's state
  * resets there too, and the new mesh is refused on its own account. */
@@ -372,27 +386,8 @@ static void test_refused_replaced_by_refused(void** unused)
 {
     (void)unused;
     if (!test_opencl_available()) skip();
-    arrays big = blob_arrays(2000, 0.5f, 10), mid = blob_arrays(1000, 0.5f, 11), small = blob_arrays(50, 0.5f, 12);
-    pool_install();
-    rtcd_mesh* a = mesh_of(&big, 1, "big");
-    rtcd_mesh* b = mesh_of(&small, 1, "small");
-    /* 64 bytes of BVH nodes a triangle: the small blob fits, the others not. */
-    size_t limit = 65536;
-    assert_true(node_bytes(b) < limit && RTCD_NEAR_BYTES < limit && node_bytes(a) > limit);
-    assert_true(64 * (size_t)mid.nt > limit);
-    rtcd_batch* batch = limited_batch(limit);
-    rtcd_narrowphase_def cpu = def_of(RTCD_BACKEND_CPU, RTCD_ALGORITHM_PREDICTIVE);
-    a = replace_under_key(batch, a, b, &mid, 1, 1, &cpu, 1, 1);
-    assert_int_equal(rtcd_batch_last_stats(batch).cpu_fallback_pairs, 1);
-    assert_int_equal(g_refusals, 2);
-    rtcd_set_log(NULL, NULL);
-    rtcd_batch_release(batch);
-    rtcd_mesh_release(a);
-    rtcd_mesh_release(b);
-    pool_remove();
-    arrays_free(&big);
-    arrays_free(&mid);
-    arrays_free(&small);
+    key_case k = {RTCD_BACKEND_OPENCL, 65536, {2000, 1000, 50}, 1, 1, 1};
+    run_key_case(&k, 10);
 }
 
 /* A refused mesh is released and one that fits made at its address from the
