@@ -67,10 +67,10 @@ private:
         bool external = false;
         // Sets source to geometry from the shape as it is now.
         void record(const btCollisionShape* shape, rtcdShapeRole role);
-        // Is the shape (still) what the mesh was built from?
-        bool builtFrom(const btCollisionShape* shape, rtcdShapeRole role) const;
         // The same type, scaling and margin (the arrays may differ).
         bool sameKind(const Entry& other) const;
+        // What the mesh was built from, source to geometry, is the same.
+        bool matches(const Entry& other) const;
     };
     bool deformed(const btCollisionShape* shape, Entry& e);
     const rtcd_mesh* update(const btCollisionShape* shape, Entry& e, bool* out_of_memory);

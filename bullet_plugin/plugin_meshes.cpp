@@ -430,16 +430,14 @@ void rtcdMeshCache::Entry::record(const btCollisionShape* shape, rtcdShapeRole r
     geometry = geometry_of(shape, role);
 }
 
-bool rtcdMeshCache::Entry::builtFrom(const btCollisionShape* shape, rtcdShapeRole role) const
-{
-    Entry now;
-    now.record(shape, role);
-    return sameKind(now) && source == now.source && geometry == now.geometry;
-}
-
 bool rtcdMeshCache::Entry::sameKind(const Entry& o) const
 {
     return type == o.type && scaling == o.scaling && margin == o.margin;
+}
+
+bool rtcdMeshCache::Entry::matches(const Entry& o) const
+{
+    return sameKind(o) && source == o.source && geometry == o.geometry;
 }
 
 const rtcd_mesh* rtcdMeshCache::meshFor(const btCollisionShape* shape, bool* out_of_memory)
@@ -452,17 +450,20 @@ const rtcd_mesh* rtcdMeshCache::meshFor(const btCollisionShape* shape, bool* out
         rtcd_mesh** m;
         ~Release() { rtcd_mesh_release(*m); }
     } release_stale{&stale};
+    Entry entry;
+    entry.record(shape, role);
     auto it = m_entries.find(shape);
     if (it != m_entries.end()) {
-        const Entry& e = it->second;
-        if (e.builtFrom(shape, role)) return e.mesh;
-        // Not the shape it was built for any more: rebuilt below, the old
-        // mesh held meanwhile (a new one at its address would pass for it).
+        Entry& e = it->second;
+        if (e.matches(entry)) return e.mesh;
+        // Not the shape it was built from any more. A GImpact shape of the
+        // same kind over other arrays may hold the same triangles (update
+        // reads them: in place when they are); anything else is rebuilt
+        // below, the old mesh held meanwhile.
+        if (e.mesh && !e.external && role == RTCD_ROLE_MESH && e.sameKind(entry)) return update(shape, e, out_of_memory);
         stale = e.mesh;
         m_entries.erase(it);
     }
-    Entry entry;
-    entry.record(shape, role);
     if (role == RTCD_ROLE_MESH) shape->getAabb(btTransform::getIdentity(), entry.box_lo, entry.box_hi);
     char name[96];
     std::snprintf(name, sizeof name, "%s %p", rtcdRoleName(role), static_cast<const void*>(shape));
@@ -551,16 +552,11 @@ const rtcd_mesh* rtcdMeshCache::current(const btCollisionShape* shape, uint32_t 
     auto it = m_entries.find(shape);
     if (it != m_entries.end() && (it->second.checked == stamp || it->second.external)) return it->second.mesh;
     rtcdShapeRole role = rtcdRoleOf(shape);
+    Entry now;
+    now.record(shape, role);
     const rtcd_mesh* m = nullptr;
-    if (it == m_entries.end() || !it->second.builtFrom(shape, role)) {
-        // New here, or not the shape the mesh was built from. A GImpact
-        // shape of the same kind over other arrays may hold the same
-        // triangles (update reads them: in place when they are); anything
-        // else is built afresh.
-        Entry now;
-        now.record(shape, role);
-        bool reread = it != m_entries.end() && it->second.mesh && role == RTCD_ROLE_MESH && it->second.sameKind(now);
-        m = reread ? update(shape, it->second, out_of_memory) : meshFor(shape, out_of_memory);
+    if (it == m_entries.end() || !it->second.matches(now)) {
+        m = meshFor(shape, out_of_memory); // new here, or not what the mesh was built from
     } else {
         Entry& e = it->second;
         m = e.mesh && role == RTCD_ROLE_MESH && deformed(shape, e) ? update(shape, e, out_of_memory) : e.mesh;
