@@ -45,22 +45,32 @@ public:
 
 private:
     struct Entry {
-        rtcd_mesh* mesh; // NULL: declined
-        // What the mesh was built from: a shape freed and another made at the
-        // same address, or a changed scaling or margin, shows up here and is rebuilt.
+        rtcd_mesh* mesh = nullptr; // NULL: declined
+        // What the mesh was built from, compared on a new pair and once a
+        // step (Bullet shapes carry no id; geometry_of in plugin_meshes.cpp
+        // says what it covers and what it cannot see): a shape freed and
+        // another made at the same address, or a changed scaling or margin,
+        // shows up here and is rebuilt.
         const void* source;
         btVector3 scaling;
         btScalar margin;
         int type;
+        uint64_t geometry;
         // Deformation (GImpact shapes): the local box the mesh was read at,
         // whether its vertices are the shape's as given (in place updates),
         // the step it was last looked at, a refresh asked for, and a mesh
         // the caller keeps up to date itself (use()).
-        btVector3 box_lo, box_hi;
-        bool as_given;
-        uint32_t checked;
-        bool dirty;
-        bool external;
+        btVector3 box_lo{0, 0, 0}, box_hi{0, 0, 0};
+        bool as_given = false;
+        uint32_t checked = 0;
+        bool dirty = false;
+        bool external = false;
+        // Sets source to geometry from the shape as it is now.
+        void record(const btCollisionShape* shape, rtcdShapeRole role);
+        // The same type, scaling and margin (the arrays may differ).
+        bool sameKind(const Entry& other) const;
+        // What the mesh was built from, source to geometry, is the same.
+        bool matches(const Entry& other) const;
     };
     bool deformed(const btCollisionShape* shape, Entry& e);
     const rtcd_mesh* update(const btCollisionShape* shape, Entry& e, bool* out_of_memory);
@@ -82,14 +92,15 @@ struct rtcdPairSlot {
     const btCollisionObject* obj[2];
     int child[2];
     uint8_t kind, plane_is_a;
-    // The meshes (and versions) the contacts were computed with: a deformed
-    // or rebuilt mesh's cached manifold points are dropped (processCollision).
-    const rtcd_mesh* mesh[2];
+    // The meshes (ids, never reused, and versions) the contacts were
+    // computed with: a deformed or rebuilt mesh's cached manifold points are
+    // dropped (processCollision).
+    uint64_t mesh[2];
     uint64_t version[2];
     void computedWith(const rtcd_mesh* a, const rtcd_mesh* b)
     {
-        mesh[0] = a;
-        mesh[1] = b;
+        mesh[0] = rtcd_mesh_id(a);
+        mesh[1] = rtcd_mesh_id(b);
         version[0] = a ? rtcd_mesh_version(a) : 0;
         version[1] = b ? rtcd_mesh_version(b) : 0;
     }
@@ -194,9 +205,9 @@ private:
     uint32_t m_slot;
     uint8_t m_kind;
     uint8_t m_plane_is_a;
-    // The meshes (and their versions) of the last pass: a deformed mesh's
+    // The meshes (ids and versions) of the last pass: a deformed mesh's
     // old points do not move with its bodies, so Bullet's refresh would keep them.
-    const rtcd_mesh* m_mesh[2] = {nullptr, nullptr};
+    uint64_t m_mesh[2] = {0, 0};
     uint64_t m_version[2] = {0, 0};
 };
 

@@ -4,7 +4,10 @@
 #include "plugin_convex.h"
 #include "plugin_internal.h"
 
+#include <BulletCollision/CollisionShapes/btConvexPointCloudShape.h>
+#include <BulletCollision/CollisionShapes/btConvexTriangleMeshShape.h>
 #include <BulletCollision/CollisionShapes/btHeightfieldTerrainShape.h>
+#include <BulletCollision/CollisionShapes/btMultiSphereShape.h>
 #include <BulletCollision/CollisionShapes/btScaledBvhTriangleMeshShape.h>
 #include <rtcd/rtcd_repair.h>
 
@@ -266,35 +269,201 @@ static rtcd_mesh* build_mesh(const btCollisionShape* shape, rtcdShapeRole role, 
     return mesh;
 }
 
+// ---- what a shape's mesh is built from ----
+//
+// Bullet shapes carry no id and tell nobody of their deletion, so a shape
+// deleted and another made at its address is told apart by what the mesh is
+// built from: the type, scaling and margin (Entry), and geometry_of's hash:
+//  - primitives (box, sphere, capsule, cylinder, cone): every dimension and
+//    the up axis; hulls and multi-spheres: their points and radii by value;
+//    point clouds: the array's address, count and values;
+//  - triangle meshes (GImpact, BVH, convex, scaled): the mesh interface's
+//    address and each part's vertex and index arrays (address, count, type,
+//    stride); static surfaces and heightfields their local box too;
+//  - heightfields: the height data's address, grid size and up axis.
+// Not seen: a triangle mesh or heightfield made at the old one's address
+// over the same arrays (same addresses and counts) holding other values. For
+// a GImpact shape that is a deformation and followed as one (its update
+// flag, its box, refreshShape, rtcd_bullet.h); a static surface rewritten in
+// place with the same box is not (Bullet's own BVH over it would be stale
+// too): give it a new shape.
+
+namespace {
+// FNV-1a over the bytes of each value added.
+struct rtcdHash {
+    uint64_t h = 1469598103934665603ull;
+    template <class T> void add(const T& v)
+    {
+        const unsigned char* p = reinterpret_cast<const unsigned char*>(&v);
+        for (size_t i = 0; i < sizeof v; ++i) h = (h ^ p[i]) * 1099511628211ull;
+    }
+    void add(const btVector3& v) // x, y, z: the fourth float may be anything
+    {
+        for (int k = 0; k < 3; ++k) add(v[k]);
+    }
+};
+
+// The heightfield's grid size, protected in btHeightfieldTerrainShape.
+struct rtcdHeightfieldGrid : public btHeightfieldTerrainShape {
+    static int width(const btHeightfieldTerrainShape* s) { return s->*(&rtcdHeightfieldGrid::m_heightStickWidth); }
+    static int length(const btHeightfieldTerrainShape* s) { return s->*(&rtcdHeightfieldGrid::m_heightStickLength); }
+};
+} // namespace
+
+static void hash_interface(rtcdHash& h, const btStridingMeshInterface* iface)
+{
+    h.add(static_cast<const void*>(iface));
+    h.add(iface->getNumSubParts());
+    for (int part = 0; part < iface->getNumSubParts(); ++part) {
+        const unsigned char *vbase, *ibase;
+        int nverts, vstride, nfaces, istride;
+        PHY_ScalarType vtype, itype;
+        iface->getLockedReadOnlyVertexIndexBase(&vbase, nverts, vtype, vstride, &ibase, istride, nfaces, itype, part);
+        h.add(static_cast<const void*>(vbase));
+        h.add(nverts);
+        h.add(vtype);
+        h.add(vstride);
+        h.add(static_cast<const void*>(ibase));
+        h.add(nfaces);
+        h.add(itype);
+        h.add(istride);
+        iface->unLockReadOnlyVertexBase(part);
+    }
+}
+
+static void hash_points(rtcdHash& h, const btVector3* points, int count)
+{
+    h.add(count);
+    for (int i = 0; i < count; ++i) h.add(points[i]);
+}
+
+static uint64_t geometry_of(const btCollisionShape* shape, rtcdShapeRole role)
+{
+    rtcdHash h;
+    if (role == RTCD_ROLE_MESH) {
+        // Not its box, which moves with a deformation (deformed()).
+        const btGImpactMeshShape* g = static_cast<const btGImpactMeshShape*>(shape);
+        hash_interface(h, g->getMeshInterface());
+        h.add(g->getMeshPartCount());
+        return h.h;
+    }
+    btVector3 lo, hi;
+    shape->getAabb(btTransform::getIdentity(), lo, hi);
+    h.add(lo);
+    h.add(hi);
+    switch (shape->getShapeType()) {
+    case TRIANGLE_MESH_SHAPE_PROXYTYPE:
+        hash_interface(h, static_cast<const btTriangleMeshShape*>(shape)->getMeshInterface());
+        break;
+    case SCALED_TRIANGLE_MESH_SHAPE_PROXYTYPE: {
+        const btBvhTriangleMeshShape* child = static_cast<const btScaledBvhTriangleMeshShape*>(shape)->getChildShape();
+        h.add(static_cast<const void*>(child));
+        hash_interface(h, child->getMeshInterface());
+        break;
+    }
+    case TERRAIN_SHAPE_PROXYTYPE: {
+        const btHeightfieldTerrainShape* t = static_cast<const btHeightfieldTerrainShape*>(shape);
+        h.add(static_cast<const void*>(t->getHeightfieldRawData()));
+        h.add(rtcdHeightfieldGrid::width(t));
+        h.add(rtcdHeightfieldGrid::length(t));
+        h.add(t->getUpAxis());
+        break;
+    }
+    case CAPSULE_SHAPE_PROXYTYPE: h.add(static_cast<const btCapsuleShape*>(shape)->getUpAxis()); break;
+    case CYLINDER_SHAPE_PROXYTYPE: h.add(static_cast<const btCylinderShape*>(shape)->getUpAxis()); break;
+    case CONE_SHAPE_PROXYTYPE: {
+        const btConeShape* c = static_cast<const btConeShape*>(shape);
+        h.add(c->getConeUpIndex());
+        h.add(c->getRadius());
+        h.add(c->getHeight());
+        break;
+    }
+    case CONVEX_HULL_SHAPE_PROXYTYPE: {
+        const btConvexHullShape* c = static_cast<const btConvexHullShape*>(shape);
+        hash_points(h, c->getUnscaledPoints(), c->getNumPoints());
+        break;
+    }
+    case CONVEX_POINT_CLOUD_SHAPE_PROXYTYPE: {
+        const btConvexPointCloudShape* c = static_cast<const btConvexPointCloudShape*>(shape);
+        h.add(static_cast<const void*>(c->getUnscaledPoints()));
+        hash_points(h, c->getUnscaledPoints(), c->getNumPoints());
+        break;
+    }
+    case MULTI_SPHERE_SHAPE_PROXYTYPE: {
+        const btMultiSphereShape* m = static_cast<const btMultiSphereShape*>(shape);
+        h.add(m->getSphereCount());
+        for (int i = 0; i < m->getSphereCount(); ++i) {
+            h.add(m->getSpherePosition(i));
+            h.add(m->getSphereRadius(i));
+        }
+        break;
+    }
+    case CONVEX_TRIANGLEMESH_SHAPE_PROXYTYPE:
+        hash_interface(h, static_cast<const btConvexTriangleMeshShape*>(shape)->getMeshInterface());
+        break;
+    default: break;
+    }
+    // Box half extents, sphere radius, capsule radius and half height...
+    if (role == RTCD_ROLE_CONVEX) h.add(static_cast<const btConvexInternalShape*>(shape)->getImplicitShapeDimensions());
+    return h.h;
+}
+
+// The entry's record of what its mesh was built from (Entry).
+static const void* source_of(const btCollisionShape* shape, rtcdShapeRole role)
+{
+    return role == RTCD_ROLE_MESH ? static_cast<const void*>(static_cast<const btGImpactMeshShape*>(shape)->getMeshInterface())
+                                  : static_cast<const void*>(shape);
+}
+
+static btVector3 scaling_of(const btCollisionShape* shape, rtcdShapeRole role)
+{
+    return role == RTCD_ROLE_MESH ? part_scaling(static_cast<const btGImpactMeshShape*>(shape), 0)
+                                  : shape->getLocalScaling();
+}
+
+void rtcdMeshCache::Entry::record(const btCollisionShape* shape, rtcdShapeRole role)
+{
+    source = source_of(shape, role);
+    scaling = scaling_of(shape, role);
+    margin = role == RTCD_ROLE_CONVEX ? shape->getMargin() : btScalar(0);
+    type = shape->getShapeType();
+    geometry = geometry_of(shape, role);
+}
+
+bool rtcdMeshCache::Entry::sameKind(const Entry& o) const
+{
+    return type == o.type && scaling == o.scaling && margin == o.margin;
+}
+
+bool rtcdMeshCache::Entry::matches(const Entry& o) const
+{
+    return sameKind(o) && source == o.source && geometry == o.geometry;
+}
+
 const rtcd_mesh* rtcdMeshCache::meshFor(const btCollisionShape* shape, bool* out_of_memory)
 {
     if (out_of_memory) *out_of_memory = false;
     rtcdShapeRole role = rtcdRoleOf(shape);
-    // What the mesh is built from: a shape freed and another made at the same
-    // address, or a changed scaling, shows up here and is rebuilt.
-    const void* source = shape;
-    if (role == RTCD_ROLE_MESH) source = static_cast<const btGImpactMeshShape*>(shape)->getMeshInterface();
-    btVector3 scaling = role == RTCD_ROLE_MESH ? part_scaling(static_cast<const btGImpactMeshShape*>(shape), 0)
-                                               : shape->getLocalScaling();
-    btScalar margin = role == RTCD_ROLE_CONVEX ? shape->getMargin() : btScalar(0);
     rtcd_mesh* stale = nullptr;
     // Released on every way out, after the new mesh was made.
     struct Release {
         rtcd_mesh** m;
         ~Release() { rtcd_mesh_release(*m); }
     } release_stale{&stale};
+    Entry entry;
+    entry.record(shape, role);
     auto it = m_entries.find(shape);
     if (it != m_entries.end()) {
-        const Entry& e = it->second;
-        if (e.source == source && e.scaling == scaling && e.margin == margin && e.type == shape->getShapeType())
-            return e.mesh;
-        // Not the shape it was built for any more: rebuilt below, the old
-        // mesh held meanwhile (a new one at its address would pass for it).
+        Entry& e = it->second;
+        if (e.matches(entry)) return e.mesh;
+        // Not the shape it was built from any more. A GImpact shape of the
+        // same kind over other arrays may hold the same triangles (update
+        // reads them: in place when they are); anything else is rebuilt
+        // below, the old mesh held meanwhile.
+        if (e.mesh && !e.external && role == RTCD_ROLE_MESH && e.sameKind(entry)) return update(shape, e, out_of_memory);
         stale = e.mesh;
         m_entries.erase(it);
     }
-    Entry entry = {nullptr, source, scaling, margin, shape->getShapeType(), btVector3(0, 0, 0), btVector3(0, 0, 0),
-                   false, 0, false, false};
     if (role == RTCD_ROLE_MESH) shape->getAabb(btTransform::getIdentity(), entry.box_lo, entry.box_hi);
     char name[96];
     std::snprintf(name, sizeof name, "%s %p", rtcdRoleName(role), static_cast<const void*>(shape));
@@ -359,15 +528,17 @@ const rtcd_mesh* rtcdMeshCache::update(const btCollisionShape* shape, Entry& e, 
             // Out of memory: the old shape this step, tried again on the next.
             e.dirty = err != RTCD_OK;
             if (err != RTCD_OK && out_of_memory) *out_of_memory = true;
-            if (err == RTCD_OK) shape->getAabb(btTransform::getIdentity(), e.box_lo, e.box_hi);
+            if (err == RTCD_OK) {
+                shape->getAabb(btTransform::getIdentity(), e.box_lo, e.box_hi);
+                e.record(shape, RTCD_ROLE_MESH); // other arrays, the same triangles
+            }
             return e.mesh;
         }
         // A shape rtcd_mesh_create would refuse (a triangle squashed flat):
         // rebuilt through the repair below, as a new shape would be.
     }
-    // The old mesh is held until the new one exists: a new mesh at the old
-    // address would pass for it with the pair states (which compare
-    // addresses) and their kept rays would name another mesh's elements.
+    // The old mesh is held until the new one exists (the pair states tell
+    // meshes apart by id as well, so this is no longer needed for them).
     rtcd_mesh* old = e.mesh;
     m_entries.erase(shape);
     const rtcd_mesh* fresh = meshFor(shape, out_of_memory);
@@ -379,16 +550,20 @@ const rtcd_mesh* rtcdMeshCache::current(const btCollisionShape* shape, uint32_t 
 {
     if (out_of_memory) *out_of_memory = false;
     auto it = m_entries.find(shape);
-    if (it == m_entries.end()) {
-        const rtcd_mesh* m = meshFor(shape, out_of_memory);
-        it = m_entries.find(shape);
-        if (it != m_entries.end()) it->second.checked = stamp;
-        return m;
+    if (it != m_entries.end() && (it->second.checked == stamp || it->second.external)) return it->second.mesh;
+    rtcdShapeRole role = rtcdRoleOf(shape);
+    Entry now;
+    now.record(shape, role);
+    const rtcd_mesh* m = nullptr;
+    if (it == m_entries.end() || !it->second.matches(now)) {
+        m = meshFor(shape, out_of_memory); // new here, or not what the mesh was built from
+    } else {
+        Entry& e = it->second;
+        m = e.mesh && role == RTCD_ROLE_MESH && deformed(shape, e) ? update(shape, e, out_of_memory) : e.mesh;
     }
-    Entry& e = it->second;
-    if (e.checked == stamp || !e.mesh || e.external || rtcdRoleOf(shape) != RTCD_ROLE_MESH) return e.mesh;
-    e.checked = stamp;
-    return deformed(shape, e) ? update(shape, e, out_of_memory) : e.mesh;
+    it = m_entries.find(shape); // update and meshFor may have replaced the entry
+    if (it != m_entries.end()) it->second.checked = stamp;
+    return m;
 }
 
 void rtcdMeshCache::refresh(const btCollisionShape* shape)
@@ -404,9 +579,11 @@ void rtcdMeshCache::use(const btCollisionShape* shape, rtcd_mesh* mesh)
         rtcd_mesh_release(it->second.mesh);
         m_entries.erase(it);
     }
-    const btGImpactMeshShape* g = static_cast<const btGImpactMeshShape*>(shape);
-    Entry e = {mesh, g->getMeshInterface(), part_scaling(g, 0), btScalar(0), shape->getShapeType(),
-               btVector3(0, 0, 0), btVector3(0, 0, 0), true, 0, false, true};
+    Entry e;
+    e.record(shape, RTCD_ROLE_MESH);
+    e.mesh = mesh;
+    e.as_given = true;
+    e.external = true;
     rtcd_mesh_retain(mesh);
     m_entries.emplace(shape, e);
 }

@@ -128,10 +128,13 @@ int rtcd_track_plan(rtcd_pair_track* track, const rtcd_narrowphase_def* ndef, co
 {
     const rtcd_iterative_def* def = &ndef->iterative;
     rtcd_xform now = xf_relative(pose_a, pose_b);
-    if (track->a != a || track->b != b || def->algorithm == RTCD_ALGORITHM_STANDARD) {
+    if (track->a != a || track->b != b || track->id_a != a->id || track->id_b != b->id ||
+        def->algorithm == RTCD_ALGORITHM_STANDARD) {
         memset(track, 0, sizeof *track);
         track->a = a;
         track->b = b;
+        track->id_a = a->id;
+        track->id_b = b->id;
     }
     /* Deforming meshes: every point of either may have moved, in its own
      * frame, as far as its mesh's odometer ran (the sum of its updates'

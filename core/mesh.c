@@ -255,6 +255,13 @@ rtcd_error rtcd_mesh_derive_geometry(rtcd_mesh* m)
     return RTCD_OK;
 }
 
+/* 64 bits: a billion meshes a second would take centuries to wrap. */
+static uint64_t next_mesh_id(void)
+{
+    static uint64_t last_id;
+    return __atomic_add_fetch(&last_id, 1, __ATOMIC_RELAXED);
+}
+
 rtcd_error rtcd_mesh_create(const rtcd_mesh_def* def, rtcd_mesh** out)
 {
     if (out) *out = NULL;
@@ -281,6 +288,7 @@ rtcd_error rtcd_mesh_create(const rtcd_mesh_def* def, rtcd_mesh** out)
     rtcd_mesh* m = rtcd_calloc(1, sizeof *m);
     if (!m) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "%s: no memory for the mesh", name);
     m->refcount = 1;
+    m->id = next_mesh_id();
     m->vertex_count = def->vertex_count;
     m->triangle_count = def->triangle_count;
     size_t nv = (size_t)m->vertex_count * 3, nt = (size_t)m->triangle_count * 3;
@@ -355,6 +363,7 @@ void rtcd_mesh_release(rtcd_mesh* mesh)
     rtcd_free(mesh);
 }
 
+uint64_t rtcd_mesh_id(const rtcd_mesh* m) { return m ? m->id : 0; }
 uint32_t rtcd_mesh_vertex_count(const rtcd_mesh* m) { return m ? m->vertex_count : 0; }
 uint32_t rtcd_mesh_triangle_count(const rtcd_mesh* m) { return m ? m->triangle_count : 0; }
 const char* rtcd_mesh_name(const rtcd_mesh* m) { return m ? m->name : ""; }

@@ -54,6 +54,10 @@ typedef struct rtcd_vertex_cluster {
 
 struct rtcd_mesh {
     int refcount;
+    /* Never reused in the process (rtcd_mesh_id): whoever keeps a mesh's
+     * address between calls keeps the id beside it, since a mesh created
+     * after another's release may get its address. */
+    uint64_t id;
     uint32_t vertex_count, triangle_count;
     char* name;
     float* vertices;          /* 3 per vertex */

@@ -15,8 +15,12 @@
  * rtcd_pair_state; the OpenCL backend on the host beside the device that
  * holds the rays. */
 typedef struct rtcd_pair_track {
+    /* The meshes, by address and id (rtcd_mesh.id): a mesh created at a
+     * released one's address is another mesh, which the kept rays do not
+     * name. */
     const rtcd_mesh* a;
     const rtcd_mesh* b;
+    uint64_t id_a, id_b;
     int valid;             /* a standard pass ran since the last reset */
     int has_prev;
     rtcd_xform ref;        /* b in a's frame at the last standard pass */
@@ -52,7 +56,8 @@ rtcd_pair_motion rtcd_pair_motion_of(const rtcd_pair_desc* desc);
 
 /* Decides this call's pass and updates the track: returns 1 for a standard
  * pass (parameters chosen afresh, displacement reset), 0 for an iterative
- * one. A track of other meshes, or of the STANDARD algorithm, resets.
+ * one. A track of other meshes (by address or id), or of the STANDARD
+ * algorithm, resets.
  * motion may be NULL (nothing known). Sets track->speculative, and
  * track->before from motion->back when given. */
 int rtcd_track_plan(rtcd_pair_track* track, const rtcd_narrowphase_def* def, const rtcd_mesh* a, const rtcd_mesh* b,

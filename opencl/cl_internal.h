@@ -72,19 +72,20 @@ typedef struct cl_device_state {
 } cl_device_state;
 
 /* A mesh the devices could not take (cl_meshes.c): its pairs run on the CPU
- * reference. Known by address and a fingerprint, not retained: a mesh the
- * caller released stays released (another at the same address with other
- * counts or arrays is a new mesh). */
+ * reference. Known by address and id, not retained: a mesh the caller
+ * released stays released (another at its address has another id; a
+ * deformation keeps the id). */
 typedef struct cl_refused_mesh {
     const rtcd_mesh* mesh;
-    const float* vertices;
-    uint64_t version;      /* a deformation changes the arrays, not the mesh */
-    uint32_t vertex_count, triangle_count;
+    uint64_t id;
 } cl_refused_mesh;
 
 /* Growable host arrays of the concatenated meshes (one copy for all devices). */
 typedef struct cl_mesh_registry {
+    /* Retained while registered (their address cannot be reused meanwhile);
+     * found by address and id all the same (rtcd_mesh.id). */
     const rtcd_mesh** meshes;
+    uint64_t* ids;
     rtcd_cl_mesh* table;
     uint64_t* versions;      /* the rtcd_mesh.version each entry copied (deforming meshes) */
     uint32_t count, cap;
@@ -104,7 +105,7 @@ typedef struct cl_mesh_registry {
     uint32_t refused_count, refused_cap;
     /* capacities, in elements */
     uint32_t cap_vertices, cap_vnormals, cap_tnormals, cap_tris, cap_indices, cap_tri_ids, cap_nodes, cap_grids,
-        cap_table, cap_nears, cap_neighbors, cap_versions, cap_prev_vertices;
+        cap_table, cap_nears, cap_neighbors, cap_versions, cap_prev_vertices, cap_ids;
 } cl_mesh_registry;
 
 /* What the host keeps of a persisting pair: its device, and for the

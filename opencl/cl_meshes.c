@@ -83,24 +83,16 @@ static void roll_back(cl_mesh_registry* reg, const registry_mark* m)
 static uint32_t find_mesh(const cl_mesh_registry* reg, const rtcd_mesh* m)
 {
     for (uint32_t i = 0; i < reg->count; ++i)
-        if (reg->meshes[i] == m) return i;
+        if (reg->meshes[i] == m && reg->ids[i] == m->id) return i;
     return RTCD_CL_NO_SLOT;
 }
 
-/* A deformation gives the mesh new arrays and a later version: still the
- * refused mesh (followed, not refused again with a warning each step). */
-static int is_refused(cl_mesh_registry* reg, const rtcd_mesh* m)
+/* A deformed refused mesh is still refused (the same id: not refused again
+ * with a warning each step); a new mesh at its address is not. */
+static int is_refused(const cl_mesh_registry* reg, const rtcd_mesh* m)
 {
-    for (uint32_t i = 0; i < reg->refused_count; ++i) {
-        cl_refused_mesh* r = &reg->refused[i];
-        if (r->mesh != m || r->vertex_count != m->vertex_count || r->triangle_count != m->triangle_count) continue;
-        if (r->vertices == m->vertices) return 1;
-        if (m->version > r->version) {
-            r->vertices = m->vertices;
-            r->version = m->version;
-            return 1;
-        }
-    }
+    for (uint32_t i = 0; i < reg->refused_count; ++i)
+        if (reg->refused[i].mesh == m && reg->refused[i].id == m->id) return 1;
     return 0;
 }
 
@@ -129,6 +121,7 @@ static int append_mesh(cl_mesh_registry* reg, const rtcd_mesh* m)
     int ok = grow((void**)&reg->meshes, &reg->cap, reg->count + 1, sizeof *reg->meshes) &&
              grow((void**)&reg->table, &reg->cap_table, reg->count + 1, sizeof *reg->table) &&
              grow((void**)&reg->versions, &reg->cap_versions, reg->count + 1, sizeof *reg->versions) &&
+             grow((void**)&reg->ids, &reg->cap_ids, reg->count + 1, sizeof *reg->ids) &&
              append((void**)&reg->vertices, &reg->cap_vertices, 3 * reg->vertex_total, m->vertices, 3 * nv,
                     sizeof(float)) &&
              append((void**)&reg->vnormals, &reg->cap_vnormals, 3 * reg->vertex_total, m->vertex_normals, 3 * nv,
@@ -162,6 +155,7 @@ static int append_mesh(cl_mesh_registry* reg, const rtcd_mesh* m)
     entry_shape(e, m);
     rtcd_mesh_retain((rtcd_mesh*)m); /* device copies mirror it: keep it alive */
     reg->versions[reg->count] = m->version;
+    reg->ids[reg->count] = m->id;
     reg->meshes[reg->count++] = m;
     reg->vertex_total += nv;
     reg->tri_total += nt;
@@ -196,6 +190,7 @@ static void trim_registry(cl_mesh_registry* reg)
     trim((void**)&reg->meshes, &reg->cap, reg->count, sizeof *reg->meshes);
     trim((void**)&reg->table, &reg->cap_table, reg->count, sizeof *reg->table);
     trim((void**)&reg->versions, &reg->cap_versions, reg->count, sizeof *reg->versions);
+    trim((void**)&reg->ids, &reg->cap_ids, reg->count, sizeof *reg->ids);
     trim((void**)&reg->vertices, &reg->cap_vertices, 3 * (size_t)reg->vertex_total, sizeof(float));
     trim((void**)&reg->vnormals, &reg->cap_vnormals, 3 * (size_t)reg->vertex_total, sizeof(float));
     trim((void**)&reg->tnormals, &reg->cap_tnormals, 3 * (size_t)reg->tri_total, sizeof(float));
@@ -215,6 +210,7 @@ void rtcd_cl_registry_free(cl_mesh_registry* reg)
     rtcd_free(reg->meshes);
     rtcd_free(reg->table);
     rtcd_free(reg->versions);
+    rtcd_free(reg->ids);
     rtcd_free(reg->vertices);
     rtcd_free(reg->vnormals);
     rtcd_free(reg->tnormals);
@@ -567,10 +563,7 @@ static rtcd_error refuse(rtcd_opencl* cl, const rtcd_mesh* m, const fit_failure*
     reg->refused_cap = (uint32_t)cap;
     cl_refused_mesh* r = &reg->refused[reg->refused_count++];
     r->mesh = m;
-    r->vertices = m->vertices;
-    r->version = m->version;
-    r->vertex_count = m->vertex_count;
-    r->triangle_count = m->triangle_count;
+    r->id = m->id;
     const cl_device_state* d = &cl->devices[f->device];
     char others[64] = "";
     if (beside) snprintf(others, sizeof others, " beside the %u mesh(es) already there", beside);

@@ -8,8 +8,10 @@
 #include <btBulletDynamicsCommon.h>
 
 #include <cmath>
+#include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -66,6 +68,26 @@ struct World {
     ~World()
     {
         for (auto& b : bodies) world.removeRigidBody(b.get());
+    }
+    // A body of a shape the caller owns (mass 0: static).
+    btRigidBody* place(btCollisionShape* shape, btScalar mass, const btVector3& at)
+    {
+        btVector3 inertia(0, 0, 0);
+        if (mass > 0) shape->calculateLocalInertia(mass, inertia);
+        motions.emplace_back(new btDefaultMotionState(btTransform(btQuaternion::getIdentity(), at)));
+        bodies.emplace_back(new btRigidBody(mass, motions.back().get(), shape, inertia));
+        world.addRigidBody(bodies.back().get());
+        return bodies.back().get();
+    }
+    void remove(btRigidBody* body)
+    {
+        world.removeRigidBody(body);
+        for (size_t i = 0; i < bodies.size(); ++i)
+            if (bodies[i].get() == body) bodies.erase(bodies.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+    void steps(int n)
+    {
+        for (int i = 0; i < n; ++i) world.stepSimulation(1.0f / 60.0f, 1, 1.0f / 60.0f);
     }
     btRigidBody* add(MeshData& m, const btVector3& at)
     {
@@ -179,5 +201,145 @@ static void test_rescaled_shape_is_rebuilt()
     CHECK(std::fabs((hi1[0] - lo1[0]) - 2.0f * (hi0[0] - lo0[0])) < 1e-4f);
 }
 
-int main() { return rtcd_run_tests({test_open_mesh_falls_back, test_manifold_persists, test_mesh_pairs_are_batched,
-                         test_rescaled_shape_is_rebuilt}); }
+// ---- a shape deleted and another made at its address ----
+
+// Storage where a Bullet object is made, destroyed and another made: an
+// allocator giving a deleted shape's address to the next one, for certain.
+template <class T> struct SameAddress {
+    alignas(16) unsigned char bytes[sizeof(T)];
+    T* obj = nullptr;
+    template <class... A> T* make(A&&... args)
+    {
+        if (obj) obj->~T();
+        obj = new (bytes) T(std::forward<A>(args)...);
+        return obj;
+    }
+    ~SameAddress()
+    {
+        if (obj) obj->~T();
+    }
+};
+
+static bool box_is(const rtcd_mesh* m, const btVector3& half)
+{
+    float lo[3], hi[3];
+    rtcd_mesh_bounds(m, lo, hi);
+    bool ok = m != nullptr;
+    for (int k = 0; k < 3; ++k) ok = ok && std::fabs(hi[k] - half[k]) < 1e-4f && std::fabs(lo[k] + half[k]) < 1e-4f;
+    std::printf("mesh box %.3f %.3f %.3f, the shape's %.3f %.3f %.3f\n", hi[0], hi[1], hi[2], half[0], half[1], half[2]);
+    return ok;
+}
+
+// Bullet shapes carry no id: a box deleted and another of other dimensions
+// made at its address is a new shape to rtcd (its mesh rebuilt), for a new
+// body and under a body that keeps the address.
+static void test_convex_remade_in_place()
+{
+    SameAddress<btBoxShape> box;
+    MeshData m = blob(7, false);
+    World w;
+    w.add(m, btVector3(0, 0, 0.55f));
+    // The same smallest half extent: the same margin (btBoxShape's safe margin).
+    btVector3 half[3] = {btVector3(0.3f, 0.3f, 0.3f), btVector3(0.3f, 0.45f, 0.35f), btVector3(0.4f, 0.3f, 0.35f)};
+    btRigidBody* body = w.place(box.make(half[0]), 0, btVector3(0.6f, 0, 0.3f));
+    w.steps(2);
+    const rtcd_mesh* first = w.dispatcher.meshForShape(box.obj);
+    CHECK(box_is(first, half[0]));
+    uint64_t id = rtcd_mesh_id(first);
+    // Deleted with its body; a new box and body at the same addresses.
+    w.remove(body);
+    const btCollisionShape* where = box.obj;
+    body = w.place(box.make(half[1]), 0, btVector3(0.6f, 0, 0.3f));
+    CHECK(box.obj == where);
+    w.steps(2);
+    const rtcd_mesh* second = w.dispatcher.meshForShape(box.obj);
+    CHECK(box_is(second, half[1]));
+    CHECK(rtcd_mesh_id(second) != id);
+    // Remade under the body (its pair lives on): seen within a step.
+    box.make(half[2]);
+    w.world.updateSingleAabb(body);
+    w.steps(2);
+    CHECK(box_is(w.dispatcher.meshForShape(box.obj), half[2]));
+    CHECK(w.dispatcher.lastStepStats().pairs_owned >= 2); // the blob with the plane and with the box
+}
+
+static MeshData box_data(float half, uint32_t subdivisions)
+{
+    rtcd_generated_mesh g;
+    const float h[3] = {half, half, half};
+    rtcd_generate_box(h, subdivisions, &g);
+    MeshData m;
+    m.vertices.assign(g.vertices, g.vertices + 3 * g.vertex_count);
+    m.indices.assign(g.indices, g.indices + 3 * g.triangle_count);
+    rtcd_generated_free(&g);
+    return m;
+}
+
+static btTriangleIndexVertexArray* interface_of(SameAddress<btTriangleIndexVertexArray>& at, MeshData& m)
+{
+    return at.make(static_cast<int>(m.indices.size() / 3), m.indices.data(), 3 * sizeof(int),
+                   static_cast<int>(m.vertices.size() / 3), m.vertices.data(), 3 * sizeof(float));
+}
+
+// A GImpact shape and its mesh interface deleted, and others made at their
+// addresses over another mesh with the same box (a finer box): rtcd builds
+// the new mesh rather than keep the old one, which the box alone cannot tell.
+static void test_gimpact_remade_in_place()
+{
+    SameAddress<btTriangleIndexVertexArray> iface;
+    SameAddress<btGImpactMeshShape> shape;
+    MeshData coarse = box_data(0.3f, 1), fine = box_data(0.3f, 3);
+    World w;
+    shape.make(interface_of(iface, coarse))->updateBound();
+    btRigidBody* body = w.place(shape.obj, 1, btVector3(0, 0, 0.32f));
+    w.steps(3);
+    const rtcd_mesh* first = w.dispatcher.meshForShape(shape.obj);
+    CHECK(first && rtcd_mesh_vertex_count(first) == coarse.vertices.size() / 3);
+    w.remove(body);
+    const void* where[2] = {iface.obj, shape.obj};
+    shape.make(interface_of(iface, fine))->updateBound();
+    CHECK(where[0] == iface.obj && where[1] == shape.obj);
+    w.place(shape.obj, 1, btVector3(0, 0, 0.32f));
+    w.steps(3);
+    const rtcd_mesh* second = w.dispatcher.meshForShape(shape.obj);
+    std::printf("GImpact remade in place: %u vertices, the new shape has %zu\n", rtcd_mesh_vertex_count(second),
+                fine.vertices.size() / 3);
+    CHECK(second && rtcd_mesh_vertex_count(second) == fine.vertices.size() / 3);
+}
+
+// A GImpact shape whose interface is pointed at another vertex array of the
+// same triangles (double-buffered deformation) is followed in place: the same
+// mesh, a new version, the new vertices.
+static void test_gimpact_new_vertex_array()
+{
+    MeshData m = box_data(0.3f, 2);
+    // The vertices off the corners 2 % inwards: the same box (which a
+    // deformation check would see), other arrays.
+    std::vector<float> moved = m.vertices;
+    for (size_t i = 0; i < moved.size(); i += 3) {
+        bool corner = true;
+        for (int k = 0; k < 3; ++k) corner = corner && std::fabs(std::fabs(moved[i + k]) - 0.3f) < 1e-6f;
+        for (int k = 0; k < 3 && !corner; ++k) moved[i + k] *= 0.98f;
+    }
+    World w;
+    btRigidBody* body = w.add(m, btVector3(0, 0, 0.32f));
+    btGImpactMeshShape* shape = static_cast<btGImpactMeshShape*>(body->getCollisionShape());
+    w.steps(2);
+    const rtcd_mesh* before = w.dispatcher.meshForShape(shape);
+    CHECK(before != nullptr);
+    if (!before) return;
+    uint64_t id = rtcd_mesh_id(before), version = rtcd_mesh_version(before);
+    w.arrays.back()->getIndexedMeshArray()[0].m_vertexBase = reinterpret_cast<const unsigned char*>(moved.data());
+    w.steps(1);
+    const rtcd_mesh* after = w.dispatcher.meshForShape(shape);
+    CHECK(after == before && rtcd_mesh_id(after) == id);
+    CHECK(rtcd_mesh_version(after) == version + 1);
+    CHECK(after && std::equal(moved.begin(), moved.end(), rtcd_mesh_vertices(after)));
+}
+
+int main()
+{
+    return rtcd_run_tests({test_open_mesh_falls_back, test_manifold_persists, test_mesh_pairs_are_batched,
+                           test_rescaled_shape_is_rebuilt, test_convex_remade_in_place, test_gimpact_remade_in_place,
+                           test_gimpact_new_vertex_array});
+}

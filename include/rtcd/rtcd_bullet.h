@@ -61,7 +61,17 @@ public:
     rtcd_step_stats lastStepStats() const;
 
     /* The rtcd mesh built for a shape (NULL when rtcd declined it or has not
-     * seen it yet). Owned by the dispatcher. */
+     * seen it yet). Owned by the dispatcher. Shapes are known by address
+     * and, Bullet shapes having no id, by what the mesh was built from,
+     * looked at for each new pair and once per step: type, scaling, margin,
+     * every dimension of a primitive, a hull's points, and for triangle
+     * meshes and heightfields the mesh interface and its arrays (addresses,
+     * counts, types). A shape deleted and another made at its address is
+     * rebuilt unless all of that is the same; then it holds the same
+     * triangles, or other values in the same arrays, which for a GImpact
+     * shape is a deformation (below) and for a static triangle mesh or
+     * heightfield goes unseen (give it a new shape). A GImpact shape over
+     * other arrays of the same triangles is followed as a deformation. */
     const rtcd_mesh* meshForShape(const btCollisionShape* shape) const;
 
     /* Deforming btGImpactMeshShapes. A program that rewrites a shape's

@@ -34,7 +34,8 @@ RTCD_API rtcd_iterative_params rtcd_adaptive_params(const rtcd_iterative_def* de
 
 /* What a pair keeps between calls. Owned by the caller: one per pair while
  * the pair persists (drop it when the pair leaves the broadphase). A state
- * used with other meshes than before resets itself. */
+ * used with other meshes than before resets itself, a mesh created at a
+ * released one's address included (rtcd_mesh_id tells them apart). */
 typedef struct rtcd_pair_state rtcd_pair_state;
 RTCD_API rtcd_error rtcd_pair_state_create(rtcd_pair_state** out);
 RTCD_API void rtcd_pair_state_retain(rtcd_pair_state* state);

@@ -65,6 +65,10 @@ RTCD_API rtcd_mesh_def rtcd_default_mesh_def(void);
 RTCD_API rtcd_error rtcd_mesh_create(const rtcd_mesh_def* def, rtcd_mesh** out);
 RTCD_API void rtcd_mesh_retain(rtcd_mesh* mesh);
 RTCD_API void rtcd_mesh_release(rtcd_mesh* mesh); /* NULL is fine */
+/* Unique in the process, never reused (0 for NULL): a mesh created after
+ * another's release may get its address, never its id. A deformation keeps
+ * the id (rtcd_mesh_version counts those). */
+RTCD_API uint64_t rtcd_mesh_id(const rtcd_mesh* mesh);
 
 /* Accessors. Returned arrays are owned by the mesh and live as long as it. */
 RTCD_API uint32_t rtcd_mesh_vertex_count(const rtcd_mesh* mesh);
