@@ -197,10 +197,11 @@ static rtcd_error claim_entries(cpu_backend* b, const rtcd_pair_desc* pairs, uin
     }
     if (!rtcd_key_map_begin(&b->map, n, sizeof(cpu_pair)))
         return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "CPU backend: no memory for the pair map");
-    for (uint32_t i = 0; i < n; ++i) {
-        uint32_t s = rtcd_key_map_claim(&b->map, pairs[i].key);
-        b->entry_of[i] = s == RTCD_KEY_MAP_REPEATED ? NULL : pair_at(&b->map, s);
-    }
+    /* The slots go through ray_offset's room, which the call fills later. */
+    uint32_t* slot_of = (uint32_t*)b->ray_offset;
+    if (n) rtcd_key_map_claim_all(&b->map, &pairs[0].key, sizeof *pairs, n, slot_of);
+    for (uint32_t i = 0; i < n; ++i)
+        b->entry_of[i] = slot_of[i] == RTCD_KEY_MAP_REPEATED ? NULL : pair_at(&b->map, slot_of[i]);
     return RTCD_OK;
 }
 

@@ -12,25 +12,36 @@
 
 #define RTCD_KEY_MAP_REPEATED 0xffffffffu
 
+/* One slot's bookkeeping, together so that a probe reads one cache line. */
+typedef struct rtcd_key_slot {
+    uint64_t key;
+    uint32_t call;         /* the call that last claimed it */
+    uint32_t used;         /* 0 empty, 1 in use, 2 removed (probed past, reclaimed when rebuilt) */
+} rtcd_key_slot;
+
 typedef struct rtcd_key_map {
-    uint64_t* keys;
-    uint8_t* used;         /* 0 empty, 1 in use, 2 removed (probed past, reclaimed when rebuilt) */
-    uint32_t* calls;       /* the call that last claimed each entry */
+    rtcd_key_slot* slots;
     unsigned char* values; /* value_size bytes per slot */
     size_t value_size;
     uint32_t cap;          /* a power of two, 0 before the first call */
     uint32_t live, removed, call;
 } rtcd_key_map;
 
-/* The slot holding key, or the free slot where it would go (check used[]).
- * The map must have room (cap > 0). */
+static inline uint32_t rtcd_key_map_home(const rtcd_key_map* m, uint64_t key)
+{
+    return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (m->cap - 1);
+}
+
+/* The slot holding key, or the free slot where it would go (check
+ * slots[].used). The map must have room (cap > 0). */
 static inline uint32_t rtcd_key_map_slot(const rtcd_key_map* m, uint64_t key)
 {
-    uint64_t h = key * 0x9e3779b97f4a7c15ull;
-    uint32_t i = (uint32_t)(h >> 32) & (m->cap - 1);
-    while (m->used[i] && !(m->used[i] == 1 && m->keys[i] == key)) i = (i + 1) & (m->cap - 1);
+    uint32_t i = rtcd_key_map_home(m, key);
+    while (m->slots[i].used && !(m->slots[i].used == 1 && m->slots[i].key == key)) i = (i + 1) & (m->cap - 1);
     return i;
 }
+
+static inline int rtcd_key_map_in_use(const rtcd_key_map* m, uint32_t slot) { return m->slots[slot].used == 1; }
 
 static inline void* rtcd_key_map_value(const rtcd_key_map* m, uint32_t slot)
 {
@@ -46,6 +57,11 @@ int rtcd_key_map_begin(rtcd_key_map* m, uint32_t keys, size_t value_size);
 /* Claims key for this call: its slot (a new entry's value is zeroed), or
  * RTCD_KEY_MAP_REPEATED when this call claimed it already. */
 uint32_t rtcd_key_map_claim(rtcd_key_map* m, uint64_t key);
+/* Claims keys[i] (stride bytes apart, e.g. inside rtcd_pair_desc) for
+ * i < n into slot_of[i], as n calls of rtcd_key_map_claim in order would,
+ * with the slots of later keys fetched ahead: a large map's probes miss
+ * the cache. */
+void rtcd_key_map_claim_all(rtcd_key_map* m, const void* keys, size_t stride, uint32_t n, uint32_t* slot_of);
 
 /* Ends the call: each entry in use is offered to `drop` (claimed: whether
  * this call claimed it) and removed when drop returns 1. */

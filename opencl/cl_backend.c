@@ -29,45 +29,42 @@ void rtcd_opencl_set_def(rtcd_opencl* cl, const rtcd_narrowphase_def* def)
     if (cl->cpu) rtcd_cpu_backend_ops.set_def(cl->cpu, &cl->def);
 }
 
-/* This call's per-pair arrays (cl->call), grown to n pairs. */
-static int grow_call(cl_call* c, uint32_t n)
-{
-    size_t want = n ? n : 1;
-    if (c->cap >= want) return 1;
-    size_t cap = c->cap ? c->cap : 1024;
-    while (cap < want) cap *= 2;
-    rtcd_free(c->ray_offset);
-    rtcd_free(c->info_of);
-    rtcd_free(c->where);
-    rtcd_free(c->standard);
-    rtcd_free(c->device);
-    rtcd_free(c->pos);
-    rtcd_free(c->ray_pos);
-    rtcd_free(c->overflow);
-    c->ray_offset = rtcd_alloc(cap * sizeof *c->ray_offset);
-    c->info_of = rtcd_alloc(cap * sizeof *c->info_of);
-    c->where = rtcd_alloc(2 * cap * sizeof *c->where);
-    c->standard = rtcd_alloc(cap * sizeof *c->standard);
-    c->device = rtcd_alloc(cap * sizeof *c->device);
-    c->pos = rtcd_alloc(cap * sizeof *c->pos);
-    c->ray_pos = rtcd_alloc(cap * sizeof *c->ray_pos);
-    c->overflow = rtcd_alloc(cap * sizeof *c->overflow);
-    int ok = c->ray_offset && c->info_of && c->where && c->standard && c->device && c->pos && c->ray_pos && c->overflow;
-    c->cap = ok ? cap : 0;
-    return ok;
-}
-
 static void free_call(cl_call* c)
 {
     rtcd_free(c->ray_offset);
     rtcd_free(c->info_of);
     rtcd_free(c->where);
     rtcd_free(c->standard);
+    rtcd_free(c->cost);
     rtcd_free(c->device);
     rtcd_free(c->pos);
     rtcd_free(c->ray_pos);
     rtcd_free(c->overflow);
     memset(c, 0, sizeof *c);
+}
+
+/* This call's per-pair arrays (cl->call), grown to n pairs (contents not kept). */
+static int grow_call(cl_call* c, uint32_t n)
+{
+    size_t want = n ? n : 1;
+    if (c->cap >= want) return 1;
+    size_t cap = c->cap ? c->cap : 1024;
+    while (cap < want) cap *= 2;
+    free_call(c);
+    c->ray_offset = rtcd_alloc(cap * sizeof *c->ray_offset);
+    c->info_of = rtcd_alloc(cap * sizeof *c->info_of);
+    c->where = rtcd_alloc(2 * cap * sizeof *c->where);
+    c->standard = rtcd_alloc(cap * sizeof *c->standard);
+    c->cost = rtcd_alloc(cap * sizeof *c->cost);
+    c->device = rtcd_alloc(cap * sizeof *c->device);
+    c->pos = rtcd_alloc(cap * sizeof *c->pos);
+    c->ray_pos = rtcd_alloc(cap * sizeof *c->ray_pos);
+    c->overflow = rtcd_alloc(cap * sizeof *c->overflow);
+    int ok = c->ray_offset && c->info_of && c->where && c->standard && c->cost && c->device && c->pos && c->ray_pos &&
+             c->overflow;
+    if (!ok) free_call(c);
+    else c->cap = cap;
+    return ok;
 }
 
 rtcd_error rtcd_opencl_create(const rtcd_narrowphase_def* def, const char* kernel_suffix, rtcd_opencl** out)
@@ -340,7 +337,7 @@ rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uin
     call->results = results;
     call->rays = rays;
     size_t caller_rays = 0;
-    for (uint32_t i = 0; i < n; ++i) {
+    for (uint32_t i = 0; i < n && rays; ++i) {
         call->ray_offset[i] = caller_rays;
         caller_rays += rtcd_pair_ray_room(&pairs[i]);
     }

@@ -129,6 +129,7 @@ typedef struct cl_call {
     uint32_t* info_of;       /* slot in the pair map (RTCD_CL_NO_SLOT: a repeated key, no state) */
     uint32_t* where;         /* registry index of pair i's meshes a and b (RTCD_CL_NO_SLOT: not on the devices) */
     uint8_t* standard;       /* the planned pass: 1 standard */
+    uint32_t* cost;          /* its estimated work (devices' load) */
     uint8_t* device;         /* its device, or RTCD_CL_OFF_DEVICE */
     uint32_t* pos;           /* its place in its device's batch */
     uint32_t* ray_pos;       /* its rays' place in its device's ray buffer */
@@ -210,9 +211,13 @@ void rtcd_cl_entry_spheres(rtcd_cl_mesh* e, const rtcd_mesh* m);
 /* cl_state.c: the pair map and the devices' kept-ray slots. */
 /* Claims this call's pairs in cl->map (kept across calls): info_of[i] is
  * pair i's slot in cl->map (RTCD_CL_NO_SLOT for a key seen earlier in the
- * batch: that copy runs without state). A new key gets device 0xff and no
- * slot. Keys the call did not see leave the map and free their slots. */
+ * batch: that copy runs without state). A new key's entry is zeroed, for
+ * rtcd_cl_new_info. Keys the call did not see leave the map and free their
+ * slots. */
 rtcd_error rtcd_cl_assign_pairs(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uint32_t n, uint32_t* info_of);
+/* A new (zeroed) entry of the map becomes a pair with no slot nor device;
+ * a seen one is left alone. */
+void rtcd_cl_new_info(cl_pair_info* info);
 /* Gives the pair's state slot back to its device (none: nothing). */
 rtcd_error rtcd_cl_give_back_slot(rtcd_opencl* cl, cl_pair_info* info);
 /* Gives the pair a slot on its device, growing the device's buffer (the

@@ -26,9 +26,10 @@ rtcd_error rtcd_cl_host_array(cl_device_state* d, cl_host_array* a, size_t bytes
     size_t cap = a->cap ? a->cap : 65536;
     while (cap < bytes) cap *= 2;
     rtcd_cl_host_array_free(d, a);
-    cl_int err;
-    cl_mem buf = clCreateBuffer(d->context, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, cap, NULL, &err);
-    if (err == CL_SUCCESS && buf) {
+    cl_int err = CL_INVALID_DEVICE_TYPE;
+    /* A CPU device's memory is the host's: nothing to pin. */
+    cl_mem buf = d->serial ? NULL : clCreateBuffer(d->context, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, cap, NULL, &err);
+    if (buf) {
         void* p = clEnqueueMapBuffer(d->queue, buf, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, cap, 0, NULL, NULL, &err);
         if (err == CL_SUCCESS && p) {
             a->pinned = buf;

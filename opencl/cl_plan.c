@@ -35,6 +35,18 @@ static void pose12(const rtcd_transform* t, float out[12])
 
 /* ---- before the launch ---- */
 
+/* call.device[i] while planning: the pair has no device yet. */
+#define NEW_ON_DEVICE 0xfeu
+/* call.standard[i] bit: the pair needs a state slot on its device. */
+#define NEEDS_SLOT 2u
+
+/* Estimated work of an iterative pass beyond its kept rays (a standard pass
+ * costs both meshes' vertex counts). */
+#define ITERATIVE_PASS_COST 16u
+
+/* Each pair's pass, and what the serial pass below needs of its state
+ * (device, whether it needs a slot, its estimated work), so that it reads
+ * dense arrays in order instead of the pairs' states all over the map. */
 static void plan_range(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
 {
     (void)worker;
@@ -44,20 +56,25 @@ static void plan_range(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
     for (uint32_t i = begin; i < end; ++i) {
         cl_pair_info* info = pair_info(cl, i);
         uint8_t standard = 1;
-        if (!off_device(cl, i) && info && iterative) {
+        if (info) rtcd_cl_new_info(info);
+        if (off_device(cl, i)) {
+            cl->call.device[i] = RTCD_CL_OFF_DEVICE;
+            cl->call.standard[i] = 1;
+            continue;
+        }
+        if (info && iterative) {
             /* No slot yet: nothing kept, the pair starts afresh. */
             if (info->slot == RTCD_CL_NO_SLOT) rtcd_cl_reset_track(info);
             rtcd_xform xa = rtcd_to_xform(&pairs[i].pose_a), xb = rtcd_to_xform(&pairs[i].pose_b);
             rtcd_pair_motion motion = rtcd_pair_motion_of(&pairs[i]);
             standard = (uint8_t)rtcd_track_plan(&info->track, &cl->def, pairs[i].a, pairs[i].b, &xa, &xb, &motion);
         }
-        cl->call.standard[i] = standard;
+        cl->call.device[i] = info && info->device != 0xff ? info->device : NEW_ON_DEVICE;
+        cl->call.standard[i] = (uint8_t)(standard | (info && iterative && info->slot == RTCD_CL_NO_SLOT ? NEEDS_SLOT : 0u));
+        cl->call.cost[i] = standard ? pairs[i].a->vertex_count + pairs[i].b->vertex_count
+                                    : info->entries + ITERATIVE_PASS_COST;
     }
 }
-
-/* Estimated work of an iterative pass beyond its kept rays (a standard pass
- * costs both meshes' vertex counts). */
-#define ITERATIVE_PASS_COST 16u
 
 /* In call order: a pair keeps the device that holds its kept rays; a new
  * pair, or a repeated key's copy, goes to the device with the least
@@ -67,12 +84,12 @@ static void plan_range(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
 static rtcd_error place_pairs(rtcd_opencl* cl, uint32_t n)
 {
     uint64_t load[RTCD_CL_MAX_DEVICES] = {0};
-    int iterative = cl->def.iterative.algorithm != RTCD_ALGORITHM_STANDARD;
     const rtcd_pair_desc* pairs = cl->call.pairs;
+    int want_rays = cl->call.rays != NULL;
     for (uint32_t i = 0; i < n; ++i) {
-        cl_pair_info* info = pair_info(cl, i);
-        if (off_device(cl, i)) {
-            cl->call.device[i] = RTCD_CL_OFF_DEVICE;
+        uint32_t best = cl->call.device[i];
+        if (best == RTCD_CL_OFF_DEVICE) {
+            cl_pair_info* info = pair_info(cl, i);
             if (info) {
                 rtcd_error err = rtcd_cl_give_back_slot(cl, info);
                 if (err != RTCD_OK) return err;
@@ -81,26 +98,26 @@ static rtcd_error place_pairs(rtcd_opencl* cl, uint32_t n)
             }
             continue;
         }
-        uint32_t best = 0;
-        if (info && info->device != 0xff) {
-            best = info->device;
-        } else {
+        if (best == NEW_ON_DEVICE) {
+            best = 0;
             for (uint32_t d = 1; d < cl->device_count; ++d)
                 if (load[d] < load[best]) best = d;
+            cl_pair_info* info = pair_info(cl, i);
             if (info) info->device = (uint8_t)best;
+            cl->call.device[i] = (uint8_t)best;
         }
-        int standard = cl->call.standard[i];
-        load[best] += standard ? (uint64_t)pairs[i].a->vertex_count + pairs[i].b->vertex_count
-                               : (uint64_t)info->entries + ITERATIVE_PASS_COST;
+        load[best] += cl->call.cost[i];
         cl_device_state* d = &cl->devices[best];
-        if (info && iterative) {
-            rtcd_error err = rtcd_cl_take_slot(d, info);
+        if (cl->call.standard[i] & NEEDS_SLOT) {
+            rtcd_error err = rtcd_cl_take_slot(d, pair_info(cl, i));
             if (err != RTCD_OK) return err;
+            cl->call.standard[i] &= (uint8_t)~NEEDS_SLOT;
         }
-        cl->call.device[i] = (uint8_t)best;
         cl->call.pos[i] = d->batch_count++;
-        cl->call.ray_pos[i] = (uint32_t)d->rays_total;
-        d->rays_total += pairs[i].a->vertex_count + pairs[i].b->vertex_count;
+        if (want_rays) {
+            cl->call.ray_pos[i] = (uint32_t)d->rays_total;
+            d->rays_total += pairs[i].a->vertex_count + pairs[i].b->vertex_count;
+        }
     }
     return RTCD_OK;
 }
@@ -115,7 +132,7 @@ static void describe_pair(const rtcd_opencl* cl, uint32_t i, rtcd_cl_pair* cp)
     memset(cp, 0, sizeof *cp);
     cp->mesh_a = cl->call.where[2 * i];
     cp->mesh_b = cl->call.where[2 * i + 1];
-    cp->ray_offset = cl->call.ray_pos[i];
+    cp->ray_offset = cl->call.rays ? cl->call.ray_pos[i] : 0u;
     pose12(&p->pose_a, cp->pose_a);
     pose12(&p->pose_b, cp->pose_b);
     const rtcd_iterative_def* idef = &cl->def.iterative;

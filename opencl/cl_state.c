@@ -18,7 +18,7 @@ void rtcd_cl_reset_track(cl_pair_info* info)
 void rtcd_cl_reset_tracks(rtcd_opencl* cl)
 {
     for (uint32_t s = 0; s < cl->map.cap; ++s)
-        if (cl->map.used[s] == 1) rtcd_cl_reset_track(info_at(&cl->map, s));
+        if (rtcd_key_map_in_use(&cl->map, s)) rtcd_cl_reset_track(info_at(&cl->map, s));
 }
 
 static int give_back_slot(cl_device_state* d, uint32_t slot)
@@ -26,6 +26,14 @@ static int give_back_slot(cl_device_state* d, uint32_t slot)
     if (!rtcd_grow((void**)&d->free_slots, &d->free_cap, d->free_count + 1, sizeof *d->free_slots)) return 0;
     d->free_slots[d->free_count++] = slot;
     return 1;
+}
+
+void rtcd_cl_new_info(cl_pair_info* info)
+{
+    if (info->seen) return;
+    info->slot = RTCD_CL_NO_SLOT;
+    info->device = 0xff;
+    info->seen = 1;
 }
 
 rtcd_error rtcd_cl_give_back_slot(rtcd_opencl* cl, cl_pair_info* info)
@@ -51,18 +59,11 @@ rtcd_error rtcd_cl_assign_pairs(rtcd_opencl* cl, const rtcd_pair_desc* pairs, ui
 {
     if (!rtcd_key_map_begin(&cl->map, n, sizeof(cl_pair_info)))
         return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "OpenCL: no memory for the pair map");
-    for (uint32_t i = 0; i < n; ++i) {
-        uint32_t s = rtcd_key_map_claim(&cl->map, pairs[i].key);
-        /* The key appears twice: the copy runs without state. */
-        info_of[i] = s == RTCD_KEY_MAP_REPEATED ? RTCD_CL_NO_SLOT : s;
-        if (s == RTCD_KEY_MAP_REPEATED) continue;
-        cl_pair_info* info = info_at(&cl->map, s);
-        if (!info->seen) { /* a new entry, zeroed by the claim */
-            info->slot = RTCD_CL_NO_SLOT;
-            info->device = 0xff;
-            info->seen = 1;
-        }
-    }
+    /* A key that appears twice gets RTCD_KEY_MAP_REPEATED (RTCD_CL_NO_SLOT)
+     * for its later copies, which run without state. New entries are
+     * zeroed: rtcd_cl_new_info makes them pairs with no slot nor device. */
+    _Static_assert(RTCD_KEY_MAP_REPEATED == RTCD_CL_NO_SLOT, "a repeated key's copy has no state");
+    if (n) rtcd_key_map_claim_all(&cl->map, &pairs[0].key, sizeof *pairs, n, info_of);
     cl->drop_error = RTCD_OK;
     rtcd_key_map_end(&cl->map, drop_unseen, cl);
     return cl->drop_error;
