@@ -3,7 +3,7 @@
  * every device gets one upload, one launch and one download, and the host
  * waits once for all of them. For
  * the iterative algorithms the host plans each pair's pass (rtcd_track_plan,
- * as the CPU reference) and the kept rays stay in the pair's device slot.
+ * as the CPU reference) and the kept rays stay on the pair's device (cl_state.c).
  *
  * A pair with a mesh the devices could not take (cl_meshes.c) runs on the
  * CPU reference backend, owned here, in the same call and while the devices
@@ -39,6 +39,8 @@ static void free_call(cl_call* c)
     rtcd_free(c->device);
     rtcd_free(c->pos);
     rtcd_free(c->ray_pos);
+    rtcd_free(c->keep_room);
+    rtcd_free(c->keep_at);
     rtcd_free(c->overflow);
     memset(c, 0, sizeof *c);
 }
@@ -59,9 +61,11 @@ static int grow_call(cl_call* c, uint32_t n)
     c->device = rtcd_alloc(cap * sizeof *c->device);
     c->pos = rtcd_alloc(cap * sizeof *c->pos);
     c->ray_pos = rtcd_alloc(cap * sizeof *c->ray_pos);
+    c->keep_room = rtcd_alloc(cap * sizeof *c->keep_room);
+    c->keep_at = rtcd_alloc(cap * sizeof *c->keep_at);
     c->overflow = rtcd_alloc(cap * sizeof *c->overflow);
     int ok = c->ray_offset && c->info_of && c->where && c->standard && c->cost && c->device && c->pos && c->ray_pos &&
-             c->overflow;
+             c->keep_room && c->keep_at && c->overflow;
     if (!ok) free_call(c);
     else c->cap = cap;
     return ok;
@@ -201,8 +205,10 @@ static rtcd_error launch(rtcd_opencl* cl, cl_device_state* d, int want_rays, siz
     RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_RESULTS, sizeof(cl_mem), &d->results), "clSetKernelArg(results)");
     RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_RAYS, sizeof(cl_mem), &d->rays), "clSetKernelArg(rays)");
     RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_WANT_RAYS, sizeof rays_flag, &rays_flag), "clSetKernelArg(want_rays)");
-    /* No slot yet (only the standard algorithm so far): a NULL buffer, never read. */
-    RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_STATE, sizeof(cl_mem), &d->state), "clSetKernelArg(state)");
+    /* No arena yet (nothing kept so far): a NULL buffer, never read. */
+    RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_STATE, sizeof(cl_mem), &d->arena[d->arena_in]), "clSetKernelArg(state)");
+    RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_STATE_OUT, sizeof(cl_mem), &d->arena[d->arena_in ^ 1u]),
+                  "clSetKernelArg(state_out)");
     size_t local = RTCD_CL_GROUP_SIZE, global = (size_t)n * RTCD_CL_GROUP_SIZE;
     if (d->serial) {
         /* One work item per pair, alone in its group: its private ray store
@@ -376,6 +382,8 @@ rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uin
     cl->stats.run_ms = finish_start - run_start;
     device_profile(cl);
     if (err == RTCD_OK) err = rtcd_cl_finish_call(cl, n);
+    /* The rays this call kept are what the next one walks. */
+    for (uint32_t dv = 0; dv < cl->device_count && err == RTCD_OK; ++dv) cl->devices[dv].arena_in ^= 1u;
     if (err != RTCD_OK) {
         /* A failed call may have planned passes whose rays never came back. */
         rtcd_cl_reset_tracks(cl);

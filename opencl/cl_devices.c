@@ -353,8 +353,8 @@ void rtcd_cl_close_devices(rtcd_opencl* cl)
         cl_device_state* d = &cl->devices[i];
         for (int b = 0; b < RTCD_CL_MESH_BUFFERS; ++b)
             if (d->mesh_buffers[b]) clReleaseMemObject(d->mesh_buffers[b]);
-        if (d->state) clReleaseMemObject(d->state);
-        rtcd_free(d->free_slots);
+        for (int a = 0; a < 2; ++a)
+            if (d->arena[a]) clReleaseMemObject(d->arena[a]);
         if (d->pairs) clReleaseMemObject(d->pairs);
         if (d->results) clReleaseMemObject(d->results);
         rtcd_cl_host_array_free(d, &d->pinned_pairs); /* unmapped through the queue: before it goes */

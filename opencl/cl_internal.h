@@ -46,15 +46,13 @@ typedef struct cl_device_state {
     /* What went up (rtcd_opencl_upload_stats): whole copies of the
      * registry, deformed meshes rewritten in place, bytes of both. */
     uint64_t full_uploads, mesh_refreshes, upload_bytes;
-    /* Kept rays of the pairs this device owns (iterative algorithms): slot s
-     * holds two halves of RTCD_CL_STATE_ENTRIES entries (2 words each) at
-     * entry 2 s RTCD_CL_STATE_ENTRIES; a call reads one half and writes the
-     * other. Slots of vanished pairs go to the free list. */
-    cl_mem state;
-    uint32_t state_slots;          /* slots the buffer holds */
-    uint32_t slots_used;           /* high-water mark */
-    uint32_t* free_slots;
-    size_t free_count, free_cap;
+    /* Kept rays of the pairs this device owns (iterative algorithms, two
+     * entry words each; cl_state.c): a call walks arena[arena_in] and
+     * writes arena[arena_in ^ 1], whose arena_used entries it handed out. */
+    cl_mem arena[2];
+    size_t arena_bytes[2];
+    uint32_t arena_in;
+    size_t arena_used;
     /* per call */
     cl_mem pairs, results, rays;
     size_t pairs_cap, results_cap, rays_cap;
@@ -109,12 +107,11 @@ typedef struct cl_mesh_registry {
 } cl_mesh_registry;
 
 /* What the host keeps of a persisting pair: its device, and for the
- * iterative algorithms its track, state slot and kept-ray count. */
+ * iterative algorithms its track and where its kept rays are. */
 typedef struct cl_pair_info {
     rtcd_pair_track track;
-    uint32_t slot;       /* RTCD_CL_NO_SLOT: none yet */
-    uint32_t entries;    /* kept rays in the slot's current half */
-    uint8_t half;        /* the half holding them */
+    uint32_t entries_at; /* its kept rays in its device's arena_in */
+    uint32_t entries;    /* how many */
     uint8_t device;      /* 0xff: none yet */
     uint8_t seen;        /* 0 in a new (zeroed) entry */
 } cl_pair_info;
@@ -133,6 +130,8 @@ typedef struct cl_call {
     uint8_t* device;         /* its device, or RTCD_CL_OFF_DEVICE */
     uint32_t* pos;           /* its place in its device's batch */
     uint32_t* ray_pos;       /* its rays' place in its device's ray buffer */
+    uint32_t* keep_room;     /* kept rays its pass may write (its items, at most RTCD_CL_STATE_ENTRIES) */
+    uint32_t* keep_at;       /* where in its device's output arena */
     uint32_t* overflow;      /* pairs the CPU redoes (their rays overflowed the device's store) */
     size_t cap;              /* pairs the arrays hold */
 } cl_call;
@@ -193,7 +192,7 @@ rtcd_error rtcd_cl_upload_meshes(cl_device_state* dev, const cl_mesh_registry* r
 void rtcd_cl_registry_free(cl_mesh_registry* reg);
 
 /* cl_plan.c: the host's share of a call, on cl->tasks. Before the launch:
- * every pair's pass planned, its device, slot and batch position chosen,
+ * every pair's pass planned, its device, batch and arena positions chosen,
  * its record written (cl->call filled by the caller: pairs, info_of,
  * where). After the wait: results and kept-ray counts taken back, and the
  * pairs whose rays overflowed the device redone on the CPU. */
@@ -208,22 +207,18 @@ void rtcd_cl_host_array_free(cl_device_state* d, cl_host_array* a);
  * (the second phase's cull), from the mesh's clusters. */
 void rtcd_cl_entry_spheres(rtcd_cl_mesh* e, const rtcd_mesh* m);
 
-/* cl_state.c: the pair map and the devices' kept-ray slots. */
+/* cl_state.c: the pair map and the devices' kept-ray arenas. */
 /* Claims this call's pairs in cl->map (kept across calls): info_of[i] is
  * pair i's slot in cl->map (RTCD_CL_NO_SLOT for a key seen earlier in the
  * batch: that copy runs without state). A new key's entry is zeroed, for
- * rtcd_cl_new_info. Keys the call did not see leave the map and free their
- * slots. */
+ * rtcd_cl_new_info. Keys the call did not see leave the map. */
 rtcd_error rtcd_cl_assign_pairs(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uint32_t n, uint32_t* info_of);
-/* A new (zeroed) entry of the map becomes a pair with no slot nor device;
- * a seen one is left alone. */
+/* A new (zeroed) entry of the map becomes a pair with no device yet; a seen
+ * one is left alone. */
 void rtcd_cl_new_info(cl_pair_info* info);
-/* Gives the pair's state slot back to its device (none: nothing). */
-rtcd_error rtcd_cl_give_back_slot(rtcd_opencl* cl, cl_pair_info* info);
-/* Gives the pair a slot on its device, growing the device's buffer (the
- * copy is queued before this call's kernel). A fresh slot holds no kept
- * rays (entries 0, half 0); the track is left as it is. */
-rtcd_error rtcd_cl_take_slot(cl_device_state* d, cl_pair_info* info);
+/* Room for `entries` kept rays in the arena this call writes (its content
+ * is not kept: it is all written this call). */
+rtcd_error rtcd_cl_arena_reserve(cl_device_state* d, size_t entries);
 /* Forget every pair's kept rays: next call runs a standard pass. */
 void rtcd_cl_reset_tracks(rtcd_opencl* cl);
 void rtcd_cl_reset_track(cl_pair_info* info);

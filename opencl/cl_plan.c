@@ -2,9 +2,9 @@
  * pair's pass planned (rtcd_track_plan, as the CPU reference) and its device
  * record written before the launch, its result and kept-ray count taken
  * back after. Pairs touch only their own state, so any number of workers
- * gives the same records; what is shared (device choice, state slots,
- * buffer positions) is settled in one cheap serial pass between the two
- * parallel ones. */
+ * gives the same records; what is shared (device choice, buffer and arena
+ * positions) is settled in one cheap serial pass between the two parallel
+ * ones. */
 #include "cl_internal.h"
 #include "task.h"
 
@@ -37,15 +37,13 @@ static void pose12(const rtcd_transform* t, float out[12])
 
 /* call.device[i] while planning: the pair has no device yet. */
 #define NEW_ON_DEVICE 0xfeu
-/* call.standard[i] bit: the pair needs a state slot on its device. */
-#define NEEDS_SLOT 2u
 
 /* Estimated work of an iterative pass beyond its kept rays (a standard pass
  * costs both meshes' vertex counts). */
 #define ITERATIVE_PASS_COST 16u
 
 /* Each pair's pass, and what the serial pass below needs of its state
- * (device, whether it needs a slot, its estimated work), so that it reads
+ * (device, its estimated work and room for kept rays), so that it reads
  * dense arrays in order instead of the pairs' states all over the map. */
 static void plan_range(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
 {
@@ -63,24 +61,24 @@ static void plan_range(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
             continue;
         }
         if (info && iterative) {
-            /* No slot yet: nothing kept, the pair starts afresh. */
-            if (info->slot == RTCD_CL_NO_SLOT) rtcd_cl_reset_track(info);
             rtcd_xform xa = rtcd_to_xform(&pairs[i].pose_a), xb = rtcd_to_xform(&pairs[i].pose_b);
             rtcd_pair_motion motion = rtcd_pair_motion_of(&pairs[i]);
             standard = (uint8_t)rtcd_track_plan(&info->track, &cl->def, pairs[i].a, pairs[i].b, &xa, &xb, &motion);
         }
+        uint32_t items = standard ? pairs[i].a->vertex_count + pairs[i].b->vertex_count : info->entries;
         cl->call.device[i] = info && info->device != 0xff ? info->device : NEW_ON_DEVICE;
-        cl->call.standard[i] = (uint8_t)(standard | (info && iterative && info->slot == RTCD_CL_NO_SLOT ? NEEDS_SLOT : 0u));
-        cl->call.cost[i] = standard ? pairs[i].a->vertex_count + pairs[i].b->vertex_count
-                                    : info->entries + ITERATIVE_PASS_COST;
+        cl->call.standard[i] = standard;
+        cl->call.cost[i] = standard ? items : items + ITERATIVE_PASS_COST;
+        /* A pass keeps at most one ray per item (and the device at most RTCD_CL_STATE_ENTRIES). */
+        cl->call.keep_room[i] = info && iterative ? (items < RTCD_CL_STATE_ENTRIES ? items : RTCD_CL_STATE_ENTRIES) : 0u;
     }
 }
 
 /* In call order: a pair keeps the device that holds its kept rays; a new
  * pair, or a repeated key's copy, goes to the device with the least
- * estimated work so far this call. Its state slot, its place in the
- * device's batch and rays. A pair off the devices drops what it had there
- * (its state lives on the CPU now; a later return starts afresh). */
+ * estimated work so far this call. Its place in the device's batch, rays
+ * and output arena. A pair off the devices drops what it had there (its
+ * state lives on the CPU now; a later return starts afresh). */
 static rtcd_error place_pairs(rtcd_opencl* cl, uint32_t n)
 {
     uint64_t load[RTCD_CL_MAX_DEVICES] = {0};
@@ -91,8 +89,6 @@ static rtcd_error place_pairs(rtcd_opencl* cl, uint32_t n)
         if (best == RTCD_CL_OFF_DEVICE) {
             cl_pair_info* info = pair_info(cl, i);
             if (info) {
-                rtcd_error err = rtcd_cl_give_back_slot(cl, info);
-                if (err != RTCD_OK) return err;
                 rtcd_cl_reset_track(info);
                 info->device = 0xff;
             }
@@ -108,11 +104,8 @@ static rtcd_error place_pairs(rtcd_opencl* cl, uint32_t n)
         }
         load[best] += cl->call.cost[i];
         cl_device_state* d = &cl->devices[best];
-        if (cl->call.standard[i] & NEEDS_SLOT) {
-            rtcd_error err = rtcd_cl_take_slot(d, pair_info(cl, i));
-            if (err != RTCD_OK) return err;
-            cl->call.standard[i] &= (uint8_t)~NEEDS_SLOT;
-        }
+        cl->call.keep_at[i] = (uint32_t)d->arena_used;
+        d->arena_used += cl->call.keep_room[i];
         cl->call.pos[i] = d->batch_count++;
         if (want_rays) {
             cl->call.ray_pos[i] = (uint32_t)d->rays_total;
@@ -146,9 +139,9 @@ static void describe_pair(const rtcd_opencl* cl, uint32_t i, rtcd_cl_pair* cp)
     int standard = cl->call.standard[i];
     const rtcd_iterative_params* prm = &info->track.params;
     cp->flags = (uint32_t)idef->algorithm | (standard ? RTCD_CL_STANDARD_PASS : 0u) | second;
-    cp->entries_in = (2 * info->slot + info->half) * RTCD_CL_STATE_ENTRIES;
+    cp->entries_in = info->entries_at;
     cp->entry_count = standard ? 0u : info->entries;
-    cp->entries_out = (2 * info->slot + (info->half ^ 1u)) * RTCD_CL_STATE_ENTRIES;
+    cp->entries_out = cl->call.keep_at[i];
     cp->max_iterations = prm->max_iterations;
     cp->threshold = prm->displacement_threshold;
     cp->extension = prm->distance_extension;
@@ -199,10 +192,13 @@ rtcd_error rtcd_cl_plan_call(rtcd_opencl* cl, uint32_t n)
     for (uint32_t d = 0; d < cl->device_count; ++d) {
         cl->devices[d].batch_count = 0;
         cl->devices[d].rays_total = 0;
+        cl->devices[d].arena_used = 0;
     }
     rtcd_parallel_for(&cl->tasks, n, PLAN_RANGE, plan_range, cl);
     rtcd_error err = place_pairs(cl, n);
     if (err == RTCD_OK) err = grow_device_batches(cl);
+    for (uint32_t d = 0; d < cl->device_count && err == RTCD_OK; ++d)
+        err = rtcd_cl_arena_reserve(&cl->devices[d], cl->devices[d].arena_used);
     if (err != RTCD_OK) return err;
     rtcd_parallel_for(&cl->tasks, n, PLAN_RANGE, describe_range, cl);
     for (uint32_t dv = 0; dv < cl->device_count && dv < 16; ++dv)
@@ -263,7 +259,7 @@ static void finish_pair(rtcd_opencl* cl, uint32_t i, finish_counts* fc)
     r->device = dv;
     if (cr->overflow) {
         if (keeps) {
-            /* It kept more rays than its slot holds too: start again. */
+            /* It kept more rays than a pair may too: start again. */
             rtcd_cl_reset_track(info);
             atomic_fetch_add_explicit(&fc->state_resets, 1u, memory_order_relaxed);
         }
@@ -296,7 +292,7 @@ static void finish_pair(rtcd_opencl* cl, uint32_t i, finish_counts* fc)
             rtcd_cl_reset_track(info);
             atomic_fetch_add_explicit(&fc->state_resets, 1u, memory_order_relaxed);
         } else {
-            info->half ^= 1u;
+            info->entries_at = cp->entries_out; /* in the arena the next call reads */
             info->entries = cr->kept_rays + cr->kept_predictions;
             info->track.refresh = cr->crossings > 0; /* not kept: a standard pass next, as on the CPU */
         }

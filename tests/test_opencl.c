@@ -235,7 +235,7 @@ static void run_step(rtcd_opencl* cl, const rtcd_narrowphase_def* nd, const rtcd
     assert_int_equal(rtcd_opencl_collide(cl, desc, (uint32_t)n, res, rays), RTCD_OK);
     rtcd_batch_stats cs = rtcd_opencl_last_stats(cl);
     assert_int_equal(cs.cpu_fallback_pairs, 0);
-    assert_int_equal(cs.state_resets, 0); /* every pair's kept rays fit its slot */
+    assert_int_equal(cs.state_resets, 0); /* every pair's kept rays fit */
     size_t offset = 0;
     for (int k = 0; k < n; ++k) {
         check_pair(nd, idef, &mps[which[k]], &res[k], rays + offset, tot);
@@ -362,8 +362,9 @@ static void test_predictive_sequence_group_kernel(void** state)
     unsetenv("RTCD_CL_KERNEL");
 }
 
-/* Many pairs: the device's state buffer grows while pairs hold kept rays
- * (they are copied), and slots of vanished pairs are reused. */
+/* Many pairs coming and going: the device's kept-ray arenas grow with the
+ * pairs (the rays a call walks stay where the last call wrote them), and
+ * pairs that leave and arrive change every other pair's place in them. */
 static void test_state_slots_grow_and_recycle(void** state)
 {
     (void)state;
@@ -380,9 +381,8 @@ static void test_state_slots_grow_and_recycle(void** state)
     memset(&tot, 0, sizeof tot);
     int present[PAIRS];
     for (int step = 0; step < STEPS; ++step) {
-        /* 60 pairs hold slots; 20 more arrive at step 3 (past the first 64
-         * slots: the buffer grows), 20 leave at step 8 and the last 10 take
-         * their slots. */
+        /* 60 pairs keep rays; 20 more arrive at step 3 (the arenas grow), 20
+         * leave at step 8 and the last 10 arrive at step 9. */
         for (int i = 0; i < PAIRS; ++i) {
             present[i] = i < 60 || (i < 80 && step >= 3) || (i >= 80 && step >= 9);
             if (i < 20 && step >= 8) present[i] = 0;
@@ -390,7 +390,7 @@ static void test_state_slots_grow_and_recycle(void** state)
         run_step(cl, &nd, &def, mps, present, PAIRS, &tot);
         for (int i = 0; i < PAIRS; ++i) move_pair(&mps[i], 0.0f);
     }
-    print_message("%u pair-steps, %u iterative passes, growth and slot reuse: all equal to the CPU reference\n",
+    print_message("%u pair-steps, %u iterative passes, pairs coming and going: all equal to the CPU reference\n",
                   tot.pair_steps, tot.iterative);
     assert_true(tot.iterative > 300);
     rtcd_opencl_destroy(cl);
@@ -399,7 +399,7 @@ static void test_state_slots_grow_and_recycle(void** state)
     rtcd_mesh_release(m);
 }
 
-/* A pair keeping more rays than its device slot holds: that call's result
+/* A pair keeping more rays than a pair may keep on its device: that call's result
  * is still whole, and the pair runs a standard pass next (it never walks a
  * partial set of rays). */
 static void test_state_overflow_forces_standard_pass(void** state)
@@ -435,7 +435,7 @@ static void test_state_overflow_forces_standard_pass(void** state)
             assert_int_equal(got[r].triangle, ref[r].triangle);
         }
         if (step == 0)
-            print_message("%u colliding rays: past the slot's %d, %s; the next call is a standard pass again\n", n,
+            print_message("%u colliding rays: past the %d a pair keeps, %s; the next call is a standard pass again\n", n,
                           1024, cs.cpu_fallback_pairs ? "computed on the CPU" : "whole from the device");
         move_pair(&mp, 0.0f);
     }

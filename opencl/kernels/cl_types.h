@@ -7,8 +7,8 @@
 
 #define RTCD_CL_GROUP_SIZE 64   /* work items per pair */
 #define RTCD_CL_LOCAL_RAYS 2048 /* contact records (colliding rays, speculative contacts) a pair keeps on chip; past it the host redoes the pair */
-/* Kept rays (iterative algorithms) one pair holds on its device, per half of
- * its ping-pong slot: 2 words each (feature, triangle | prediction flag). */
+/* Kept rays (iterative algorithms) one pair holds on its device at most: 2
+ * words each (feature, triangle | prediction flag). */
 #define RTCD_CL_STATE_ENTRIES 1024
 /* Words of the second phase's vertex marks (pair_vertex_may_cross) a pair
  * keeps on chip: pairs with more vertices run every item unmarked. */
@@ -38,9 +38,10 @@ typedef struct rtcd_cl_pair {
     rtcd_u32 mesh_a, mesh_b;
     rtcd_u32 ray_offset;   /* where its colliding rays go when rays are requested */
     rtcd_u32 flags;        /* algorithm | RTCD_CL_STANDARD_PASS */
-    rtcd_u32 entries_in;   /* kept rays to walk: entry index in the state buffer, */
+    rtcd_u32 entries_in;   /* kept rays to walk: entry index in the input arena, */
     rtcd_u32 entry_count;  /* and how many */
-    rtcd_u32 entries_out;  /* where this call's kept rays go (RTCD_CL_STATE_ENTRIES room) */
+    rtcd_u32 entries_out;  /* where this call's kept rays go in the output arena (room for the pass's items,
+                              at most RTCD_CL_STATE_ENTRIES) */
     rtcd_u32 max_iterations;
     float threshold, extension, culling; /* rtcd_iterative_params */
     float speculative;     /* the speculative contacts' reach (rtcd_pair_track.speculative) */
@@ -85,7 +86,8 @@ enum rtcd_cl_kernel_arg {
     RTCD_KARG_RESULTS,     /* rtcd_cl_result[pair_count] */
     RTCD_KARG_RAYS,        /* rtcd_world_ray at each pair's ray_offset */
     RTCD_KARG_WANT_RAYS,   /* uint */
-    RTCD_KARG_STATE,       /* uint: the kept rays' slots */
+    RTCD_KARG_STATE,       /* uint: the kept rays the last call wrote (the device's input arena) */
+    RTCD_KARG_STATE_OUT,   /* uint: where this call's kept rays go (the output arena) */
     RTCD_KARG_COUNT
 };
 #define RTCD_CL_MESH_BUFFERS 12
@@ -98,7 +100,7 @@ enum rtcd_cl_kernel_arg {
         __global const uchar *nears, __global const uint *neighbors, __global const float *prev_vertices,         \
         __global const rtcd_cl_pair *pairs,                                                                        \
         uint pair_count, uint brute_force, uint mode, __global rtcd_cl_result *results,                           \
-        __global rtcd_world_ray *rays_out, uint want_rays, __global uint *state
+        __global rtcd_world_ray *rays_out, uint want_rays, __global const uint *state, __global uint *state_out
 #endif
 
 #endif

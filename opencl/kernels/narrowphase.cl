@@ -10,8 +10,8 @@
  * - rtcd_collide_pairs_serial: one work item per pair, the CPU reference's
  *   loop, for CPU devices (PoCL), where a work-group per pair costs more
  *   than it gives.
- * Kept rays go to the pair's state slot: entries_out (any order in the
- * group kernel, item order in the serial one). */
+ * Kept rays go to the output arena at the pair's entries_out (any order in
+ * the group kernel, item order in the serial one). */
 #include "pair_binding.h"
 
 #define RTCD_CL_BUFFERS                                                                                           \
@@ -68,7 +68,7 @@ __kernel __attribute__((reqd_work_group_size(RTCD_CL_GROUP_SIZE, 1, 1))) void rt
         rtcd_ray_rec r;
         int what = pass_item(&ctx, standard, state, pair->entries_in, k, &mine, &r);
         if (what == RTCD_WALK_LOST) continue;
-        if (keeps) keep_entry(state, pair->entries_out, atomic_inc(&kept), r);
+        if (keeps) keep_entry(state_out, pair->entries_out, atomic_inc(&kept), r);
         if (what == RTCD_WALK_PREDICT) {
             atomic_inc(&predictions);
             if (!pair_speculative(&ctx, &r, &mine)) continue;
@@ -208,7 +208,7 @@ __kernel void rtcd_collide_pairs_serial(RTCD_PAIR_KERNEL_ARGS)
         rtcd_ray_rec r;
         int what = pass_item(&ctx, standard, state, pair->entries_in, k, &n, &r);
         if (what == RTCD_WALK_LOST) continue;
-        if (keeps) keep_entry(state, pair->entries_out, kept++, r);
+        if (keeps) keep_entry(state_out, pair->entries_out, kept++, r);
         if (what == RTCD_WALK_PREDICT) {
             predictions++;
             if (!pair_speculative(&ctx, &r, &n)) continue;

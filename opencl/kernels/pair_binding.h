@@ -168,8 +168,9 @@ inline uint crossing_unit_items(const rtcd_pair_ctx* c, uint u, uint* first)
         }                                                                                                       \
     } while (0)
 
-/* Keeps entry `slot` of the pass's output (dropped past the slot's capacity:
- * the host sees the count and resets the pair). */
+/* Keeps entry `slot` of the pass's output (dropped past
+ * RTCD_CL_STATE_ENTRIES: the host sees the count and resets the pair; the
+ * pass's items never outnumber the room the host gave it). */
 inline void keep_entry(__global uint* state, uint entries_out, uint slot, rtcd_ray_rec r)
 {
     if (slot >= RTCD_CL_STATE_ENTRIES) return;
