@@ -282,7 +282,8 @@ static int read_ply(ply_reader* r, const unsigned char* data, size_t size)
     uint32_t vertices = r->soup->vertex_count;
     uint64_t at = 0;
     for (uint64_t f = 0; f < r->face_count; ++f) {
-        if (!soup_face(r->soup, 0, vertices, r->corners + at, r->sizes[f], 0)) return 0;
+        const uint32_t* corners = r->sizes[f] ? r->corners + at : NULL; /* no arithmetic on NULL */
+        if (!soup_face(r->soup, 0, vertices, corners, r->sizes[f], 0)) return 0;
         at += r->sizes[f];
     }
     return 1;

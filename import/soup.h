@@ -21,7 +21,7 @@
  * SOUP_WORK_PER_BYTE * its size, beyond which the file is refused
  * (RTCD_ERROR_MESH_TOO_LARGE). Convex polygons of any size become a fan. */
 #define SOUP_WORK_BASE (1ull << 24)
-#define SOUP_WORK_PER_BYTE 256ull
+#define SOUP_WORK_PER_BYTE 16ull
 /* Vertices and triangles a file of n bytes may make (after instancing):
  * SOUP_BUDGET_BASE + SOUP_BUDGET_PER_BYTE * n, within rtcd's limits. */
 #define SOUP_BUDGET_BASE (1ull << 20)

@@ -1,6 +1,7 @@
 /* Polygon triangulation for the readers (soup.h). The polygon is projected
  * onto the plane of its Newell normal. A convex polygon (the common case:
- * quads, n-gon caps of cylinders) becomes a fan, in time linear in its size;
+ * quads, n-gon caps of cylinders) becomes a fan from its sharpest corner, in
+ * time linear in its size;
  * any other is ear-clipped, which is quadratic to cubic in the corners, so
  * within the soup's work budget: beyond it the file is refused
  * (RTCD_ERROR_MESH_TOO_LARGE) rather than taking minutes. A polygon
@@ -58,10 +59,12 @@ static int plane_of(const import_soup* s, const uint32_t* corners, uint32_t n, p
 }
 
 /* Convex: no turn to the right beyond the coordinates' rounding, and the
- * turns add up to one full turn (a star winds twice). Linear time. */
-static int is_convex(const import_soup* s, const plane* pl, const uint32_t* corners, uint32_t n)
+ * turns add up to one full turn (a star winds twice). Linear time. *apex:
+ * the sharpest corner, where a fan has no sliver for neighbour (a fan from a
+ * corner between nearly collinear ones would be all slivers). */
+static int is_convex(const import_soup* s, const plane* pl, const uint32_t* corners, uint32_t n, uint32_t* apex)
 {
-    double total = 0;
+    double total = 0, sharpest = -1;
     pt a = project(s, pl, corners[n - 2]), b = project(s, pl, corners[n - 1]);
     for (uint32_t i = 0; i < n; ++i) {
         pt c = project(s, pl, corners[i]);
@@ -70,17 +73,23 @@ static int is_convex(const import_soup* s, const plane* pl, const uint32_t* corn
         double dot = (b.u - a.u) * (c.u - b.u) + (b.v - a.v) * (c.v - b.v);
         if (turn < -4.0 * pl->ulp * (ab + bc)) return 0;
         if (turn <= 0 && dot < 0) return 0; /* a spike: the boundary doubles back */
-        total += atan2(turn, dot);
+        double angle = atan2(turn, dot);
+        total += angle;
+        if (angle > sharpest) sharpest = angle, *apex = i ? i - 1 : n - 1; /* the corner at b */
         a = b;
         b = c;
     }
     return fabs(total - 2 * M_PI) < 0.5;
 }
 
-static int fan(import_soup* s, const uint32_t* corners, uint32_t n, int mirror)
+/* From corner `apex`: quads and triangles from corner 0, as assimp split them. */
+static int fan(import_soup* s, const uint32_t* corners, uint32_t n, uint32_t apex, int mirror)
 {
-    for (uint32_t i = 1; i + 1 < n; ++i)
-        if (!soup_triangle(s, corners[0], corners[i], corners[i + 1], mirror)) return 0;
+    if (n <= 4) apex = 0;
+    for (uint32_t k = 1; k + 1 < n; ++k) {
+        uint32_t i = apex + k < n ? apex + k : apex + k - n, j = i + 1 < n ? i + 1 : 0;
+        if (!soup_triangle(s, corners[apex], corners[i], corners[j], mirror)) return 0;
+    }
     return 1;
 }
 
@@ -137,6 +146,7 @@ static int ear_clip(import_soup* s, const plane* pl, const uint32_t* corners, ui
 int soup_polygon(import_soup* s, const uint32_t* corners, uint32_t n, int mirror)
 {
     plane pl;
-    if (!plane_of(s, corners, n, &pl) || is_convex(s, &pl, corners, n)) return fan(s, corners, n, mirror);
+    uint32_t apex = 0;
+    if (!plane_of(s, corners, n, &pl) || is_convex(s, &pl, corners, n, &apex)) return fan(s, corners, n, apex, mirror);
     return ear_clip(s, &pl, corners, n, mirror);
 }
