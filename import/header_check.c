@@ -252,28 +252,31 @@ static int looks_like_off(const unsigned char* head, size_t size)
     return 1;
 }
 
-/* JSON whose head names an "asset": how every glTF starts. */
-static int looks_like_gltf(const unsigned char* head, size_t size)
+/* The head names an "asset", as every glTF does; `json`: and starts as a
+ * JSON object. */
+static int looks_like_gltf(const unsigned char* head, size_t size, int json)
 {
     size_t i = 0;
     if (size >= 3 && memcmp(head, "\xEF\xBB\xBF", 3) == 0) i = 3;
     while (i < size && isspace(head[i])) ++i;
-    if (i >= size || head[i] != '{') return 0;
+    if (json && (i >= size || head[i] != '{')) return 0;
     for (; i + 7 <= size; ++i)
         if (memcmp(head + i, "\"asset\"", 7) == 0) return 1;
     return 0;
 }
 
-import_format rtcd_import_sniff(const unsigned char* head, size_t head_size, const char* ext)
+import_format rtcd_import_sniff(const unsigned char* head, size_t head_size, const char* ext, int assimp_ext)
 {
     /* assimp 5.2 takes any data starting "ply" or "off" (any case) for its PLY or OFF loader. */
     if (starts_with_nocase(head, head_size, "ply")) return FORMAT_PLY;
     if (starts_with_nocase(head, head_size, "off") || looks_like_off(head, head_size)) return FORMAT_OFF;
     if (head_size >= 4 && memcmp(head, "glTF", 4) == 0) return FORMAT_GLB;
-    if (looks_like_gltf(head, head_size)) return FORMAT_GLTF;
+    if (looks_like_gltf(head, head_size, 1)) return FORMAT_GLTF;
     if (ext && strcmp(ext, "ply") == 0) return FORMAT_PLY;
     if (ext && strcmp(ext, "off") == 0) return FORMAT_OFF;
     if (ext && strcmp(ext, "glb") == 0) return FORMAT_GLB;
     if (ext && strcmp(ext, "gltf") == 0) return FORMAT_GLTF;
+    /* Left to assimp's detection by content, its glTF loader would parse it. */
+    if (!assimp_ext && looks_like_gltf(head, head_size, 0)) return FORMAT_GLTF;
     return FORMAT_ASSIMP;
 }

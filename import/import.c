@@ -1,7 +1,13 @@
-/* rtcd_import: model files through assimp to rtcd meshes (rtcd_import.h).
+/* rtcd_import: model files to rtcd meshes (rtcd_import.h). PLY, OFF and
+ * glTF/GLB through rtcd's own readers (readers.h), everything else through
+ * assimp; either way into one soup (soup.h), which checks the indices and
+ * triangulates polygons, then judged.
  *
- * assimp's post-processing, and why:
- *   aiProcess_Triangulate            polygons to triangles (rtcd takes triangles only);
+ * assimp's post-processing, none, and why:
+ *   no aiProcess_Triangulate         soup_face triangulates: linear for convex
+ *                                    polygons (assimp's took 16 s on a face of
+ *                                    100 000 corners) and it asserts (aborts)
+ *                                    on malformed faces;
  *   no aiProcess_PreTransformVertices node transforms are baked here instead:
  *                                    in assimp 5.2 that step aborts (OpenGEX) or
  *                                    crashes (RAW) on files of its own test corpus;
@@ -397,7 +403,7 @@ rtcd_error rtcd_import_file(const rtcd_import_def* def, const char* path, rtcd_i
     char ext[16], msg[512];
     const char* dot = strrchr(base, '.');
     lower_extension(dot, ext);
-    import_format format = rtcd_import_sniff(data, got, ext);
+    import_format format = rtcd_import_sniff(data, got, ext, rtcd_import_extension_supported(ext));
     if (got != want || ferror(f)) {
         err = decline(im, RTCD_ERROR_INVALID_ARGUMENT, "%s: cannot read it", path);
     } else if ((err = rtcd_import_check_header(data, got, size, ext, msg, sizeof msg)) != RTCD_OK) {
@@ -451,8 +457,10 @@ rtcd_error rtcd_import_memory(const rtcd_import_def* def, const void* data, size
     if (err != RTCD_OK)
         decline(im, err, "%s: %s", name, msg);
     else
-        err = load_and_judge(def, im, rtcd_import_sniff(data, size < HEAD_BYTES ? size : HEAD_BYTES, ext), NULL,
-                             data, size, ext, NULL);
+        err = load_and_judge(def, im,
+                             rtcd_import_sniff(data, size < HEAD_BYTES ? size : HEAD_BYTES, ext,
+                                               rtcd_import_extension_supported(ext)),
+                             NULL, data, size, ext, NULL);
     return finish(im, err, out);
 }
 

@@ -16,8 +16,10 @@ typedef enum import_format { FORMAT_ASSIMP, FORMAT_PLY, FORMAT_OFF, FORMAT_GLTF,
 /* Which reader takes the data: by its content first (a PLY or OFF header, a
  * GLB magic, a glTF's JSON), else by the lower-case extension `ext`, else
  * assimp. Content wins, so that data of these formats never reaches assimp
- * under another name. */
-import_format rtcd_import_sniff(const unsigned char* head, size_t head_size, const char* ext);
+ * under another name. `assimp_ext`: assimp has a loader for `ext`; when it
+ * has none, assimp would guess from the content, and anything naming a glTF
+ * "asset" is taken here instead. */
+import_format rtcd_import_sniff(const unsigned char* head, size_t head_size, const char* ext, int assimp_ext);
 
 int rtcd_read_ply(const unsigned char* data, size_t size, import_soup* soup);
 int rtcd_read_off(const unsigned char* data, size_t size, import_soup* soup);
