@@ -193,14 +193,7 @@ def gltf_parts(verts, tris):
     return doc, buf
 
 
-def gltf_embedded(verts, tris):
-    doc, buf = gltf_parts(verts, tris)
-    doc["buffers"][0]["uri"] = "data:application/octet-stream;base64," + base64.b64encode(buf).decode()
-    return json.dumps(doc, separators=(",", ":")).encode()
-
-
-def glb(verts, tris):
-    doc, buf = gltf_parts(verts, tris)
+def pack_glb(doc, buf):
     js = json.dumps(doc, separators=(",", ":")).encode()
     js += b" " * (-len(js) % 4)
     buf += b"\0" * (-len(buf) % 4)
@@ -209,7 +202,11 @@ def glb(verts, tris):
             struct.pack("<I4s", len(buf), b"BIN\0") + buf)
 
 
-def glb_nodes(verts, tris):
+def glb(verts, tris):
+    return pack_glb(*gltf_parts(verts, tris))
+
+
+def nodes_parts(verts, tris):
     """Node transforms (matrix, translation, rotation, scale, children), a
     strip and a fan primitive, and a line primitive (dropped)."""
     doc, buf = gltf_parts(verts, tris)
@@ -224,12 +221,12 @@ def glb_nodes(verts, tris):
     doc["nodes"] = [{"mesh": 0, "children": [1, 2], "rotation": [0, 0.7071068, 0, 0.7071068]},
                     {"mesh": 0, "translation": [3, 0, 0], "scale": [-1, 2, 1]},
                     {"mesh": 1, "matrix": [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 5, 0, 1]}]
-    js = json.dumps(doc, separators=(",", ":")).encode()
-    js += b" " * (-len(js) % 4)
-    buf += b"\0" * (-len(buf) % 4)
-    total = 12 + 8 + len(js) + 8 + len(buf)
-    return (struct.pack("<4sII", b"glTF", 2, total) + struct.pack("<I4s", len(js), b"JSON") + js +
-            struct.pack("<I4s", len(buf), b"BIN\0") + buf)
+    return doc, buf
+
+
+def embedded(doc, buf):
+    doc["buffers"][0]["uri"] = "data:application/octet-stream;base64," + base64.b64encode(buf).decode()
+    return json.dumps(doc, separators=(",", ":")).encode()
 
 
 def read_data(name):
@@ -252,9 +249,10 @@ def import_corpus():
         "cube_big_endian.ply": import_input("ply", ply_big_endian_extras(CUBE_V, CUBE_QUADS)),
         "cube.off": import_input("off", off_text(CUBE_V, CUBE_QUADS)),
         "octa_colored.off": import_input("off", off_colored(OCTA_V, OCTA_T)),
-        "tetra.gltf": import_input("gltf", gltf_embedded(TETRA_V, TETRA_T)),
+        "tetra.gltf": import_input("gltf", embedded(*gltf_parts(TETRA_V, TETRA_T))),
+        "octa_nodes.gltf": import_input("gltf", embedded(*nodes_parts(OCTA_V, OCTA_T))),
         "octa.glb": import_input("glb", glb(OCTA_V, OCTA_T)),
-        "octa_nodes.glb": import_input("glb", glb_nodes(OCTA_V, OCTA_T)),
+        "octa_nodes.glb": import_input("glb", pack_glb(*nodes_parts(OCTA_V, OCTA_T))),
         # The project's own small models (tests/data).
         "icosphere.obj": import_input("obj", read_data("icosphere.obj")),
         "two_cubes.obj": import_input("obj", read_data("two_cubes.obj")),
