@@ -11,8 +11,9 @@
  *
  * Bounds: the JSON takes one parser value per byte at most; every range an
  * accessor names is checked against its view and buffer before it is read;
- * node graphs are walked to JSON_MAX_DEPTH-like depth and GLTF_MAX_VISITS
- * nodes, and what instancing makes is bounded by the soup's budget. */
+ * meshes and nodes are parsed once however often instanced; node graphs are
+ * walked to GLTF_MAX_DEPTH deep and GLTF_MAX_STEPS node visits and primitive
+ * instances, and what instancing makes is bounded by the soup's budget. */
 #include "json.h"
 #include "readers.h"
 
@@ -23,7 +24,7 @@
 #include <sys/stat.h>
 
 #define GLTF_MAX_DEPTH 256u
-#define GLTF_MAX_VISITS (1u << 22)
+#define GLTF_MAX_STEPS (1u << 21) /* node visits and primitive instances */
 #define GLB_JSON 0x4E4F534Au
 #define GLB_BIN 0x004E4942u
 
@@ -49,7 +50,9 @@ typedef struct gltf {
     uint32_t *buffers, *views, *accessors, *meshes, *nodes; /* the values of each array's items */
     uint32_t buffer_count, view_count, accessor_count, mesh_count, node_count;
     gltf_buffer* loaded;
-    uint32_t visits, instances;
+    struct mesh_cache* mesh_cache; /* meshes_count, parsed on first use */
+    struct node_cache* node_cache; /* node_count, the same */
+    uint32_t steps, instances;
 } gltf;
 
 static int fail(gltf* g, const char* what) { return soup_fail(g->soup, RTCD_ERROR_INVALID_ARGUMENT, "corrupt glTF: %s", what); }
@@ -225,8 +228,8 @@ static int get_accessor(gltf* g, uint32_t index, const char* type, unsigned comp
     gltf_buffer* b;
     if (!load_buffer(g, buffer_index, &b)) return 0;
     if (view_offset + view_length > b->length) return fail(g, "a buffer view beyond its buffer");
-    if (a->count && offset + a->stride * (a->count - 1) + element > view_length)
-        return fail(g, "an accessor beyond its buffer view");
+    if (a->count == 0) return 1; /* nothing to read: no pointer into (or past) the view */
+    if (offset + a->stride * (a->count - 1) + element > view_length) return fail(g, "an accessor beyond its buffer view");
     a->data = b->data + view_offset + offset;
     return 1;
 }
@@ -251,57 +254,99 @@ static uint32_t read_index(const accessor* a, uint64_t i)
     }
 }
 
-/* ---- meshes and nodes ---- */
+/* ---- meshes and nodes, each parsed once (instances reuse them) ---- */
 
-static int add_primitive(gltf* g, uint32_t primitive, const affine* xf, int mirror)
+typedef struct primitive {
+    uint64_t mode;
+    int has_position, has_indices;
+    accessor position, indices;
+} primitive;
+
+typedef struct mesh_cache {
+    int parsed;
+    uint32_t count;
+    primitive* primitives;
+} mesh_cache;
+
+typedef struct node_cache {
+    int parsed;
+    affine local;
+    uint32_t mesh;     /* JSON_NONE: none */
+    uint32_t children; /* the JSON array, JSON_NONE: none */
+} node_cache;
+
+static int parse_primitive(gltf* g, uint32_t value, primitive* p)
 {
-    uint64_t mode = 4;
     uint32_t position, indices;
-    uint32_t attributes = json_member(&g->doc, primitive, "attributes");
-    if (!json_uint(&g->doc, json_member(&g->doc, primitive, "mode"), 6, &mode) ||
+    uint32_t attributes = json_member(&g->doc, value, "attributes");
+    p->mode = 4;
+    if (!json_uint(&g->doc, json_member(&g->doc, value, "mode"), 6, &p->mode) ||
         !reference(g, attributes, "POSITION", g->accessor_count, &position) ||
-        !reference(g, primitive, "indices", g->accessor_count, &indices))
+        !reference(g, value, "indices", g->accessor_count, &indices))
         return fail(g, "a primitive with a bad mode, POSITION or indices");
-    if (position == JSON_NONE) return 1; /* nothing to place */
-    accessor pos, idx;
-    if (!get_accessor(g, position, "VEC3", 3, &pos)) return 0;
-    if (pos.component_type != 5126)
+    p->has_position = position != JSON_NONE;
+    p->has_indices = indices != JSON_NONE;
+    if (!p->has_position) return 1; /* nothing to place */
+    if (!get_accessor(g, position, "VEC3", 3, &p->position)) return 0;
+    if (p->position.component_type != 5126)
         return soup_fail(g->soup, RTCD_ERROR_INVALID_ARGUMENT, "glTF: POSITION of a type other than float is not read");
-    if (indices != JSON_NONE) {
-        if (!get_accessor(g, indices, "SCALAR", 1, &idx)) return 0;
-        if (idx.component_type != 5121 && idx.component_type != 5123 && idx.component_type != 5125)
-            return fail(g, "indices of a type other than unsigned byte, short or int");
-    }
-    uint64_t n = indices != JSON_NONE ? idx.count : pos.count;
-    if (mode < 4) { /* points, lines, line loop, line strip */
-        g->soup->dropped += mode == 1 ? n / 2 : mode == 3 ? (n ? n - 1 : 0) : n;
-        return 1;
-    }
-    uint32_t base = g->soup->vertex_count;
-    if (!soup_reserve(g->soup, pos.count, n)) return 0;
-    for (uint64_t i = 0; i < pos.count; ++i)
-        if (!soup_vertex(g->soup, xf, read_float(&pos, i, 0), read_float(&pos, i, 1), read_float(&pos, i, 2))) return 0;
-    uint64_t triangles = mode == 4 ? n / 3 : n >= 3 ? n - 2 : 0;
-    for (uint64_t t = 0; t < triangles; ++t) {
-        uint64_t k[3];
-        if (mode == 4) k[0] = 3 * t, k[1] = 3 * t + 1, k[2] = 3 * t + 2;
-        else if (mode == 5) k[0] = t + (t & 1), k[1] = t + 1 - (t & 1), k[2] = t + 2; /* strips alternate */
-        else k[0] = 0, k[1] = t + 1, k[2] = t + 2;
-        uint32_t tri[3];
-        for (int c = 0; c < 3; ++c) tri[c] = indices != JSON_NONE ? read_index(&idx, k[c]) : (uint32_t)k[c];
-        if (!soup_face(g->soup, base, (uint32_t)pos.count, tri, 3, mirror)) return 0;
+    if (p->has_indices) {
+        if (!get_accessor(g, indices, "SCALAR", 1, &p->indices)) return 0;
+        uint64_t t = p->indices.component_type;
+        if (t != 5121 && t != 5123 && t != 5125) return fail(g, "indices of a type other than unsigned byte, short or int");
     }
     return 1;
 }
 
+static int add_primitive(gltf* g, const primitive* p, const affine* xf, int mirror)
+{
+    if (!p->has_position) return 1;
+    const accessor* pos = &p->position;
+    uint64_t n = p->has_indices ? p->indices.count : pos->count;
+    if (p->mode < 4) { /* points, lines, line loop, line strip */
+        g->soup->dropped += p->mode == 1 ? n / 2 : p->mode == 3 ? (n ? n - 1 : 0) : n;
+        return 1;
+    }
+    uint32_t base = g->soup->vertex_count;
+    if (!soup_reserve(g->soup, pos->count, n)) return 0;
+    for (uint64_t i = 0; i < pos->count; ++i)
+        if (!soup_vertex(g->soup, xf, read_float(pos, i, 0), read_float(pos, i, 1), read_float(pos, i, 2))) return 0;
+    uint64_t triangles = p->mode == 4 ? n / 3 : n >= 3 ? n - 2 : 0;
+    for (uint64_t t = 0; t < triangles; ++t) {
+        uint64_t k[3];
+        if (p->mode == 4) k[0] = 3 * t, k[1] = 3 * t + 1, k[2] = 3 * t + 2;
+        else if (p->mode == 5) k[0] = t + (t & 1), k[1] = t + 1 - (t & 1), k[2] = t + 2; /* strips alternate */
+        else k[0] = 0, k[1] = t + 1, k[2] = t + 2;
+        uint32_t tri[3];
+        for (int c = 0; c < 3; ++c) tri[c] = p->has_indices ? read_index(&p->indices, k[c]) : (uint32_t)k[c];
+        if (!soup_face(g->soup, base, (uint32_t)pos->count, tri, 3, mirror)) return 0;
+    }
+    return 1;
+}
+
+/* One step of the walk: a node visit or a primitive instance; bounded, so
+ * that instances of meshes that make nothing cannot take unbounded time. */
+static int step(gltf* g)
+{
+    return ++g->steps <= GLTF_MAX_STEPS ? 1 : fail(g, "a node hierarchy too deep or too large (a cycle?)");
+}
+
 static int add_mesh(gltf* g, uint32_t index, const affine* xf)
 {
-    uint32_t primitives = json_member(&g->doc, g->meshes[index], "primitives");
-    uint32_t count = json_count(&g->doc, primitives, JSON_ARRAY);
+    mesh_cache* m = &g->mesh_cache[index];
+    if (!m->parsed) {
+        uint32_t primitives = json_member(&g->doc, g->meshes[index], "primitives");
+        m->count = json_count(&g->doc, primitives, JSON_ARRAY);
+        m->primitives = calloc((size_t)m->count + 1, sizeof *m->primitives);
+        if (!m->primitives) return soup_fail(g->soup, RTCD_ERROR_OUT_OF_MEMORY, "glTF: no memory for a mesh");
+        m->parsed = 1;
+        for (uint32_t i = 0, at = primitives + 1; i < m->count; ++i, at += g->doc.values[at].span)
+            if (!parse_primitive(g, at, &m->primitives[i])) return 0;
+    }
     int mirror = affine_det(xf) < 0.0;
     ++g->instances;
-    for (uint32_t i = 0, at = primitives + 1; i < count; ++i, at += g->doc.values[at].span)
-        if (!add_primitive(g, at, xf, mirror)) return 0;
+    for (uint32_t i = 0; i < m->count; ++i)
+        if (!step(g) || !add_primitive(g, &m->primitives[i], xf, mirror)) return 0;
     return 1;
 }
 
@@ -344,16 +389,18 @@ static int node_transform(gltf* g, uint32_t node, affine* out)
 
 static int walk_node(gltf* g, uint32_t index, const affine* parent, unsigned depth)
 {
-    if (depth > GLTF_MAX_DEPTH || ++g->visits > GLTF_MAX_VISITS)
-        return fail(g, "a node hierarchy too deep or too large (a cycle?)");
-    uint32_t node = g->nodes[index], mesh;
-    affine local, world;
-    if (!node_transform(g, node, &local) || !reference(g, node, "mesh", g->mesh_count, &mesh)) return 0;
-    world = affine_mul(parent, &local);
-    if (mesh != JSON_NONE && !add_mesh(g, mesh, &world)) return 0;
-    uint32_t children = json_member(&g->doc, node, "children");
-    uint32_t count = json_count(&g->doc, children, JSON_ARRAY);
-    for (uint32_t i = 0, at = children + 1; i < count; ++i, at += g->doc.values[at].span) {
+    if (depth > GLTF_MAX_DEPTH || !step(g)) return fail(g, "a node hierarchy too deep or too large (a cycle?)");
+    node_cache* n = &g->node_cache[index];
+    if (!n->parsed) {
+        uint32_t node = g->nodes[index];
+        if (!node_transform(g, node, &n->local) || !reference(g, node, "mesh", g->mesh_count, &n->mesh)) return 0;
+        n->children = json_member(&g->doc, node, "children");
+        n->parsed = 1;
+    }
+    affine world = affine_mul(parent, &n->local);
+    if (n->mesh != JSON_NONE && !add_mesh(g, n->mesh, &world)) return 0;
+    uint32_t count = json_count(&g->doc, n->children, JSON_ARRAY);
+    for (uint32_t i = 0, at = n->children + 1; i < count; ++i, at += g->doc.values[at].span) {
         uint64_t child = 0;
         if (!json_uint(&g->doc, at, g->node_count ? g->node_count - 1 : 0, &child) || !g->node_count)
             return fail(g, "a child index out of range");
@@ -435,7 +482,10 @@ static int read_gltf(gltf* g, const unsigned char* data, size_t size, int binary
         !table(g, "meshes", &g->meshes, &g->mesh_count) || !table(g, "nodes", &g->nodes, &g->node_count))
         return 0;
     g->loaded = calloc((size_t)g->buffer_count + 1, sizeof *g->loaded);
-    if (!g->loaded) return soup_fail(g->soup, RTCD_ERROR_OUT_OF_MEMORY, "glTF: no memory for its buffers");
+    g->mesh_cache = calloc((size_t)g->mesh_count + 1, sizeof *g->mesh_cache);
+    g->node_cache = calloc((size_t)g->node_count + 1, sizeof *g->node_cache);
+    if (!g->loaded || !g->mesh_cache || !g->node_cache)
+        return soup_fail(g->soup, RTCD_ERROR_OUT_OF_MEMORY, "glTF: no memory for its tables");
     return walk_scene(g);
 }
 
@@ -451,6 +501,10 @@ int rtcd_read_gltf(const unsigned char* data, size_t size, int binary, const cha
     if (g.loaded)
         for (uint32_t i = 0; i < g.buffer_count; ++i) free(g.loaded[i].owned);
     free(g.loaded);
+    if (g.mesh_cache)
+        for (uint32_t i = 0; i < g.mesh_count; ++i) free(g.mesh_cache[i].primitives);
+    free(g.mesh_cache);
+    free(g.node_cache);
     free(g.buffers);
     free(g.views);
     free(g.accessors);

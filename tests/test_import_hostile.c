@@ -424,6 +424,17 @@ static void test_gltf_structure_attacks(void** state)
     expect_error(&many, "glb", RTCD_ERROR_MESH_TOO_LARGE, "proportion");
     print_message("instancing explosion refused in %.2f s\n", now_s() - t0);
     free(many.p);
+    /* The same tree over a mesh of 50 primitives that make nothing: bounded by the walk's steps. */
+    bytes empty = {0};
+    puts_(&empty, "{\"asset\":{\"version\":\"2.0\"},\"scenes\":[{\"nodes\":[0]}],\"nodes\":");
+    puts_(&empty, nodes);
+    puts_(&empty, ",\"meshes\":[{\"primitives\":[{\"attributes\":{}}");
+    for (int i = 1; i < 50; ++i) puts_(&empty, ",{\"attributes\":{}}");
+    puts_(&empty, "]}]}");
+    t0 = now_s();
+    expect_error(&empty, "gltf", RTCD_ERROR_INVALID_ARGUMENT, "too large");
+    print_message("empty instancing explosion refused in %.2f s\n", now_s() - t0);
+    free(empty.p);
     free(bin.p);
 }
 
