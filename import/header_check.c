@@ -1,5 +1,6 @@
 /* Header counts against rtcd's limits and the data's size (header_check.h). */
 #include "header_check.h"
+#include "readers.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -226,4 +227,56 @@ rtcd_error rtcd_import_check_header(const unsigned char* head, size_t head_size,
     if (err == RTCD_OK && ext && strcmp(ext, "stl") == 0)
         err = check_stl(head, head_size, total_size, message, message_size);
     return err;
+}
+
+/* ---- which reader ---- */
+
+static int starts_with_nocase(const unsigned char* p, size_t n, const char* word)
+{
+    size_t len = strlen(word);
+    if (n < len) return 0;
+    for (size_t i = 0; i < len; ++i)
+        if (tolower(p[i]) != word[i]) return 0;
+    return 1;
+}
+
+/* The first token (after '#' comments) is an OFF keyword: [ST][C][N][4][n]OFF. */
+static int looks_like_off(const unsigned char* head, size_t size)
+{
+    cursor c = {head, head + size};
+    const unsigned char* tok;
+    size_t len;
+    if (!next_token(&c, 1, &tok, &len) || len < 3 || len > 8 || memcmp(tok + len - 3, "OFF", 3) != 0) return 0;
+    for (size_t i = 0; i + 3 < len; ++i)
+        if (!strchr("STCN4n", tok[i])) return 0;
+    return 1;
+}
+
+/* The head names an "asset", as every glTF does; `json`: and starts as a
+ * JSON object. */
+static int looks_like_gltf(const unsigned char* head, size_t size, int json)
+{
+    size_t i = 0;
+    if (size >= 3 && memcmp(head, "\xEF\xBB\xBF", 3) == 0) i = 3;
+    while (i < size && isspace(head[i])) ++i;
+    if (json && (i >= size || head[i] != '{')) return 0;
+    for (; i + 7 <= size; ++i)
+        if (memcmp(head + i, "\"asset\"", 7) == 0) return 1;
+    return 0;
+}
+
+import_format rtcd_import_sniff(const unsigned char* head, size_t head_size, const char* ext, int assimp_ext)
+{
+    /* assimp 5.2 takes any data starting "ply" or "off" (any case) for its PLY or OFF loader. */
+    if (starts_with_nocase(head, head_size, "ply")) return FORMAT_PLY;
+    if (starts_with_nocase(head, head_size, "off") || looks_like_off(head, head_size)) return FORMAT_OFF;
+    if (head_size >= 4 && memcmp(head, "glTF", 4) == 0) return FORMAT_GLB;
+    if (looks_like_gltf(head, head_size, 1)) return FORMAT_GLTF;
+    if (ext && strcmp(ext, "ply") == 0) return FORMAT_PLY;
+    if (ext && strcmp(ext, "off") == 0) return FORMAT_OFF;
+    if (ext && strcmp(ext, "glb") == 0) return FORMAT_GLB;
+    if (ext && strcmp(ext, "gltf") == 0) return FORMAT_GLTF;
+    /* Left to assimp's detection by content, its glTF loader would parse it. */
+    if (!assimp_ext && looks_like_gltf(head, head_size, 0)) return FORMAT_GLTF;
+    return FORMAT_ASSIMP;
 }

@@ -1,7 +1,13 @@
-/* rtcd_import: model files through assimp to rtcd meshes (rtcd_import.h).
+/* rtcd_import: model files to rtcd meshes (rtcd_import.h). PLY, OFF and
+ * glTF/GLB through rtcd's own readers (readers.h), everything else through
+ * assimp; either way into one soup (soup.h), which checks the indices and
+ * triangulates polygons, then judged.
  *
- * assimp's post-processing, and why:
- *   aiProcess_Triangulate            polygons to triangles (rtcd takes triangles only);
+ * assimp's post-processing, none, and why:
+ *   no aiProcess_Triangulate         soup_face triangulates: linear for convex
+ *                                    polygons (assimp's took 16 s on a face of
+ *                                    100 000 corners) and it asserts (aborts)
+ *                                    on malformed faces;
  *   no aiProcess_PreTransformVertices node transforms are baked here instead:
  *                                    in assimp 5.2 that step aborts (OpenGEX) or
  *                                    crashes (RAW) on files of its own test corpus;
@@ -17,6 +23,8 @@
 #include <rtcd/rtcd_import.h>
 
 #include "header_check.h"
+#include "readers.h"
+#include "soup.h"
 
 #include <assimp/cimport.h>
 #include <assimp/config.h>
@@ -90,29 +98,14 @@ static rtcd_error decline(rtcd_imported* im, rtcd_error code, const char* format
     return code;
 }
 
-/* ---- gathering: every triangle of the scene, node transforms baked ---- */
+/* ---- an assimp scene to the soup: every polygon, node transforms baked ---- */
 
-typedef struct soup {
-    int fill;                 /* 0: count only; 1: write vertices and indices */
-    float* vertices;
-    uint32_t* indices;
-    uint64_t vertex_count, triangle_count, dropped;
+typedef struct scene_walk {
+    import_soup* soup;
+    const struct aiScene* scene;
     uint32_t instances;       /* meshes reached through nodes */
     uint32_t visits;
-    double scale;
-    rtcd_error error;
-    char message[512];
-} soup;
-
-typedef struct affine {
-    double m[12];             /* row-major 3x4: rotation/scale/shear, then translation */
-} affine;
-
-static affine affine_identity(void)
-{
-    affine a = {{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0}};
-    return a;
-}
+} scene_walk;
 
 static affine affine_from_ai(const struct aiMatrix4x4* t)
 {
@@ -120,99 +113,40 @@ static affine affine_from_ai(const struct aiMatrix4x4* t)
     return a;
 }
 
-static affine affine_mul(const affine* p, const affine* c)
-{
-    affine r;
-    for (int i = 0; i < 3; ++i) {
-        for (int j = 0; j < 4; ++j) {
-            double v = p->m[4 * i] * c->m[j] + p->m[4 * i + 1] * c->m[4 + j] + p->m[4 * i + 2] * c->m[8 + j];
-            r.m[4 * i + j] = v + (j == 3 ? p->m[4 * i + 3] : 0.0);
-        }
-    }
-    return r;
-}
-
-static double affine_det(const affine* a)
-{
-    const double* m = a->m;
-    return m[0] * (m[5] * m[10] - m[6] * m[9]) - m[1] * (m[4] * m[10] - m[6] * m[8]) +
-           m[2] * (m[4] * m[9] - m[5] * m[8]);
-}
-
-static int soup_fail(soup* s, rtcd_error code, const char* format, ...) __attribute__((format(printf, 3, 4)));
-static int soup_fail(soup* s, rtcd_error code, const char* format, ...)
-{
-    s->error = code;
-    va_list args;
-    va_start(args, format);
-    vsnprintf(s->message, sizeof s->message, format, args);
-    va_end(args);
-    return 0;
-}
-
 /* One instance of scene mesh `index` under transform `xf`; 0 on failure. */
-static int soup_add_mesh(soup* s, const struct aiScene* scene, unsigned index, const affine* xf)
+static int walk_mesh(scene_walk* w, unsigned index, const affine* xf)
 {
-    const struct aiMesh* mesh = scene->mMeshes ? scene->mMeshes[index] : NULL;
+    import_soup* s = w->soup;
+    const struct aiMesh* mesh = w->scene->mMeshes ? w->scene->mMeshes[index] : NULL;
     if (!mesh) return soup_fail(s, RTCD_ERROR_INVALID_ARGUMENT, "corrupt scene: mesh %u is missing", index);
     if (mesh->mNumFaces && !mesh->mFaces)
         return soup_fail(s, RTCD_ERROR_INVALID_ARGUMENT, "corrupt scene: mesh %u has no face array", index);
-    uint64_t triangles = 0, dropped = 0;
-    for (unsigned f = 0; f < mesh->mNumFaces; ++f) {
-        const struct aiFace* face = &mesh->mFaces[f];
-        if (face->mNumIndices != 3 || !face->mIndices) {
-            ++dropped; /* points and lines (and anything Triangulate left) */
-            continue;
-        }
-        for (int k = 0; k < 3; ++k)
-            if (face->mIndices[k] >= mesh->mNumVertices)
-                return soup_fail(s, RTCD_ERROR_MESH_INDEX_OUT_OF_RANGE,
-                                 "mesh %u ('%s') face %u: vertex index %u, the mesh has %u vertices", index,
-                                 mesh->mName.data, f, face->mIndices[k], mesh->mNumVertices);
-        ++triangles;
-    }
-    s->dropped += dropped;
-    if (triangles == 0) return 1; /* its vertices belong to points and lines only */
+    uint64_t polygons = 0;
+    for (unsigned f = 0; f < mesh->mNumFaces; ++f)
+        polygons += mesh->mFaces[f].mNumIndices >= 3 && mesh->mFaces[f].mIndices;
+    s->dropped += mesh->mNumFaces - polygons; /* points and lines */
+    if (polygons == 0) return 1; /* its vertices belong to points and lines only */
     if (!mesh->mVertices)
         return soup_fail(s, RTCD_ERROR_INVALID_ARGUMENT, "corrupt scene: mesh %u has no vertex array", index);
-    if (s->vertex_count + mesh->mNumVertices > RTCD_IMPORT_MAX_VERTICES ||
-        s->triangle_count + triangles > RTCD_IMPORT_MAX_TRIANGLES)
-        return soup_fail(s, RTCD_ERROR_MESH_TOO_LARGE,
-                         "the scene holds more than %u vertices or %u triangles (rtcd's limits), counting its "
-                         "node instances", RTCD_IMPORT_MAX_VERTICES, RTCD_IMPORT_MAX_TRIANGLES);
-    if (s->fill) {
-        const double* m = xf->m;
-        float* v = s->vertices + 3 * s->vertex_count;
-        for (unsigned i = 0; i < mesh->mNumVertices; ++i) {
-            double x = mesh->mVertices[i].x, y = mesh->mVertices[i].y, z = mesh->mVertices[i].z;
-            v[3 * i + 0] = (float)(s->scale * (m[0] * x + m[1] * y + m[2] * z + m[3]));
-            v[3 * i + 1] = (float)(s->scale * (m[4] * x + m[5] * y + m[6] * z + m[7]));
-            v[3 * i + 2] = (float)(s->scale * (m[8] * x + m[9] * y + m[10] * z + m[11]));
-        }
-        /* A mirroring transform turns counter-clockwise into clockwise: swap two corners. */
-        int mirror = affine_det(xf) < 0.0;
-        uint32_t base = (uint32_t)s->vertex_count;
-        uint32_t* out = s->indices + 3 * s->triangle_count;
-        for (unsigned f = 0; f < mesh->mNumFaces; ++f) {
-            const struct aiFace* face = &mesh->mFaces[f];
-            if (face->mNumIndices != 3 || !face->mIndices) continue;
-            out[0] = base + face->mIndices[0];
-            out[1] = base + face->mIndices[mirror ? 2 : 1];
-            out[2] = base + face->mIndices[mirror ? 1 : 2];
-            out += 3;
-        }
+    uint32_t base = s->vertex_count;
+    if (!soup_reserve(s, mesh->mNumVertices, polygons)) return 0;
+    for (unsigned i = 0; i < mesh->mNumVertices; ++i)
+        if (!soup_vertex(s, xf, mesh->mVertices[i].x, mesh->mVertices[i].y, mesh->mVertices[i].z)) return 0;
+    /* A mirroring transform turns counter-clockwise into clockwise: soup_face turns it back. */
+    int mirror = affine_det(xf) < 0.0;
+    for (unsigned f = 0; f < mesh->mNumFaces; ++f) {
+        const struct aiFace* face = &mesh->mFaces[f];
+        if (face->mNumIndices < 3 || !face->mIndices) continue;
+        if (!soup_face(s, base, mesh->mNumVertices, face->mIndices, face->mNumIndices, mirror)) return 0;
     }
-    s->vertex_count += mesh->mNumVertices;
-    s->triangle_count += triangles;
     return 1;
 }
 
-static int soup_walk(soup* s, const struct aiScene* scene, const struct aiNode* node, const affine* parent,
-                     unsigned depth)
+static int walk_node(scene_walk* w, const struct aiNode* node, const affine* parent, unsigned depth)
 {
     if (!node) return 1; /* some loaders leave holes in the child arrays (RAW) */
-    if (depth > MAX_NODE_DEPTH || ++s->visits > MAX_NODE_VISITS)
-        return soup_fail(s, RTCD_ERROR_INVALID_ARGUMENT,
+    if (depth > MAX_NODE_DEPTH || ++w->visits > MAX_NODE_VISITS)
+        return soup_fail(w->soup, RTCD_ERROR_INVALID_ARGUMENT,
                          "corrupt scene: node hierarchy deeper than %u or with more than %u nodes",
                          MAX_NODE_DEPTH, MAX_NODE_VISITS);
     affine local = affine_from_ai(&node->mTransformation);
@@ -220,31 +154,29 @@ static int soup_walk(soup* s, const struct aiScene* scene, const struct aiNode* 
     if (node->mMeshes) {
         for (unsigned i = 0; i < node->mNumMeshes; ++i) {
             unsigned index = node->mMeshes[i];
-            if (index >= scene->mNumMeshes)
-                return soup_fail(s, RTCD_ERROR_INVALID_ARGUMENT,
+            if (index >= w->scene->mNumMeshes)
+                return soup_fail(w->soup, RTCD_ERROR_INVALID_ARGUMENT,
                                  "corrupt scene: node '%s' refers to mesh %u of %u", node->mName.data, index,
-                                 scene->mNumMeshes);
-            ++s->instances;
-            if (!soup_add_mesh(s, scene, index, &world)) return 0;
+                                 w->scene->mNumMeshes);
+            ++w->instances;
+            if (!walk_mesh(w, index, &world)) return 0;
         }
     }
     if (node->mChildren)
         for (unsigned i = 0; i < node->mNumChildren; ++i)
-            if (!soup_walk(s, scene, node->mChildren[i], &world, depth + 1)) return 0;
+            if (!walk_node(w, node->mChildren[i], &world, depth + 1)) return 0;
     return 1;
 }
 
-/* One pass over the scene: through the node graph, or, when no node refers to
- * a mesh, every mesh untransformed. */
-static int soup_pass(soup* s, const struct aiScene* scene)
+/* Through the node graph, or, when no node refers to a mesh, every mesh untransformed. */
+static int walk_scene(import_soup* s, const struct aiScene* scene)
 {
-    s->vertex_count = s->triangle_count = s->dropped = 0;
-    s->instances = s->visits = 0;
+    scene_walk w = {s, scene, 0, 0};
     affine identity = affine_identity();
-    if (!soup_walk(s, scene, scene->mRootNode, &identity, 0)) return 0;
-    if (s->instances == 0)
+    if (!walk_node(&w, scene->mRootNode, &identity, 0)) return 0;
+    if (w.instances == 0)
         for (unsigned i = 0; i < scene->mNumMeshes; ++i)
-            if (!soup_add_mesh(s, scene, i, &identity)) return 0;
+            if (!walk_mesh(&w, i, &identity)) return 0;
     return 1;
 }
 
@@ -316,39 +248,69 @@ static rtcd_error take_meshes(const rtcd_import_def* def, rtcd_imported* im, con
     return RTCD_OK;
 }
 
-static rtcd_error from_scene(const rtcd_import_def* def, rtcd_imported* im, const struct aiScene* scene)
+/* The soup a reader filled (or failed to fill), judged. */
+static rtcd_error judge_soup(const rtcd_import_def* def, rtcd_imported* im, import_soup* s, int read)
 {
-    soup s;
-    memset(&s, 0, sizeof s);
-    s.scale = def->scale;
-    if (!soup_pass(&s, scene)) return decline(im, s.error, "%s: %s", im->name, s.message);
-    im->input_vertices = (uint32_t)s.vertex_count;
-    im->input_triangles = (uint32_t)s.triangle_count;
-    im->dropped_primitives = s.dropped > UINT32_MAX ? UINT32_MAX : (uint32_t)s.dropped;
-    if (s.triangle_count == 0) {
-        uint64_t vertices = 0; /* a point cloud has vertices and no faces at all */
-        for (unsigned i = 0; i < scene->mNumMeshes; ++i)
-            if (scene->mMeshes && scene->mMeshes[i]) vertices += scene->mMeshes[i]->mNumVertices;
+    im->input_vertices = s->vertex_count;
+    im->input_triangles = s->triangle_count;
+    im->dropped_primitives = s->dropped > UINT32_MAX ? UINT32_MAX : (uint32_t)s->dropped;
+    if (!read) return decline(im, s->error, "%s: %s", im->name, s->message);
+    if (s->triangle_count == 0)
         return decline(im, RTCD_ERROR_INVALID_ARGUMENT,
-                       "%s: no triangles in the scene (%u meshes, %llu vertices, %llu points or lines dropped)",
-                       im->name, scene->mNumMeshes, (unsigned long long)vertices, (unsigned long long)s.dropped);
+                       "%s: no triangles in the file (%u vertices, %llu points or lines dropped)", im->name,
+                       s->vertex_count, (unsigned long long)s->dropped);
+    return take_meshes(def, im, s->vertices, s->vertex_count, s->indices, s->triangle_count);
+}
+
+/* ---- reading ---- */
+
+/* assimp reads the file at `path`, or `data`, into the soup; 0 with the soup's error on failure. */
+static int read_with_assimp(import_soup* s, const char* path, const void* data, size_t size, const char* hint)
+{
+    const unsigned flags = 0; /* polygons are triangulated by soup_face, in linear time where convex */
+    char reason[MESSAGE_SIZE] = "";
+    pthread_mutex_lock(&g_assimp_lock);
+    struct aiPropertyStore* props = aiCreatePropertyStore();
+    if (props) aiSetImportPropertyInteger(props, AI_CONFIG_IMPORT_NO_SKELETON_MESHES, 1);
+    const struct aiScene* scene = path ? aiImportFileExWithProperties(path, flags, NULL, props)
+                                       : aiImportFileFromMemoryWithProperties(data, (unsigned)size, flags, hint, props);
+    if (!scene) snprintf(reason, sizeof reason, "%s", aiGetErrorString());
+    if (props) aiReleasePropertyStore(props);
+    pthread_mutex_unlock(&g_assimp_lock);
+    if (!scene && strstr(reason, "bad_alloc")) /* assimp catches it: counts beyond the memory there is */
+        return soup_fail(s, RTCD_ERROR_OUT_OF_MEMORY, "assimp ran out of memory reading it (%s)", reason);
+    if (!scene) return soup_fail(s, RTCD_ERROR_INVALID_ARGUMENT, "assimp cannot read it: %s", reason[0] ? reason : "no reason given");
+    int ok = walk_scene(s, scene);
+    aiReleaseImport(scene);
+    return ok;
+}
+
+/* rtcd's own reader of `format` (readers.h) on the whole data. */
+static int read_own(import_soup* s, import_format format, const unsigned char* data, size_t size, const char* dir,
+                    uint64_t max_bytes)
+{
+    switch (format) {
+    case FORMAT_PLY: return rtcd_read_ply(data, size, s);
+    case FORMAT_OFF: return rtcd_read_off(data, size, s);
+    case FORMAT_GLTF: return rtcd_read_gltf(data, size, 0, dir, max_bytes, s);
+    case FORMAT_GLB: return rtcd_read_gltf(data, size, 1, dir, max_bytes, s);
+    case FORMAT_ASSIMP: break;
     }
-    /* Counted above within rtcd's limits, so these products stay far below SIZE_MAX. */
-    s.vertices = malloc((size_t)s.vertex_count * 3 * sizeof(float));
-    s.indices = malloc((size_t)s.triangle_count * 3 * sizeof(uint32_t));
-    rtcd_error err;
-    if (!s.vertices || !s.indices) {
-        err = decline(im, RTCD_ERROR_OUT_OF_MEMORY, "%s: no memory for %llu vertices and %llu triangles", im->name,
-                      (unsigned long long)s.vertex_count, (unsigned long long)s.triangle_count);
-    } else {
-        s.fill = 1;
-        if (!soup_pass(&s, scene)) /* the same walk again: cannot fail where the count did not */
-            err = decline(im, s.error, "%s: %s", im->name, s.message);
-        else
-            err = take_meshes(def, im, s.vertices, im->input_vertices, s.indices, im->input_triangles);
-    }
-    free(s.vertices);
-    free(s.indices);
+    return soup_fail(s, RTCD_ERROR_INVALID_ARGUMENT, "no reader");
+}
+
+/* Reads with rtcd's reader of `format` or with assimp (the file at `path`
+ * when there is one, else `data`), then judges the triangles. */
+static rtcd_error load_and_judge(const rtcd_import_def* def, rtcd_imported* im, import_format format,
+                                 const char* path, const unsigned char* data, size_t size, const char* ext,
+                                 const char* dir)
+{
+    import_soup s;
+    soup_init(&s, def->scale, size);
+    int read = format == FORMAT_ASSIMP ? read_with_assimp(&s, path, data, size, ext)
+                                       : read_own(&s, format, data, size, dir, def->max_file_bytes);
+    rtcd_error err = judge_soup(def, im, &s, read);
+    soup_free(&s);
     return err;
 }
 
@@ -392,31 +354,6 @@ static rtcd_imported* imported_new(const char* name)
     return im;
 }
 
-/* Loads with assimp (path, or data and size) and judges the scene. */
-static rtcd_error load_and_judge(const rtcd_import_def* def, rtcd_imported* im, const char* path, const void* data,
-                                 size_t size, const char* hint)
-{
-    const unsigned flags = aiProcess_Triangulate;
-    char reason[MESSAGE_SIZE] = "";
-    pthread_mutex_lock(&g_assimp_lock);
-    struct aiPropertyStore* props = aiCreatePropertyStore();
-    if (props) aiSetImportPropertyInteger(props, AI_CONFIG_IMPORT_NO_SKELETON_MESHES, 1);
-    const struct aiScene* scene = path ? aiImportFileExWithProperties(path, flags, NULL, props)
-                                       : aiImportFileFromMemoryWithProperties(data, (unsigned)size, flags, hint, props);
-    if (!scene) snprintf(reason, sizeof reason, "%s", aiGetErrorString());
-    if (props) aiReleasePropertyStore(props);
-    pthread_mutex_unlock(&g_assimp_lock);
-    if (!scene && strstr(reason, "bad_alloc")) /* assimp catches it: counts beyond the memory there is */
-        return decline(im, RTCD_ERROR_OUT_OF_MEMORY, "%s: assimp ran out of memory reading it (%s)", im->name,
-                       reason);
-    if (!scene)
-        return decline(im, RTCD_ERROR_INVALID_ARGUMENT, "%s: assimp cannot read it: %s", im->name,
-                       reason[0] ? reason : "no reason given");
-    rtcd_error err = from_scene(def, im, scene);
-    aiReleaseImport(scene);
-    return err;
-}
-
 static rtcd_error finish(rtcd_imported* im, rtcd_error err, rtcd_imported** out)
 {
     /* The decline is the call's error: last message and callback. */
@@ -455,23 +392,45 @@ rtcd_error rtcd_import_file(const rtcd_import_def* def, const char* path, rtcd_i
     if (!f)
         return finish(im, decline(im, RTCD_ERROR_INVALID_ARGUMENT, "%s: cannot open it: %s", path, strerror(errno)),
                       out);
-    unsigned char* head = malloc(HEAD_BYTES);
-    if (!head) {
+    /* The head for the header check and the choice of reader; all of it for rtcd's readers. */
+    size_t want = size < HEAD_BYTES ? (size_t)size : HEAD_BYTES;
+    unsigned char* data = malloc(want);
+    if (!data) {
         fclose(f);
         return finish(im, decline(im, RTCD_ERROR_OUT_OF_MEMORY, "%s: no memory to read its header", path), out);
     }
-    size_t got = fread(head, 1, HEAD_BYTES, f);
-    int read_error = ferror(f);
-    fclose(f);
+    size_t got = fread(data, 1, want, f);
     char ext[16], msg[512];
     const char* dot = strrchr(base, '.');
     lower_extension(dot, ext);
-    if (read_error)
+    import_format format = rtcd_import_sniff(data, got, ext, rtcd_import_extension_supported(ext));
+    if (got != want || ferror(f)) {
         err = decline(im, RTCD_ERROR_INVALID_ARGUMENT, "%s: cannot read it", path);
-    else if ((err = rtcd_import_check_header(head, got, size, ext, msg, sizeof msg)) != RTCD_OK)
+    } else if ((err = rtcd_import_check_header(data, got, size, ext, msg, sizeof msg)) != RTCD_OK) {
         decline(im, err, "%s: %s", im->name, msg);
-    free(head);
-    if (err == RTCD_OK) err = load_and_judge(def, im, path, NULL, 0, NULL);
+    } else if (format != FORMAT_ASSIMP && size > want) {
+        unsigned char* all = realloc(data, (size_t)size);
+        if (!all)
+            err = decline(im, RTCD_ERROR_OUT_OF_MEMORY, "%s: no memory to read its %llu bytes", path,
+                          (unsigned long long)size);
+        else if ((data = all), fread(data + want, 1, (size_t)size - want, f) != size - want)
+            err = decline(im, RTCD_ERROR_INVALID_ARGUMENT, "%s: cannot read it (shorter than its size?)", path);
+    }
+    fclose(f);
+    if (err == RTCD_OK) {
+        /* Buffers named by a glTF are found beside it. */
+        size_t dir_len = base > path ? (size_t)(base - path) : 0;
+        char* dir = malloc(dir_len + 2);
+        if (!dir) {
+            err = decline(im, RTCD_ERROR_OUT_OF_MEMORY, "%s: no memory for its folder's name", path);
+        } else {
+            memcpy(dir, dir_len ? path : "./", dir_len ? dir_len : 2);
+            dir[dir_len ? dir_len : 2] = '\0';
+            err = load_and_judge(def, im, format, path, data, (size_t)size, ext, dir);
+            free(dir);
+        }
+    }
+    free(data);
     return finish(im, err, out);
 }
 
@@ -498,7 +457,10 @@ rtcd_error rtcd_import_memory(const rtcd_import_def* def, const void* data, size
     if (err != RTCD_OK)
         decline(im, err, "%s: %s", name, msg);
     else
-        err = load_and_judge(def, im, NULL, data, size, ext);
+        err = load_and_judge(def, im,
+                             rtcd_import_sniff(data, size < HEAD_BYTES ? size : HEAD_BYTES, ext,
+                                               rtcd_import_extension_supported(ext)),
+                             NULL, data, size, ext, NULL);
     return finish(im, err, out);
 }
 

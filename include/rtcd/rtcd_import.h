@@ -1,8 +1,24 @@
-/* rtcd mesh import: model files (every format assimp reads: OBJ, STL, PLY,
- * glTF, FBX, Collada, ...) to rtcd meshes, repaired where needed.
+/* rtcd mesh import: model files (OBJ, STL, PLY, OFF, glTF 2.0, GLB, and
+ * every other format assimp reads: FBX, Collada, ...) to rtcd meshes,
+ * repaired where needed.
  *
  * A separate library (librtcd_import, built when assimp is found); the core
  * does not depend on it and its users do not need assimp's headers.
+ *
+ * PLY (ASCII, binary little- and big-endian), OFF ([ST][C][N]OFF) and glTF
+ * 2.0 / GLB are read by rtcd's own readers, whatever the extension or hint
+ * when the content is theirs: assimp 5.2's loaders of these formats hang or
+ * crash on hostile files. Their time and memory are proportional to the
+ * file's size, whatever counts it claims. glTF 1.0, 4OFF/nOFF, binary OFF,
+ * sparse accessors and compressed geometry that a glTF requires (Draco,
+ * meshopt, KHR_mesh_quantization) are declined with
+ * RTCD_ERROR_INVALID_ARGUMENT and a message. The rest goes to assimp.
+ *
+ * Polygons are triangulated here: convex ones (in the plane of their
+ * normal) as a fan, in linear time, whatever their size; others by ear
+ * clipping, whose steps over the whole file are bounded in proportion to its
+ * size: a file of huge non-convex faces is declined with
+ * RTCD_ERROR_MESH_TOO_LARGE rather than taking minutes.
  *
  * One call reads a file, bakes the scene's node transforms into the
  * vertices, gathers every triangle of the scene into one list and then:
@@ -59,19 +75,29 @@ typedef struct rtcd_imported rtcd_imported;
 /* Reads `path` (caller-owned, read during the call). Returns RTCD_OK when the
  * file is ACCEPTED or REPAIRED, else the code of the decline:
  *   RTCD_ERROR_INVALID_ARGUMENT   missing, unreadable, empty, a directory, a
- *                                 format assimp does not read, corrupt or
- *                                 truncated data (the message holds assimp's
+ *                                 format nothing here reads, corrupt or
+ *                                 truncated data (a face index beyond the
+ *                                 vertices included, in every format; the
+ *                                 message holds the reader's or assimp's
  *                                 reason), no triangles in the scene;
  *   RTCD_ERROR_MESH_TOO_LARGE     above max_file_bytes, or counts beyond what
  *                                 rtcd meshes hold (checked from the file's
- *                                 header before anything is allocated);
+ *                                 header before anything is allocated), or
+ *                                 node instances multiplying a file's meshes
+ *                                 out of proportion to its size (more than
+ *                                 2^20 + 64 x its bytes vertices or
+ *                                 triangles), or non-convex faces too costly
+ *                                 to triangulate (above);
  *   RTCD_ERROR_OUT_OF_MEMORY      here or inside assimp;
  *   RTCD_ERROR_MESH_*             the first component rtcd_mesh_create refuses.
- * The header counts of OFF, PLY and binary STL are checked against the data's
- * size first; assimp trusts the counts of some other text formats (X, ASE)
- * and may reserve that much memory before failing: a process reading
- * untrusted files should limit its memory or read them in a child process,
- * as rtcd_mesh_check does.
+ * The header counts of binary STL are checked against the data's size
+ * first; assimp trusts the counts of some other text formats (X, ASE) and
+ * may reserve that much memory before failing, and its loaders of formats
+ * other than OBJ and STL are not fuzzed here: a process reading untrusted
+ * files of those formats should limit its memory or read them in a child
+ * process, as rtcd_mesh_check does. A glTF's buffer files are read from
+ * beside it (relative names only, regular files only, at most
+ * max_file_bytes in all).
  * Unlike rtcd_mesh_create, *out receives a handle on a decline too (status
  * DECLINED, with the reason and whatever counts and report were reached):
  * release it in every case. *out is NULL only for bad arguments (NULL def,
@@ -83,9 +109,10 @@ typedef struct rtcd_imported rtcd_imported;
 RTCD_API rtcd_error rtcd_import_file(const rtcd_import_def* def, const char* path, rtcd_imported** out);
 
 /* The same from memory (caller-owned, read during the call). format_hint is
- * the extension without the dot ("obj", "stl"; NULL or "" lets assimp guess
- * from the content). Files the data refers to (an OBJ's .mtl, a glTF's .bin)
- * cannot be found from memory. */
+ * the extension without the dot ("obj", "stl"; NULL or "" lets the content
+ * decide: PLY, OFF and glTF are recognised here, anything else is assimp's
+ * guess). Files the data refers to (an OBJ's .mtl, a glTF's .bin) cannot be
+ * found from memory. */
 RTCD_API rtcd_error rtcd_import_memory(const rtcd_import_def* def, const void* data, size_t size,
                                        const char* format_hint, rtcd_imported** out);
 
@@ -114,7 +141,8 @@ RTCD_API uint32_t rtcd_imported_component_count(const rtcd_imported* imported);
 /* The repair's report, owned by the handle; NULL when no repair ran
  * (ACCEPTED, RTCD_IMPORT_NO_REPAIR, or declined before it). Its numbering is
  * the gathered triangle list's: the scene's meshes one after another, in
- * node order, each with assimp's vertex and face numbering. */
+ * node order, each with its reader's vertex numbering, polygons split into
+ * triangles in order. */
 RTCD_API const rtcd_repair_report* rtcd_imported_repair_report(const rtcd_imported* imported);
 /* rtcd_repaired_summary's line ("" when no repair ran); owned by the handle. */
 RTCD_API const char* rtcd_imported_repair_summary(const rtcd_imported* imported);

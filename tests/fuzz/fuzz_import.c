@@ -9,11 +9,11 @@
  * assimp's X and ASE loaders trust the element counts of the text and
  * reserve that much memory (rtcd_import.h says so): they are never hinted,
  * and inputs that carry their signatures are skipped, since assimp falls back
- * to detection by content when the hinted loader declines the data. The
- * formats fuzzed can be narrowed further (RTCD_FUZZ_IMPORT_FORMATS below):
- * run_fuzzers.sh keeps to OBJ and STL, since assimp 5.2's PLY, OFF, glTF
- * and GLB loaders fail within a minute (tests/fuzz/README.md). A finding inside
- * libassimp (not in import/ or core/) is assimp's, not rtcd's.
+ * to detection by content when the hinted loader declines the data. PLY,
+ * OFF, glTF and GLB are read by rtcd's own readers (import/read_*.c), OBJ
+ * and STL by assimp; the formats fuzzed can be narrowed
+ * (RTCD_FUZZ_IMPORT_FORMATS below; run_fuzzers.sh --import-formats). A
+ * finding inside libassimp (not in import/ or core/) is assimp's, not rtcd's.
  *
  * tests/fuzz/make_corpus.py writes seeds in this format. */
 #include <rtcd/rtcd.h>

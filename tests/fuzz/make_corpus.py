@@ -144,6 +144,29 @@ def ply_binary(verts, faces):
     return data
 
 
+def ply_big_endian_extras(verts, faces):
+    """Big-endian, with properties and an element that the reader must read past."""
+    head = ["ply", "format binary_big_endian 1.0", "comment fuzz seed", "element vertex %d" % len(verts),
+            "property double x", "property float y", "property uchar red", "property float z",
+            "element material 1", "property list uchar float values", "element face %d" % len(faces),
+            "property list ushort uint vertex_indices", "property list uchar short flags", "end_header"]
+    data = ("\n".join(head) + "\n").encode()
+    for i, p in enumerate(verts):
+        data += struct.pack(">dfBf", p[0], p[1], (40 * i) % 256, p[2])
+    data += struct.pack(">B2f", 2, 0.5, 1.5)
+    for f in faces:
+        data += struct.pack(">H%dI" % len(f), len(f), *f) + struct.pack(">Bh", 1, -7)
+    return data
+
+
+def off_colored(verts, faces):
+    """COFF with comments, the counts on the keyword's line, colours on every line."""
+    lines = ["# fuzz seed", "COFF %d %d 0 # counts" % (len(verts), len(faces))]
+    lines += ["%s %s %s 0.5 0.5 0.5 1" % tuple(map(fmt, p)) for p in verts]
+    lines += ["%d %s 255 0 0 # face" % (len(f), " ".join(map(str, f))) for f in faces]
+    return ("\r\n".join(lines) + "\r\n").encode()
+
+
 def off_text(verts, faces):
     lines = ["OFF", "%d %d 0" % (len(verts), len(faces))] + ["%s %s %s" % tuple(map(fmt, p)) for p in verts]
     lines += ["%d %s" % (len(f), " ".join(map(str, f))) for f in faces]
@@ -170,20 +193,40 @@ def gltf_parts(verts, tris):
     return doc, buf
 
 
-def gltf_embedded(verts, tris):
-    doc, buf = gltf_parts(verts, tris)
-    doc["buffers"][0]["uri"] = "data:application/octet-stream;base64," + base64.b64encode(buf).decode()
-    return json.dumps(doc, separators=(",", ":")).encode()
-
-
-def glb(verts, tris):
-    doc, buf = gltf_parts(verts, tris)
+def pack_glb(doc, buf):
     js = json.dumps(doc, separators=(",", ":")).encode()
     js += b" " * (-len(js) % 4)
     buf += b"\0" * (-len(buf) % 4)
     total = 12 + 8 + len(js) + 8 + len(buf)
     return (struct.pack("<4sII", b"glTF", 2, total) + struct.pack("<I4s", len(js), b"JSON") + js +
             struct.pack("<I4s", len(buf), b"BIN\0") + buf)
+
+
+def glb(verts, tris):
+    return pack_glb(*gltf_parts(verts, tris))
+
+
+def nodes_parts(verts, tris):
+    """Node transforms (matrix, translation, rotation, scale, children), a
+    strip and a fan primitive, and a line primitive (dropped)."""
+    doc, buf = gltf_parts(verts, tris)
+    strip = struct.pack("<4H", 0, 1, 2, 3)
+    doc["bufferViews"].append({"buffer": 0, "byteOffset": len(buf), "byteLength": len(strip)})
+    buf += strip
+    doc["buffers"][0]["byteLength"] = len(buf)
+    doc["accessors"].append({"bufferView": 2, "componentType": 5123, "count": 4, "type": "SCALAR"})
+    doc["meshes"].append({"primitives": [{"attributes": {"POSITION": 0}, "indices": 2, "mode": 5},
+                                         {"attributes": {"POSITION": 0}, "indices": 2, "mode": 6},
+                                         {"attributes": {"POSITION": 0}, "indices": 2, "mode": 1}]})
+    doc["nodes"] = [{"mesh": 0, "children": [1, 2], "rotation": [0, 0.7071068, 0, 0.7071068]},
+                    {"mesh": 0, "translation": [3, 0, 0], "scale": [-1, 2, 1]},
+                    {"mesh": 1, "matrix": [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 5, 0, 1]}]
+    return doc, buf
+
+
+def embedded(doc, buf):
+    doc["buffers"][0]["uri"] = "data:application/octet-stream;base64," + base64.b64encode(buf).decode()
+    return json.dumps(doc, separators=(",", ":")).encode()
 
 
 def read_data(name):
@@ -203,9 +246,13 @@ def import_corpus():
         "cube_binary_norepair.stl": import_input("stl", stl_binary(sv, st), flags=1),
         "octa_ascii.ply": import_input("ply", ply_ascii(OCTA_V, OCTA_T)),
         "cube_binary.ply": import_input("ply", ply_binary(CUBE_V, CUBE_QUADS)),
+        "cube_big_endian.ply": import_input("ply", ply_big_endian_extras(CUBE_V, CUBE_QUADS)),
         "cube.off": import_input("off", off_text(CUBE_V, CUBE_QUADS)),
-        "tetra.gltf": import_input("gltf", gltf_embedded(TETRA_V, TETRA_T)),
+        "octa_colored.off": import_input("off", off_colored(OCTA_V, OCTA_T)),
+        "tetra.gltf": import_input("gltf", embedded(*gltf_parts(TETRA_V, TETRA_T))),
+        "octa_nodes.gltf": import_input("gltf", embedded(*nodes_parts(OCTA_V, OCTA_T))),
         "octa.glb": import_input("glb", glb(OCTA_V, OCTA_T)),
+        "octa_nodes.glb": import_input("glb", pack_glb(*nodes_parts(OCTA_V, OCTA_T))),
         # The project's own small models (tests/data).
         "icosphere.obj": import_input("obj", read_data("icosphere.obj")),
         "two_cubes.obj": import_input("obj", read_data("two_cubes.obj")),
