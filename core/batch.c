@@ -142,13 +142,15 @@ void rtcd_batch_release(rtcd_batch* b)
     rtcd_free(b);
 }
 
+/* Every number finite? x * 0 is 0 for a finite x and NaN for Inf or NaN,
+ * and a sum with a NaN in it is NaN: one branch per pose, which the
+ * compiler vectorises (this runs over every pair of every call). */
 static int pose_finite(const rtcd_transform* t)
 {
-    for (int i = 0; i < 9; ++i)
-        if (!isfinite(t->rotation[i])) return 0;
-    for (int i = 0; i < 3; ++i)
-        if (!isfinite(t->translation[i])) return 0;
-    return 1;
+    float z = 0.0f;
+    for (int i = 0; i < 9; ++i) z += t->rotation[i] * 0.0f;
+    for (int i = 0; i < 3; ++i) z += t->translation[i] * 0.0f;
+    return z == 0.0f;
 }
 
 rtcd_error rtcd_batch_collide(rtcd_batch* b, const rtcd_pair_desc* pairs, uint32_t n, rtcd_pair_result* results,

@@ -113,6 +113,8 @@ void rtcd_opencl_destroy(rtcd_opencl* cl)
     rtcd_cl_close_devices(cl);
     rtcd_cl_registry_free(&cl->registry);
     rtcd_key_map_free(&cl->map);
+    rtcd_free(cl->infos[0]);
+    rtcd_free(cl->infos[1]);
     if (cl->cpu) rtcd_cpu_backend_ops.destroy(cl->cpu);
     rtcd_thread_pool_destroy(cl->pool);
     free_call(&cl->call);

@@ -113,7 +113,6 @@ typedef struct cl_pair_info {
     uint32_t entries_at; /* its kept rays in its device's arena_in */
     uint32_t entries;    /* how many */
     uint8_t device;      /* 0xff: none yet */
-    uint8_t seen;        /* 0 in a new (zeroed) entry */
 } cl_pair_info;
 
 /* One call's view of its pairs, per pair i (cl_plan.c). */
@@ -147,8 +146,14 @@ struct rtcd_opencl {
     cl_device_state devices[RTCD_CL_MAX_DEVICES];
     uint32_t device_count;
     cl_mesh_registry registry;
-    rtcd_key_map map;      /* key -> cl_pair_info, kept across calls (core/key_map.h) */
-    rtcd_error drop_error; /* while the map drops the pairs a call did not see */
+    /* The pairs' states, kept across calls: the map takes a key to 1 + its
+     * pair's place in infos[info_in] (0: a new key). Each call gathers its
+     * pairs' states into the other array in call order, so that planning
+     * and finishing read them one after another (cl_state.c). */
+    rtcd_key_map map;
+    cl_pair_info* infos[2];
+    size_t infos_cap[2];
+    uint32_t info_in, info_count;
     rtcd_batch_stats stats;
     double place_ms;       /* the last call's rtcd_cl_place_meshes (deformed meshes, uploads) */
     /* Pairs with a mesh the devices could not take (cl_meshes.c): the CPU
@@ -210,12 +215,20 @@ void rtcd_cl_entry_spheres(rtcd_cl_mesh* e, const rtcd_mesh* m);
 /* cl_state.c: the pair map and the devices' kept-ray arenas. */
 /* Claims this call's pairs in cl->map (kept across calls): info_of[i] is
  * pair i's slot in cl->map (RTCD_CL_NO_SLOT for a key seen earlier in the
- * batch: that copy runs without state). A new key's entry is zeroed, for
- * rtcd_cl_new_info. Keys the call did not see leave the map. */
+ * batch: that copy runs without state). Keys the call did not see leave
+ * the map (their states are not gathered again). */
 rtcd_error rtcd_cl_assign_pairs(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uint32_t n, uint32_t* info_of);
-/* A new (zeroed) entry of the map becomes a pair with no device yet; a seen
- * one is left alone. */
-void rtcd_cl_new_info(cl_pair_info* info);
+/* Room for n states in the array the next call gathers into. */
+rtcd_error rtcd_cl_reserve_infos(rtcd_opencl* cl, uint32_t n);
+/* Pair i's state into place i of the array the call gathers into (a new
+ * key's fresh); the map then points there. Pairs are independent: any
+ * number of workers. rtcd_cl_flip_infos after all of them. */
+void rtcd_cl_gather_info(rtcd_opencl* cl, uint32_t i);
+void rtcd_cl_flip_infos(rtcd_opencl* cl, uint32_t n);
+/* Fetches ahead what rtcd_cl_gather_info(cl, i) reads, in two stages a few
+ * pairs apart: 0 the map's entry, 1 the state it points to (both misses
+ * on a large map). */
+void rtcd_cl_prefetch_info(const rtcd_opencl* cl, uint32_t i, int stage);
 /* Room for `entries` kept rays in the arena this call writes (its content
  * is not kept: it is all written this call). */
 rtcd_error rtcd_cl_arena_reserve(cl_device_state* d, size_t entries);

@@ -16,11 +16,12 @@
  * microsecond. */
 #define PLAN_RANGE 64u
 
+/* Pair i's state, once gathered (NULL: a repeated key's copy). */
 static cl_pair_info* pair_info(const rtcd_opencl* cl, uint32_t i)
 {
-    uint32_t s = cl->call.info_of[i];
-    return s != RTCD_CL_NO_SLOT ? (cl_pair_info*)rtcd_key_map_value(&cl->map, s) : NULL;
+    return cl->call.info_of[i] != RTCD_CL_NO_SLOT ? &cl->infos[cl->info_in][i] : NULL;
 }
+
 
 static int off_device(const rtcd_opencl* cl, uint32_t i)
 {
@@ -52,9 +53,13 @@ static void plan_range(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
     const rtcd_pair_desc* pairs = cl->call.pairs;
     int iterative = cl->def.iterative.algorithm != RTCD_ALGORITHM_STANDARD;
     for (uint32_t i = begin; i < end; ++i) {
-        cl_pair_info* info = pair_info(cl, i);
+        /* Its state into call order first (the arrays flip after this
+         * pass), fetched ahead: the states lie all over the old array. */
+        if (i + 16 < end) rtcd_cl_prefetch_info(cl, i + 16, 0);
+        if (i + 8 < end) rtcd_cl_prefetch_info(cl, i + 8, 1);
+        rtcd_cl_gather_info(cl, i);
+        cl_pair_info* info = cl->call.info_of[i] != RTCD_CL_NO_SLOT ? &cl->infos[cl->info_in ^ 1u][i] : NULL;
         uint8_t standard = 1;
-        if (info) rtcd_cl_new_info(info);
         if (off_device(cl, i)) {
             cl->call.device[i] = RTCD_CL_OFF_DEVICE;
             cl->call.standard[i] = 1;
@@ -194,8 +199,11 @@ rtcd_error rtcd_cl_plan_call(rtcd_opencl* cl, uint32_t n)
         cl->devices[d].rays_total = 0;
         cl->devices[d].arena_used = 0;
     }
+    rtcd_error err = rtcd_cl_reserve_infos(cl, n);
+    if (err != RTCD_OK) return err;
     rtcd_parallel_for(&cl->tasks, n, PLAN_RANGE, plan_range, cl);
-    rtcd_error err = place_pairs(cl, n);
+    rtcd_cl_flip_infos(cl, n);
+    err = place_pairs(cl, n);
     if (err == RTCD_OK) err = grow_device_batches(cl);
     for (uint32_t d = 0; d < cl->device_count && err == RTCD_OK; ++d)
         err = rtcd_cl_arena_reserve(&cl->devices[d], cl->devices[d].arena_used);

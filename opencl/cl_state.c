@@ -10,8 +10,6 @@
 
 #include <string.h>
 
-static cl_pair_info* info_at(const rtcd_key_map* m, uint32_t slot) { return rtcd_key_map_value(m, slot); }
-
 void rtcd_cl_reset_track(cl_pair_info* info)
 {
     memset(&info->track, 0, sizeof info->track);
@@ -20,15 +18,7 @@ void rtcd_cl_reset_track(cl_pair_info* info)
 
 void rtcd_cl_reset_tracks(rtcd_opencl* cl)
 {
-    for (uint32_t s = 0; s < cl->map.cap; ++s)
-        if (rtcd_key_map_in_use(&cl->map, s)) rtcd_cl_reset_track(info_at(&cl->map, s));
-}
-
-void rtcd_cl_new_info(cl_pair_info* info)
-{
-    if (info->seen) return;
-    info->device = 0xff;
-    info->seen = 1;
+    for (uint32_t i = 0; i < cl->info_count; ++i) rtcd_cl_reset_track(&cl->infos[cl->info_in][i]);
 }
 
 static int drop_unseen(void* value, int claimed, void* ctx)
@@ -40,15 +30,56 @@ static int drop_unseen(void* value, int claimed, void* ctx)
 
 rtcd_error rtcd_cl_assign_pairs(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uint32_t n, uint32_t* info_of)
 {
-    if (!rtcd_key_map_begin(&cl->map, n, sizeof(cl_pair_info)))
+    if (!rtcd_key_map_begin(&cl->map, n, sizeof(uint32_t)))
         return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "OpenCL: no memory for the pair map");
     /* A key that appears twice gets RTCD_KEY_MAP_REPEATED (RTCD_CL_NO_SLOT)
-     * for its later copies, which run without state. New entries are
-     * zeroed: rtcd_cl_new_info makes them pairs with no device yet. */
+     * for its later copies, which run without state. */
     _Static_assert(RTCD_KEY_MAP_REPEATED == RTCD_CL_NO_SLOT, "a repeated key's copy has no state");
     if (n) rtcd_key_map_claim_all(&cl->map, &pairs[0].key, sizeof *pairs, n, info_of);
     rtcd_key_map_end(&cl->map, drop_unseen, NULL);
     return RTCD_OK;
+}
+
+rtcd_error rtcd_cl_reserve_infos(rtcd_opencl* cl, uint32_t n)
+{
+    uint32_t out = cl->info_in ^ 1u;
+    if (!rtcd_grow((void**)&cl->infos[out], &cl->infos_cap[out], (size_t)n + 1, sizeof(cl_pair_info)))
+        return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "OpenCL: no memory for %u pair states", n);
+    return RTCD_OK;
+}
+
+void rtcd_cl_gather_info(rtcd_opencl* cl, uint32_t i)
+{
+    uint32_t s = cl->call.info_of[i];
+    if (s == RTCD_CL_NO_SLOT) return;
+    uint32_t* at = rtcd_key_map_value(&cl->map, s);
+    cl_pair_info* to = &cl->infos[cl->info_in ^ 1u][i];
+    if (*at) {
+        *to = cl->infos[cl->info_in][*at - 1u];
+    } else { /* a new key: no device, nothing kept */
+        memset(to, 0, sizeof *to);
+        to->device = 0xff;
+    }
+    *at = i + 1u;
+}
+
+void rtcd_cl_prefetch_info(const rtcd_opencl* cl, uint32_t i, int stage)
+{
+    uint32_t s = cl->call.info_of[i];
+    if (s == RTCD_CL_NO_SLOT) return;
+    const uint32_t* at = rtcd_key_map_value(&cl->map, s);
+    if (stage == 0) {
+        __builtin_prefetch(at);
+    } else if (*at) {
+        const char* from = (const char*)&cl->infos[cl->info_in][*at - 1u];
+        for (size_t b = 0; b < sizeof(cl_pair_info); b += 64) __builtin_prefetch(from + b);
+    }
+}
+
+void rtcd_cl_flip_infos(rtcd_opencl* cl, uint32_t n)
+{
+    cl->info_in ^= 1u;
+    cl->info_count = n;
 }
 
 rtcd_error rtcd_cl_arena_reserve(cl_device_state* d, size_t entries)
