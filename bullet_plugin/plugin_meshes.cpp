@@ -237,7 +237,10 @@ static rtcd_mesh* build_mesh(const btCollisionShape* shape, rtcdShapeRole role, 
         if (role == RTCD_ROLE_CONVEX) return nullptr; // a tessellation is closed or wrong: no repair
     }
     rtcd_repair_def rdef = rtcd_default_repair_def();
-    if (role == RTCD_ROLE_SURFACE) rdef.flags &= ~(RTCD_REPAIR_SPLIT | RTCD_REPAIR_HOLES);
+    // A surface may stay open, and its slivers are no defect (steep terrain:
+    // a spike's flanks): collapsing them would give rtcd another surface
+    // than Bullet's, and bodies would sink into what rtcd removed.
+    if (role == RTCD_ROLE_SURFACE) rdef.flags &= ~(RTCD_REPAIR_SPLIT | RTCD_REPAIR_HOLES | RTCD_REPAIR_SLIVERS);
     rtcd_repaired* repaired = nullptr;
     rtcd_error err = rtcd_repair(&rdef, vertices.data(), static_cast<uint32_t>(vertices.size() / 3), 0, indices.data(),
                                  static_cast<uint32_t>(indices.size() / 3), &repaired);
@@ -266,16 +269,26 @@ static rtcd_mesh* build_mesh(const btCollisionShape* shape, rtcdShapeRole role, 
     return mesh;
 }
 
+// What a shape's mesh is built from: a shape freed and another made at the
+// same address, or a changed scaling, shows up as another source or scaling
+// and is rebuilt.
+static const void* mesh_source(const btCollisionShape* shape, rtcdShapeRole role, btVector3* scaling)
+{
+    if (role != RTCD_ROLE_MESH) {
+        *scaling = shape->getLocalScaling();
+        return shape;
+    }
+    const btGImpactMeshShape* g = static_cast<const btGImpactMeshShape*>(shape);
+    *scaling = part_scaling(g, 0);
+    return g->getMeshInterface();
+}
+
 const rtcd_mesh* rtcdMeshCache::meshFor(const btCollisionShape* shape, bool* out_of_memory)
 {
     if (out_of_memory) *out_of_memory = false;
     rtcdShapeRole role = rtcdRoleOf(shape);
-    // What the mesh is built from: a shape freed and another made at the same
-    // address, or a changed scaling, shows up here and is rebuilt.
-    const void* source = shape;
-    if (role == RTCD_ROLE_MESH) source = static_cast<const btGImpactMeshShape*>(shape)->getMeshInterface();
-    btVector3 scaling = role == RTCD_ROLE_MESH ? part_scaling(static_cast<const btGImpactMeshShape*>(shape), 0)
-                                               : shape->getLocalScaling();
+    btVector3 scaling;
+    const void* source = mesh_source(shape, role, &scaling);
     btScalar margin = role == RTCD_ROLE_CONVEX ? shape->getMargin() : btScalar(0);
     rtcd_mesh* stale = nullptr;
     // Released on every way out, after the new mesh was made.
@@ -404,9 +417,10 @@ void rtcdMeshCache::use(const btCollisionShape* shape, rtcd_mesh* mesh)
         rtcd_mesh_release(it->second.mesh);
         m_entries.erase(it);
     }
-    const btGImpactMeshShape* g = static_cast<const btGImpactMeshShape*>(shape);
-    Entry e = {mesh, g->getMeshInterface(), part_scaling(g, 0), btScalar(0), shape->getShapeType(),
+    btVector3 scaling;
+    const void* source = mesh_source(shape, rtcdRoleOf(shape), &scaling);
+    Entry e = {mesh, source, scaling, btScalar(0), shape->getShapeType(),
                btVector3(0, 0, 0), btVector3(0, 0, 0), true, 0, false, true};
-    rtcd_mesh_retain(mesh);
     m_entries.emplace(shape, e);
+    rtcd_mesh_retain(mesh); // after the map took it: a throwing emplace holds nothing
 }

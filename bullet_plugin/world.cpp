@@ -630,6 +630,10 @@ rtcd_error rtcd_world_add_static_mesh(rtcd_world* w, rtcd_mesh* mesh, const rtcd
         m->body->setUserIndex(-2 - static_cast<int>(w->static_meshes.size()));
         rtcd_mesh_retain(mesh);
         m->mesh = mesh;
+        // rtcd collides with the user's mesh itself: the repair a Bullet
+        // triangle soup needs (welding, sliver collapses) would give rtcd
+        // another surface than Bullet's, e.g. a steep spike's flanks gone.
+        if (w->rtcd_dispatcher) w->rtcd_dispatcher->useMesh(m->shape, mesh);
         w->static_meshes.push_back(m);
         w->dynamics->addRigidBody(m->body);
     } catch (const std::bad_alloc&) {
