@@ -36,7 +36,7 @@ typedef struct cpu_backend {
     uint32_t workers;
     cpu_worker* work;       /* per worker index; scratch made on the index's first use (worker_scratch) */
     uint32_t room;          /* records this call's largest pair needs */
-    _Atomic uint32_t bad_worker; /* a worker index at or above workers, UINT32_MAX: none */
+    _Atomic uint64_t bad_worker; /* a worker index at or above workers; UINT64_MAX: none */
     /* key -> cpu_pair, kept across calls: each call claims its pairs'
      * entries before the workers run (new keys get one), and drops the
      * entries it did not see after. */
@@ -114,7 +114,7 @@ rtcd_error rtcd_cpu_backend_create(const rtcd_narrowphase_def* def, void** out)
         }
     }
     b->workers = b->tasks.worker_count ? b->tasks.worker_count : 1; /* at most RTCD_MAX_WORKERS (validated) */
-    atomic_init(&b->bad_worker, UINT32_MAX);
+    atomic_init(&b->bad_worker, UINT64_MAX);
     b->work = rtcd_calloc(b->workers, sizeof *b->work);
     if (!b->work) {
         cpu_destroy(b);
@@ -270,7 +270,7 @@ static rtcd_error cpu_collide(void* impl, const rtcd_pair_desc* pairs, uint32_t 
         b->work[w].standard_ms = b->work[w].iterative_ms = 0.0;
     }
     b->room = room;
-    atomic_store(&b->bad_worker, UINT32_MAX);
+    atomic_store(&b->bad_worker, UINT64_MAX);
     b->pairs = pairs;
     b->results = results;
     b->rays = rays;
@@ -289,12 +289,12 @@ static rtcd_error cpu_collide(void* impl, const rtcd_pair_desc* pairs, uint32_t 
     }
     b->stats.pairs_per_device[0] = n;
     b->stats.ms = now_ms() - start;
-    uint32_t bad = atomic_load(&b->bad_worker);
-    if (bad != UINT32_MAX)
+    uint64_t bad = atomic_load(&b->bad_worker);
+    if (bad != UINT64_MAX)
         return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT,
-                         "CPU backend: the task system ran worker %u, not below its worker_count %u; "
+                         "CPU backend: the task system ran worker %llu, not below its worker_count %u; "
                          "the pairs of that range have no result",
-                         bad, b->workers);
+                         (unsigned long long)bad, b->workers);
     if (err != RTCD_OK)
         return rtcd_fail(err, "CPU backend: pair %u (key %llu) failed: %s", first,
                          (unsigned long long)pairs[first].key, rtcd_error_name(err));

@@ -129,7 +129,7 @@ RTCD_API rtcd_error rtcd_shape_create_compound(rtcd_world* world, rtcd_mesh* con
 #define RTCD_CONVEX_MIN_SIZE 5e-4f
 #define RTCD_CONVEX_MAX_SIZE 5e3f
 #define RTCD_CONVEX_MAX_ASPECT 1e3f
-#define RTCD_CONVEX_MAX_POINTS (1u << 24)
+#define RTCD_CONVEX_MAX_POINTS 65536u
 typedef enum rtcd_convex_kind {
     RTCD_CONVEX_BOX = 0,      /* half_extents */
     RTCD_CONVEX_SPHERE = 1,   /* radius */
