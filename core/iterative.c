@@ -41,19 +41,8 @@ rtcd_iterative_def rtcd_default_iterative_def(void)
  * step; see the README's figures). */
 #define RTCD_ADAPTIVE_STEPS 16.0f
 #define RTCD_ADAPTIVE_MIN_EDGES 0.25f
-/* The pair's edge length: the meshes' mean, but at most this many edges of
- * the finer mesh, whose triangles the walks on it cross. A terrain whose
- * mean is a few kilometre-long spike flanks would otherwise let its pairs
- * go tens of metres without a standard pass (new contacts missed). */
-#define RTCD_ADAPTIVE_MAX_FINE_EDGES 4.0f
 
 static float clampf(float x, float lo, float hi) { return x < lo ? lo : (x > hi ? hi : x); }
-
-static float pair_edge_length(const rtcd_mesh* a, const rtcd_mesh* b)
-{
-    float fine = fminf(a->mean_edge_length, b->mean_edge_length);
-    return fminf(0.5f * (a->mean_edge_length + b->mean_edge_length), RTCD_ADAPTIVE_MAX_FINE_EDGES * fine);
-}
 
 rtcd_iterative_params rtcd_adaptive_params(const rtcd_iterative_def* def, float step_displacement, float edge_length)
 {
@@ -198,7 +187,8 @@ int rtcd_track_plan(rtcd_pair_track* track, const rtcd_narrowphase_def* ndef, co
         track->deformed_ref[0] = deformed[0];
         track->deformed_ref[1] = deformed[1];
         if (def->adaptive)
-            track->params = rtcd_adaptive_params(def, track->step_displacement, pair_edge_length(a, b));
+            track->params = rtcd_adaptive_params(def, track->step_displacement,
+                                                 0.5f * (a->mean_edge_length + b->mean_edge_length));
         else
             track->params = def->fixed;
         /* Predictions cover at least the speculative reach. */
