@@ -62,7 +62,8 @@ void rtcdCollisionDispatcher::refreshShape(const btCollisionShape* shape)
 
 void rtcdCollisionDispatcher::useMesh(const btCollisionShape* shape, rtcd_mesh* mesh)
 {
-    if (shape && mesh && rtcdRoleOf(shape) == RTCD_ROLE_MESH) m_state->meshes.use(shape, mesh);
+    rtcdShapeRole role = shape ? rtcdRoleOf(shape) : RTCD_ROLE_NONE;
+    if (mesh && (role == RTCD_ROLE_MESH || role == RTCD_ROLE_SURFACE)) m_state->meshes.use(shape, mesh);
 }
 
 const rtcd_mesh* rtcdCollisionDispatcher::meshForShape(const btCollisionShape* shape) const

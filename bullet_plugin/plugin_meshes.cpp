@@ -240,7 +240,10 @@ static rtcd_mesh* build_mesh(const btCollisionShape* shape, rtcdShapeRole role, 
         if (role == RTCD_ROLE_CONVEX) return nullptr; // a tessellation is closed or wrong: no repair
     }
     rtcd_repair_def rdef = rtcd_default_repair_def();
-    if (role == RTCD_ROLE_SURFACE) rdef.flags &= ~(RTCD_REPAIR_SPLIT | RTCD_REPAIR_HOLES);
+    // A surface may stay open, and its slivers are no defect (steep terrain:
+    // a spike's flanks): collapsing them would give rtcd another surface
+    // than Bullet's, and bodies would sink into what rtcd removed.
+    if (role == RTCD_ROLE_SURFACE) rdef.flags &= ~(RTCD_REPAIR_SPLIT | RTCD_REPAIR_HOLES | RTCD_REPAIR_SLIVERS);
     rtcd_repaired* repaired = nullptr;
     rtcd_error err = rtcd_repair(&rdef, vertices.data(), static_cast<uint32_t>(vertices.size() / 3), 0, indices.data(),
                                  static_cast<uint32_t>(indices.size() / 3), &repaired);
@@ -580,10 +583,10 @@ void rtcdMeshCache::use(const btCollisionShape* shape, rtcd_mesh* mesh)
         m_entries.erase(it);
     }
     Entry e;
-    e.record(shape, RTCD_ROLE_MESH);
+    e.record(shape, rtcdRoleOf(shape)); // a GImpact mesh, or a static surface (rtcd_world_add_static_mesh)
     e.mesh = mesh;
     e.as_given = true;
     e.external = true;
-    rtcd_mesh_retain(mesh);
     m_entries.emplace(shape, e);
+    rtcd_mesh_retain(mesh); // after the map took it: a throwing emplace holds nothing
 }

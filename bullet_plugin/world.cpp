@@ -15,20 +15,22 @@ namespace {
 
 rtcd_error fail(rtcd_error code, const std::string& message) { return rtcd_report_error(code, message.c_str()); }
 
-// Is x finite and within [lo, hi]? Otherwise the error names the argument.
-rtcd_error check_range(const char* fn, const char* what, double x, double lo, double hi)
+// Is x finite and within [lo, hi]? Otherwise the error names the argument,
+// its value and the range. The arguments are floats, compared with the
+// bounds as floats: the bound a user writes (1e-6f) is in the range.
+rtcd_error check_range(const char* fn, const char* what, float x, float lo, float hi)
 {
     if (std::isfinite(x) && x >= lo && x <= hi) return RTCD_OK;
     char line[256];
-    std::snprintf(line, sizeof line, "%s: %s is %g, not within [%g, %g]", fn, what, x, lo, hi);
+    std::snprintf(line, sizeof line, "%s: %s is %g, not within [%g, %g]", fn, what, double(x), double(lo), double(hi));
     return fail(RTCD_ERROR_INVALID_ARGUMENT, line);
 }
 
 // The world's range of validity (README, "Range of validity"): where Bullet
 // and rtcd's float pipeline give the right answers.
-const double k_max_coordinate = 1e5;  // m from the origin
-const double k_max_speed = 1e4;       // m/s, rad/s
-const double k_min_mass = 1e-6, k_max_mass = 1e9; // kg
+const float k_max_coordinate = RTCD_WORLD_MAX_COORDINATE;
+const float k_max_speed = RTCD_WORLD_MAX_SPEED;
+const float k_min_mass = RTCD_WORLD_MIN_MASS, k_max_mass = RTCD_WORLD_MAX_MASS;
 
 // A pose rtcd and Bullet can use: finite, a rotation (orthonormal, right
 // handed, within 1e-3), a translation within the range of validity.
@@ -67,16 +69,24 @@ rtcd_error check_world_def(const rtcd_world_def* d)
     if (kind < RTCD_NARROWPHASE_RTCD || kind > RTCD_NARROWPHASE_HULL)
         return fail(RTCD_ERROR_INVALID_ARGUMENT, std::string(fn) + ": narrowphase_kind " + std::to_string(kind) +
                                                      " is not rtcd (0), gimpact (1) or hull (2)");
+    if (d->solver_iterations < 1 || d->solver_iterations > RTCD_WORLD_MAX_SOLVER_ITERATIONS)
+        return fail(RTCD_ERROR_INVALID_ARGUMENT, std::string(fn) + ": solver_iterations is " +
+                                                     std::to_string(d->solver_iterations) + ", not within [1, " +
+                                                     std::to_string(RTCD_WORLD_MAX_SOLVER_ITERATIONS) + "]");
+    const float g = RTCD_WORLD_MAX_GRAVITY;
     const struct {
         const char* what;
-        double value, lo, hi;
+        float value, lo, hi;
     } fields[] = {
-        {"gravity[0]", d->gravity[0], -1e4, 1e4},      {"gravity[1]", d->gravity[1], -1e4, 1e4},
-        {"gravity[2]", d->gravity[2], -1e4, 1e4},      {"time_step", d->time_step, 1e-6, 1.0},
-        {"solver_iterations", double(d->solver_iterations), 1, 10000},
-        {"linear_damping", d->linear_damping, 0, 1},   {"angular_damping", d->angular_damping, 0, 1},
-        {"friction", d->friction, 0, 1e3},             {"restitution", d->restitution, 0, 1},
-        {"rolling_friction", d->rolling_friction, 0, 1e3},
+        {"gravity[0]", d->gravity[0], -g, g},
+        {"gravity[1]", d->gravity[1], -g, g},
+        {"gravity[2]", d->gravity[2], -g, g},
+        {"time_step", d->time_step, RTCD_WORLD_MIN_TIME_STEP, RTCD_WORLD_MAX_TIME_STEP},
+        {"linear_damping", d->linear_damping, 0.0f, 1.0f},
+        {"angular_damping", d->angular_damping, 0.0f, 1.0f},
+        {"friction", d->friction, 0.0f, RTCD_WORLD_MAX_FRICTION},
+        {"restitution", d->restitution, 0.0f, 1.0f},
+        {"rolling_friction", d->rolling_friction, 0.0f, RTCD_WORLD_MAX_FRICTION},
     };
     for (const auto& f : fields) {
         rtcd_error err = check_range(fn, f.what, f.value, f.lo, f.hi);
@@ -333,9 +343,9 @@ rtcd_error rtcd_shape_create_compound(rtcd_world* w, rtcd_mesh* const* meshes, u
 {
     if (out) *out = nullptr;
     if (!w || !meshes || !out) return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_shape_create_compound: NULL argument");
-    if (count < 1 || count > 4096)
-        return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_shape_create_compound: count " + std::to_string(count) +
-                                                     " is not within 1..4096");
+    if (count < 1 || count > RTCD_COMPOUND_MAX_PIECES)
+        return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_shape_create_compound: count is " + std::to_string(count) +
+                                                     ", not within [1, " + std::to_string(RTCD_COMPOUND_MAX_PIECES) + "]");
     // The pieces' mass properties combined (unit density): volumes add, the
     // centre is their mean, inertias move to it by the parallel axis rule.
     rtcd_mass_properties all;
@@ -400,57 +410,118 @@ rtcd_convex_def rtcd_default_convex_def(void)
     return def;
 }
 
+// A size of a convex def within [RTCD_CONVEX_MIN_SIZE, RTCD_CONVEX_MAX_SIZE];
+// else false with *why naming it, its value and the range.
+static bool convex_size_ok(const char* what, float x, std::string& why)
+{
+    if (x >= RTCD_CONVEX_MIN_SIZE && x <= RTCD_CONVEX_MAX_SIZE) return true; // false for NaN
+    char line[160];
+    std::snprintf(line, sizeof line, "%s is %g, not within [%g, %g] m", what, double(x), double(RTCD_CONVEX_MIN_SIZE),
+                  double(RTCD_CONVEX_MAX_SIZE));
+    why = line;
+    return false;
+}
+
+// The margin: negative (Bullet's default) or within [0, RTCD_CONVEX_MAX_SIZE];
+// a box and a cylinder hold theirs inside their sizes (Bullet's
+// implicit shape less the margin), so at most their smallest size there.
+static bool convex_margin_ok(const rtcd_convex_def& d, int kind, std::string& why)
+{
+    char line[200];
+    if (!std::isfinite(d.margin) || d.margin > RTCD_CONVEX_MAX_SIZE) {
+        std::snprintf(line, sizeof line, "margin is %g, not negative (the default) or within [0, %g] m",
+                      double(d.margin), double(RTCD_CONVEX_MAX_SIZE));
+        why = line;
+        return false;
+    }
+    float inside = INFINITY;
+    if (kind == RTCD_CONVEX_BOX) inside = std::min(d.half_extents[0], std::min(d.half_extents[1], d.half_extents[2]));
+    if (kind == RTCD_CONVEX_CYLINDER) inside = std::min(d.radius, d.half_height);
+    if (d.margin > inside) {
+        std::snprintf(line, sizeof line, "margin is %g, above the smallest size %g m (a %s holds its margin inside)",
+                      double(d.margin), double(inside), kind == RTCD_CONVEX_BOX ? "box" : "cylinder");
+        why = line;
+        return false;
+    }
+    return true;
+}
+
 // The Bullet shape a convex def describes, or NULL with *why.
 static btConvexShape* convex_shape(const rtcd_convex_def& d, rtcd_shape* s, std::string& why)
 {
-    // Sizes within the range of validity: bodies from 1 mm to 10 km across.
-    auto positive = [](float x) { return x >= 5e-4f && x <= 5e3f; };
     int kind; // read as an integer: a stray value is not one to load as the enum
     std::memcpy(&kind, &d.kind, sizeof kind);
+    bool ok = true;
     switch (kind) {
     case RTCD_CONVEX_BOX:
-        if (!positive(d.half_extents[0]) || !positive(d.half_extents[1]) || !positive(d.half_extents[2])) break;
-        return new btBoxShape(btVector3(d.half_extents[0], d.half_extents[1], d.half_extents[2]));
-    case RTCD_CONVEX_SPHERE:
-        if (!positive(d.radius)) break;
-        return new btSphereShape(d.radius);
+        ok = convex_size_ok("half_extents[0]", d.half_extents[0], why) &&
+             convex_size_ok("half_extents[1]", d.half_extents[1], why) &&
+             convex_size_ok("half_extents[2]", d.half_extents[2], why);
+        break;
+    case RTCD_CONVEX_SPHERE: ok = convex_size_ok("radius", d.radius, why); break;
     case RTCD_CONVEX_CAPSULE:
-        if (!positive(d.radius) || !positive(d.half_height)) break;
-        return new btCapsuleShapeZ(d.radius, 2.0f * d.half_height);
     case RTCD_CONVEX_CYLINDER:
-        if (!positive(d.radius) || !positive(d.half_height)) break;
-        return new btCylinderShapeZ(btVector3(d.radius, d.radius, d.half_height));
     case RTCD_CONVEX_CONE:
-        if (!positive(d.radius) || !positive(d.half_height)) break;
-        return new btConeShapeZ(d.radius, 2.0f * d.half_height);
-    case RTCD_CONVEX_HULL: {
-        if (!d.points || d.point_count < 4 || d.point_count > (1u << 24)) {
-            why = "a hull needs 4 to 2^24 points";
+        ok = convex_size_ok("radius", d.radius, why) && convex_size_ok("half_height", d.half_height, why);
+        break;
+    case RTCD_CONVEX_HULL:
+        if (!d.points || d.point_count < 4 || d.point_count > RTCD_CONVEX_MAX_POINTS) {
+            why = "point_count is " + std::to_string(d.point_count) + ", not within [4, " +
+                  std::to_string(RTCD_CONVEX_MAX_POINTS) + "] (or points is NULL)";
             return nullptr;
         }
-        s->points.assign(d.points, d.points + 3 * static_cast<size_t>(d.point_count));
-        for (float x : s->points)
-            if (!std::isfinite(x)) {
-                why = "a hull point is not finite";
+        for (size_t i = 0; i < 3 * static_cast<size_t>(d.point_count); ++i)
+            if (!std::isfinite(d.points[i])) {
+                why = "hull point " + std::to_string(i / 3) + " is not finite";
                 return nullptr;
             }
-        btConvexHullShape* hull = new btConvexHullShape(s->points.data(), static_cast<int>(d.point_count), 3 * sizeof(float));
-        hull->optimizeConvexHull();
-        return hull;
-    }
+        break;
     default: why = "unknown kind " + std::to_string(kind); return nullptr;
     }
-    why = "sizes must lie within [0.0005, 5000] m (bodies from 1 mm to 10 km)";
-    return nullptr;
+    if (!ok || !convex_margin_ok(d, kind, why)) return nullptr;
+    switch (kind) {
+    case RTCD_CONVEX_BOX: return new btBoxShape(btVector3(d.half_extents[0], d.half_extents[1], d.half_extents[2]));
+    case RTCD_CONVEX_SPHERE: return new btSphereShape(d.radius);
+    case RTCD_CONVEX_CAPSULE: return new btCapsuleShapeZ(d.radius, 2.0f * d.half_height);
+    case RTCD_CONVEX_CYLINDER: return new btCylinderShapeZ(btVector3(d.radius, d.radius, d.half_height));
+    case RTCD_CONVEX_CONE: return new btConeShapeZ(d.radius, 2.0f * d.half_height);
+    default: break;
+    }
+    s->points.assign(d.points, d.points + 3 * static_cast<size_t>(d.point_count));
+    btConvexHullShape* hull = new btConvexHullShape(s->points.data(), static_cast<int>(d.point_count), 3 * sizeof(float));
+    hull->optimizeConvexHull();
+    return hull;
+}
+
+// The whole body (Bullet's box of it, margin included) within the range of
+// validity: at most RTCD_MESH_MAX_EXTENT along its longest axis, and its
+// thinnest axis at least 1 / RTCD_CONVEX_MAX_ASPECT of that (thinner, the
+// tessellation's rings make slivers); else *why.
+static void check_convex_extent(const btConvexShape* shape, std::string& why)
+{
+    btVector3 lo, hi;
+    shape->getAabb(btTransform::getIdentity(), lo, hi);
+    double e[3] = {double(hi.x()) - lo.x(), double(hi.y()) - lo.y(), double(hi.z()) - lo.z()};
+    double longest = std::max(e[0], std::max(e[1], e[2])), thinnest = std::min(e[0], std::min(e[1], e[2]));
+    char line[200];
+    if (!(longest <= RTCD_MESH_MAX_EXTENT))
+        std::snprintf(line, sizeof line, "the shape is %g m long with its margin, above %g m (RTCD_MESH_MAX_EXTENT)",
+                      longest, double(RTCD_MESH_MAX_EXTENT));
+    else if (!(longest <= double(RTCD_CONVEX_MAX_ASPECT) * thinnest))
+        std::snprintf(line, sizeof line, "the shape is %g m long and %g m thin, above %g times its thinnest "
+                      "(RTCD_CONVEX_MAX_ASPECT)", longest, thinnest, double(RTCD_CONVEX_MAX_ASPECT));
+    else if (!(longest >= RTCD_MESH_MIN_EXTENT))
+        std::snprintf(line, sizeof line, "the shape is %g m long with its margin, below %g m (RTCD_MESH_MIN_EXTENT)",
+                      longest, double(RTCD_MESH_MIN_EXTENT));
+    else
+        return;
+    why = line;
 }
 
 rtcd_error rtcd_shape_create_convex(rtcd_world* w, const rtcd_convex_def* def, rtcd_shape** out)
 {
     if (out) *out = nullptr;
     if (!w || !def || !out) return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_shape_create_convex: NULL argument");
-    if (!std::isfinite(def->margin) || def->margin > 5e3f)
-        return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_shape_create_convex: margin " + std::to_string(def->margin) +
-                                                     " is not finite or above 5000 m");
     rtcd_shape* s = new (std::nothrow) rtcd_shape();
     if (!s) return fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_shape_create_convex: out of memory");
     s->refcount = 1;
@@ -459,12 +530,15 @@ rtcd_error rtcd_shape_create_convex(rtcd_world* w, const rtcd_convex_def* def, r
     std::string why;
     try {
         btConvexShape* shape = convex_shape(*def, s, why);
-        if (!shape) {
+        if (shape) {
+            s->bt_shape = shape; // freed with s from here on
+            if (def->margin >= 0.0f && shape->getShapeType() != SPHERE_SHAPE_PROXYTYPE) shape->setMargin(def->margin);
+            check_convex_extent(shape, why);
+        }
+        if (!why.empty()) {
             shape_free(s);
             return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_shape_create_convex: " + why);
         }
-        if (def->margin >= 0.0f && shape->getShapeType() != SPHERE_SHAPE_PROXYTYPE) shape->setMargin(def->margin);
-        s->bt_shape = shape;
         btVector3 inertia;
         shape->calculateLocalInertia(1, inertia);
         s->unit_inertia = inertia;
@@ -630,6 +704,10 @@ rtcd_error rtcd_world_add_static_mesh(rtcd_world* w, rtcd_mesh* mesh, const rtcd
         m->body->setUserIndex(-2 - static_cast<int>(w->static_meshes.size()));
         rtcd_mesh_retain(mesh);
         m->mesh = mesh;
+        // rtcd collides with the user's mesh itself: the repair a Bullet
+        // triangle soup needs (welding, sliver collapses) would give rtcd
+        // another surface than Bullet's, e.g. a steep spike's flanks gone.
+        if (w->rtcd_dispatcher) w->rtcd_dispatcher->useMesh(m->shape, mesh);
         w->static_meshes.push_back(m);
         w->dynamics->addRigidBody(m->body);
     } catch (const std::bad_alloc&) {

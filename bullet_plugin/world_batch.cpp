@@ -16,7 +16,8 @@ rtcd_error check_range(const rtcd_world* w, uint32_t first, uint32_t count, cons
         std::snprintf(line, sizeof line, "%s: NULL world", fn);
         return rtcd_report_error(RTCD_ERROR_INVALID_ARGUMENT, line);
     }
-    if (count && !out) {
+    if (count == 0) return RTCD_OK; // an empty range anywhere: nothing to write
+    if (!out) {
         std::snprintf(line, sizeof line, "%s: NULL out for %u bodies", fn, count);
         return rtcd_report_error(RTCD_ERROR_INVALID_ARGUMENT, line);
     }

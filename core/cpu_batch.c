@@ -8,6 +8,7 @@
 #include "key_map.h"
 #include "task.h"
 
+#include <stdatomic.h>
 #include <string.h>
 #include <time.h>
 
@@ -33,7 +34,9 @@ typedef struct cpu_backend {
     rtcd_thread_pool* pool; /* NULL: the engine's task system, or one thread */
     rtcd_task_system tasks;
     uint32_t workers;
-    cpu_worker* work;
+    cpu_worker* work;       /* per worker index; scratch made on the index's first use (worker_scratch) */
+    uint32_t room;          /* records this call's largest pair needs */
+    _Atomic uint64_t bad_worker; /* a worker index at or above workers; UINT64_MAX: none */
     /* key -> cpu_pair, kept across calls: each call claims its pairs'
      * entries before the workers run (new keys get one), and drops the
      * entries it did not see after. */
@@ -110,7 +113,8 @@ rtcd_error rtcd_cpu_backend_create(const rtcd_narrowphase_def* def, void** out)
             b->tasks.worker_count = 1;
         }
     }
-    b->workers = b->tasks.worker_count ? b->tasks.worker_count : 1;
+    b->workers = b->tasks.worker_count ? b->tasks.worker_count : 1; /* at most RTCD_MAX_WORKERS (validated) */
+    atomic_init(&b->bad_worker, UINT64_MAX);
     b->work = rtcd_calloc(b->workers, sizeof *b->work);
     if (!b->work) {
         cpu_destroy(b);
@@ -118,6 +122,31 @@ rtcd_error rtcd_cpu_backend_create(const rtcd_narrowphase_def* def, void** out)
     }
     *out = b;
     return RTCD_OK;
+}
+
+/* Worker `worker`'s scratch, grown to this call's room on its first use:
+ * memory follows the threads that run, not the indices a task system may
+ * pass. NULL (the call fails) for an index beyond worker_count, or out of
+ * memory. Only the thread running as `worker` touches its entry. */
+static cpu_worker* worker_scratch(cpu_backend* b, uint32_t worker, uint32_t first_pair)
+{
+    if (worker >= b->workers) {
+        atomic_store(&b->bad_worker, worker);
+        return NULL;
+    }
+    cpu_worker* w = &b->work[worker];
+    if (w->cap >= b->room) return w;
+    rtcd_free(w->recs);
+    rtcd_free(w->contacts);
+    w->recs = rtcd_alloc((size_t)b->room * sizeof *w->recs);
+    w->contacts = rtcd_alloc((size_t)b->room * sizeof *w->contacts);
+    w->cap = w->recs && w->contacts ? b->room : 0;
+    if (w->cap) return w;
+    if (w->err == RTCD_OK || first_pair < w->err_pair) {
+        w->err = RTCD_ERROR_OUT_OF_MEMORY;
+        w->err_pair = first_pair;
+    }
+    return NULL;
 }
 
 /* Pair i (its map entry e) on worker w: its pass, its contacts, its reduction. */
@@ -168,7 +197,11 @@ static void run_pair(cpu_backend* b, cpu_worker* w, uint32_t i, cpu_pair* e)
 static void run_range(uint32_t begin, uint32_t end, uint32_t worker, void* context)
 {
     cpu_backend* b = context;
-    cpu_worker* w = &b->work[worker < b->workers ? worker : 0];
+    cpu_worker* w = worker_scratch(b, worker, begin);
+    if (!w) { /* the call fails; these results say nothing */
+        memset(&b->results[begin], 0, (size_t)(end - begin) * sizeof *b->results);
+        return;
+    }
     /* Pairs are looked up two ahead and their states prefetched: cache
      * misses on the states were half the iterative pass's time. */
     /* One clock read per pair: each pair's time goes to the kind of pass it ran. */
@@ -237,17 +270,11 @@ static rtcd_error cpu_collide(void* impl, const rtcd_pair_desc* pairs, uint32_t 
         offset += rtcd_pair_ray_room(&pairs[i]);
     }
     for (uint32_t w = 0; w < b->workers; ++w) {
-        cpu_worker* wk = &b->work[w];
-        wk->err = RTCD_OK;
-        wk->standard_ms = wk->iterative_ms = wk->reduce_ms = 0.0;
-        if (wk->cap >= room) continue;
-        rtcd_free(wk->recs);
-        rtcd_free(wk->contacts);
-        wk->recs = rtcd_alloc((size_t)room * sizeof *wk->recs);
-        wk->contacts = rtcd_alloc((size_t)room * sizeof *wk->contacts);
-        wk->cap = wk->recs && wk->contacts ? room : 0;
-        if (!wk->cap) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "CPU backend: no scratch for %u records", room);
+        b->work[w].err = RTCD_OK;
+        b->work[w].standard_ms = b->work[w].iterative_ms = b->work[w].reduce_ms = 0.0;
     }
+    b->room = room;
+    atomic_store(&b->bad_worker, UINT64_MAX);
     b->pairs = pairs;
     b->results = results;
     b->rays = rays;
@@ -273,6 +300,12 @@ static rtcd_error cpu_collide(void* impl, const rtcd_pair_desc* pairs, uint32_t 
     double end = now_ms();
     b->stats.finish_ms = end - finish_start;
     b->stats.ms = end - start;
+    uint64_t bad = atomic_load(&b->bad_worker);
+    if (bad != UINT64_MAX)
+        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT,
+                         "CPU backend: the task system ran worker %llu, not below its worker_count %u; "
+                         "the pairs of that range have no result",
+                         (unsigned long long)bad, b->workers);
     if (err != RTCD_OK)
         return rtcd_fail(err, "CPU backend: pair %u (key %llu) failed: %s", first,
                          (unsigned long long)pairs[first].key, rtcd_error_name(err));

@@ -65,15 +65,18 @@ rtcd_error rtcd_narrowphase_def_validate(const rtcd_narrowphase_def* def)
                          "culling_distance >= 0 (all finite) and max_iterations >= 1",
                          fn);
     if (!(def->speculative_margin >= 0.0f) || !(def->speculative_margin <= 1e3f))
-        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "%s: speculative_margin must be finite, >= 0 and <= 1000 m (got %g)",
+        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "%s: speculative_margin is %g, not within [0, 1000] m",
                          fn, (double)def->speculative_margin);
-    if (def->threads > 1024)
-        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "%s: threads %u is more than 1024", fn, def->threads);
+    if (def->threads > RTCD_MAX_WORKERS)
+        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "%s: threads %u is not within [0, %u]", fn, def->threads,
+                         RTCD_MAX_WORKERS);
     if (def->max_devices > 16)
-        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "%s: max_devices %u is more than 16", fn, def->max_devices);
-    if ((def->tasks.enqueue != NULL) != (def->tasks.finish != NULL) || (def->tasks.enqueue && !def->tasks.worker_count))
-        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT,
-                         "%s: tasks needs both enqueue and finish, and worker_count >= 1", fn);
+        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "%s: max_devices %u is not within [0, 16]", fn, def->max_devices);
+    if ((def->tasks.enqueue != NULL) != (def->tasks.finish != NULL))
+        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "%s: tasks needs both enqueue and finish", fn);
+    if (def->tasks.enqueue && (def->tasks.worker_count < 1 || def->tasks.worker_count > RTCD_MAX_WORKERS))
+        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "%s: tasks.worker_count %u is not within [1, %u]", fn,
+                         def->tasks.worker_count, RTCD_MAX_WORKERS);
     return RTCD_OK;
 }
 

@@ -8,7 +8,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define RTCD_MAX_THREADS 1024u
 /* Chunks per thread: pair costs vary 100x, so hand out small pieces and let
  * fast threads take more; a chunk still costs only one atomic add. */
 #define RTCD_CHUNKS_PER_THREAD 256u
@@ -43,7 +42,7 @@ uint32_t rtcd_cpu_count(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     if (n < 1) return 1;
-    return n > (long)RTCD_MAX_THREADS ? RTCD_MAX_THREADS : (uint32_t)n;
+    return n > (long)RTCD_MAX_WORKERS ? RTCD_MAX_WORKERS : (uint32_t)n;
 }
 
 /* Takes chunks until none are left. */
@@ -137,9 +136,9 @@ rtcd_error rtcd_thread_pool_create(uint32_t threads, rtcd_thread_pool** out)
 {
     if (!out) return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_thread_pool_create: out is NULL");
     *out = NULL;
-    if (threads < 1 || threads > RTCD_MAX_THREADS)
+    if (threads < 1 || threads > RTCD_MAX_WORKERS)
         return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_thread_pool_create: %u threads (1 to %u)", threads,
-                         RTCD_MAX_THREADS);
+                         RTCD_MAX_WORKERS);
     rtcd_thread_pool* pool = (rtcd_thread_pool*)rtcd_calloc(1, sizeof *pool);
     if (!pool) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_thread_pool_create: pool");
     uint32_t helpers = threads - 1;

@@ -18,7 +18,7 @@ RTCD_API uint32_t rtcd_cpu_count(void);
  * step (a mutex, a broadcast, no allocation). */
 typedef struct rtcd_thread_pool rtcd_thread_pool;
 
-/* threads >= 1 (at most 1024): threads - 1 worker threads plus the calling
+/* threads 1..RTCD_MAX_WORKERS: threads - 1 worker threads plus the calling
  * thread. If the system refuses a thread the pool keeps the ones it got and
  * logs a warning (worker_count says how many). *out is NULL on failure. */
 RTCD_API rtcd_error rtcd_thread_pool_create(uint32_t threads, rtcd_thread_pool** out);

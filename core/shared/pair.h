@@ -237,6 +237,11 @@ RTCD_INLINE int pair_walk_entry(const rtcd_pair_ctx* c, rtcd_u32 feature, rtcd_u
     /* A vertex in an empty cell of the other mesh's grid is certainly
      * outside it, whatever triangle the walk reached. */
     if (r == RTCD_WALK_HIT && !view_may_contain(side.target, p)) r = RTCD_WALK_LOST;
+    /* A colliding ray ends inside its caster (its own surface is not hit
+     * first), within the caster's box diagonal: an exit farther on is one
+     * the walk reached round the other mesh (over the apex of a terrain's
+     * steep spike, past the face the ray enters first), not along the ray. */
+    if (r == RTCD_WALK_HIT && !(t <= 1.001f * v3_length(v3_sub(side.caster->hi, side.caster->lo)))) r = RTCD_WALK_LOST;
     if (r == RTCD_WALK_LOST && c->predictive) {
         /* With predictions, a ray the walk lost stays as one, on the
          * triangle it had, until the next standard pass: a prediction not

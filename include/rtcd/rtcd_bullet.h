@@ -88,10 +88,13 @@ public:
      * with refreshShape. Every body of a shared shape deforms with it. */
     void refreshShape(const btCollisionShape* shape);
 
-    /* rtcd takes `mesh` (retained) as the collision mesh of the GImpact
-     * `shape`, instead of building one from the shape's arrays: for callers
-     * that keep an rtcd mesh of the same vertices (the C world) and update
-     * it themselves (rtcd_mesh_update_vertices). */
+    /* rtcd takes `mesh` (retained) as the collision mesh of the GImpact or
+     * static triangle mesh `shape`, instead of building one from the
+     * shape's arrays: for callers that keep an rtcd mesh of the same
+     * vertices (the C world) and update it themselves
+     * (rtcd_mesh_update_vertices). A static shape's mesh must be an open
+     * surface or closed, in the shape's frame; it is taken as it is (no
+     * weld, no repair). */
     void useMesh(const btCollisionShape* shape, rtcd_mesh* mesh);
 
     /* The batch the pairs run through (backend, devices, threads, timings). */

@@ -38,7 +38,7 @@ typedef struct rtcd_mesh_def {
     /* Caller-owned, read during rtcd_mesh_create only (rtcd copies them). */
     const float* vertices;      /* xyz per vertex, vertex_stride bytes apart */
     uint32_t vertex_count;
-    size_t vertex_stride;       /* 0 means 3 * sizeof(float) */
+    size_t vertex_stride;       /* 0 means 3 * sizeof(float); else at least 12 bytes */
     const uint32_t* indices;    /* 3 per triangle, counter-clockwise seen from outside */
     uint32_t triangle_count;
     uint32_t flags;             /* rtcd_mesh_flags */

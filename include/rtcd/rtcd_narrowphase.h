@@ -77,7 +77,7 @@ typedef struct rtcd_narrowphase_def {
      * bodies may close the gap and no more. 0: only penetrating contacts,
      * the papers' behaviour. */
     int speculative;
-    float speculative_margin;       /* metres, >= 0; default 0.005 */
+    float speculative_margin;       /* metres, within [0, 1000]; default 0.005 */
     /* 1 (default): surfaces that cross with no vertex of either inside the
      * other (an edge through a face) get contacts from rays cast along the
      * edges of each mesh near the other (edge-edge normal and depth). */
@@ -95,9 +95,10 @@ typedef struct rtcd_narrowphase_def {
      * queue. NULL: the RTCD_DEVICES environment variable, else every GPU,
      * and with none the CPU OpenCL devices. Not owned; read at creation. */
     const char* devices;
-    uint32_t max_devices;           /* use the first K selected devices; 0: all */
-    /* CPU reference: threads of rtcd's own pool; 0 (default): one per
-     * core. Results are bit-identical whatever the count. */
+    uint32_t max_devices;           /* use the first K selected devices (K within [0, 16]); 0: all */
+    /* CPU reference: threads of rtcd's own pool, within [0,
+     * RTCD_MAX_WORKERS]; 0 (default): one per core. Results are
+     * bit-identical whatever the count. */
     uint32_t threads;
     /* An engine's own scheduler (Box2D style): when tasks.enqueue is set the
      * CPU reference runs its pairs through it instead of rtcd's pool. */

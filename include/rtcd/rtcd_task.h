@@ -21,9 +21,16 @@
 extern "C" {
 #endif
 
+/* The most workers a task system may report (rtcd_thread_pool's threads
+ * too): rtcd_narrowphase_def_validate refuses a larger worker_count. */
+#define RTCD_MAX_WORKERS 1024u
+
 /* Runs items [begin, end) on worker `worker` (< the system's worker_count).
  * Two calls that run at the same time must be given different worker
- * indices: rtcd keeps scratch memory per worker. Called from any thread. */
+ * indices: rtcd keeps scratch memory per worker index, made when the index
+ * first runs (memory follows the threads that run, not worker_count). An
+ * index at or above worker_count is not run: the call that enqueued it
+ * fails with RTCD_ERROR_INVALID_ARGUMENT. Called from any thread. */
 typedef void rtcd_task_fn(uint32_t begin, uint32_t end, uint32_t worker, void* task_context);
 
 /* Starts `task` over items [0, item_count), split into ranges of at least
@@ -42,8 +49,8 @@ typedef struct rtcd_task_system {
     rtcd_enqueue_task_fn* enqueue; /* NULL: rtcd's own pool */
     rtcd_finish_task_fn* finish;   /* required with enqueue */
     void* user_context;            /* passed back to both callbacks, owned by the user */
-    /* Workers the engine's scheduler may use at once, >= 1: every worker
-     * index rtcd receives is below it (rtcd sizes its scratch by it). */
+    /* Workers the engine's scheduler may use at once, 1..RTCD_MAX_WORKERS:
+     * every worker index rtcd receives is below it. */
     uint32_t worker_count;
 } rtcd_task_system;
 

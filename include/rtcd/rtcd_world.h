@@ -26,21 +26,36 @@ typedef enum rtcd_narrowphase_kind {
     RTCD_NARROWPHASE_HULL = 2      /* each mesh replaced by its convex hull (btConvexHullShape) */
 } rtcd_narrowphase_kind;
 
+/* The world's range of validity: where Bullet and rtcd's float pipeline give
+ * the right answers. A value outside its range (or not finite) is refused
+ * with RTCD_ERROR_INVALID_ARGUMENT and a message naming the argument, its
+ * value and the range; both ends of every range are valid values. */
+#define RTCD_WORLD_MAX_GRAVITY 1e4f            /* m/s^2, per axis: [-1e4, 1e4] */
+#define RTCD_WORLD_MIN_TIME_STEP 1e-6f         /* s: time_step within [1e-6, 1] */
+#define RTCD_WORLD_MAX_TIME_STEP 1.0f
+#define RTCD_WORLD_MAX_SOLVER_ITERATIONS 10000 /* solver_iterations within [1, 10000] */
+#define RTCD_WORLD_MAX_FRICTION 1e3f           /* friction and rolling_friction within [0, 1000] */
+#define RTCD_WORLD_MIN_MASS 1e-6f              /* kg: a body's mass within [1e-6, 1e9] */
+#define RTCD_WORLD_MAX_MASS 1e9f
+#define RTCD_WORLD_MAX_COORDINATE 1e5f         /* m: pose translations, plane offsets within [-1e5, 1e5] */
+#define RTCD_WORLD_MAX_SPEED 1e4f              /* m/s and rad/s per axis: velocities within [-1e4, 1e4] */
+
 typedef struct rtcd_world_def {
-    float gravity[3];              /* default (0, 0, -9.81) */
-    float time_step;               /* fixed step in seconds, default 1/60 */
-    int solver_iterations;         /* sequential impulse iterations, default 10 */
+    float gravity[3];              /* default (0, 0, -9.81); each within [-1e4, 1e4] */
+    float time_step;               /* fixed step in seconds, default 1/60; within [1e-6, 1] */
+    int solver_iterations;         /* sequential impulse iterations, default 10; within [1, 10000] */
     rtcd_narrowphase_kind narrowphase_kind; /* default RTCD_NARROWPHASE_RTCD */
     /* rtcd's narrow phase: algorithm, traversal, contacts, backend, devices,
      * threads (rtcd_narrowphase.h). A backend that cannot be had (no OpenCL
      * device, kernels that do not build) gives the CPU reference and a
      * one-line notice. */
     rtcd_narrowphase_def narrowphase;
-    float linear_damping, angular_damping; /* default 0, 0 */
-    float friction, restitution;           /* default 0.6, 0 */
+    float linear_damping, angular_damping; /* default 0, 0; each within [0, 1] */
+    float friction, restitution;           /* default 0.6, 0; within [0, 1000] and [0, 1] */
     /* Bullet's rolling and spinning friction (a torque arm in metres). Rounded
      * concave rocks otherwise roll on forever over their many small facets.
-     * Default 0.02; applied the same way whatever the narrow phase. */
+     * Default 0.02, within [0, 1000]; applied the same way whatever the
+     * narrow phase. */
     float rolling_friction;
     /* Checking mode: every step also runs the standard algorithm (CPU
      * reference) on the same poses and fills the check_* statistics. */
@@ -86,13 +101,35 @@ RTCD_API rtcd_error rtcd_shape_set_vertices(rtcd_shape* shape, const float* vert
  * btCompoundShape of GImpact meshes whose pairs rtcd takes piece by piece.
  * The pieces' mass properties combine (uniform density) and, as for
  * rtcd_shape_create, the body frame is the principal frame of the whole.
- * meshes: `count` closed meshes (1..4096), read during the call only. */
+ * meshes: `count` closed meshes (count within [1, RTCD_COMPOUND_MAX_PIECES]),
+ * read during the call only. */
+#define RTCD_COMPOUND_MAX_PIECES 4096u
 RTCD_API rtcd_error rtcd_shape_create_compound(rtcd_world* world, rtcd_mesh* const* meshes, uint32_t count,
                                                rtcd_shape** out);
 
 /* Convex shapes (Bullet's own primitives in the world; rtcd ray traces their
  * pairs with concave bodies against a fine tessellation of the exact
- * surface, margin included). Round shapes stand along z. */
+ * surface, margin included). Round shapes stand along z.
+ *
+ * Range of validity, each refused with RTCD_ERROR_INVALID_ARGUMENT and a
+ * message naming the value and the bound:
+ * - every size of the kind (half_extents, radius, half_height) within
+ *   [RTCD_CONVEX_MIN_SIZE, RTCD_CONVEX_MAX_SIZE] = [0.5 mm, 5 km];
+ * - margin negative (Bullet's default) or within [0, 5 km]; a box and a
+ *   cylinder hold their margin inside their sizes (Bullet's convention), so
+ *   theirs is at most their smallest size;
+ * - a hull: point_count within [4, RTCD_CONVEX_MAX_POINTS], every point finite;
+ * - the whole body, margin included (a capsule is 2 (radius + half_height)
+ *   long, a cone and a hull grow by their margin), spans at most
+ *   RTCD_MESH_MAX_EXTENT (10 km) and at least RTCD_MESH_MIN_EXTENT along its
+ *   longest axis, and its thinnest axis is at least 1 / RTCD_CONVEX_MAX_ASPECT
+ *   of its longest (the tessellation's rings stay triangles rtcd_mesh_create
+ *   takes: a 1 mm needle is at most 1 m long, a 10 km disc at least 10 m
+ *   thick). */
+#define RTCD_CONVEX_MIN_SIZE 5e-4f
+#define RTCD_CONVEX_MAX_SIZE 5e3f
+#define RTCD_CONVEX_MAX_ASPECT 1e3f
+#define RTCD_CONVEX_MAX_POINTS 65536u
 typedef enum rtcd_convex_kind {
     RTCD_CONVEX_BOX = 0,      /* half_extents */
     RTCD_CONVEX_SPHERE = 1,   /* radius */
@@ -108,7 +145,7 @@ typedef struct rtcd_convex_def {
     float radius, half_height;
     const float* points;      /* xyz per point, caller-owned, copied */
     uint32_t point_count;
-    float margin;             /* Bullet's collision margin; negative: Bullet's default (0.04 m) */
+    float margin;             /* Bullet's collision margin; negative: Bullet's default (0.04 m, less for a small box or cylinder) */
 } rtcd_convex_def;
 
 RTCD_API rtcd_convex_def rtcd_default_convex_def(void); /* a unit box (half extents 0.5) */
@@ -119,14 +156,20 @@ RTCD_API rtcd_error rtcd_shape_create_convex(rtcd_world* world, const rtcd_conve
 
 /* A static triangle mesh (a btBvhTriangleMeshShape in the world) at `pose`:
  * terrain, floors, buildings. Closed meshes and open one-sided surfaces
- * (RTCD_MESH_OPEN_SURFACE) alike; the world retains the mesh. */
+ * (RTCD_MESH_OPEN_SURFACE) alike; the world retains the mesh and rtcd's
+ * narrow phase collides with it as it is (steep slopes included: a
+ * heightfield's kilometre spikes on a 2 m grid). */
 RTCD_API rtcd_error rtcd_world_add_static_mesh(rtcd_world* world, rtcd_mesh* mesh, const rtcd_transform* pose);
 
-/* The static ground plane: points p with dot(normal, p) = offset. */
+/* The static ground plane: points p with dot(normal, p) = offset; a finite
+ * non-zero normal, offset within [-1e5, 1e5]. */
 RTCD_API rtcd_error rtcd_world_add_plane(rtcd_world* world, const float normal[3], float offset);
 
 /* A rigid body of the given mass (inertia from the mesh, density scaled to
- * the mass) at `pose` (the pose of the centre-of-mass frame). */
+ * the mass) at `pose` (the pose of the centre-of-mass frame). mass within
+ * [1e-6, 1e9] kg; pose a finite rotation (R R^T = I within 1e-3, no mirror)
+ * with its translation within [-1e5, 1e5] m per axis. Velocities
+ * (rtcd_world_set_velocity) within [-1e4, 1e4] per axis. */
 RTCD_API rtcd_error rtcd_world_add_body(rtcd_world* world, rtcd_shape* shape, float mass,
                                         const rtcd_transform* pose, uint32_t* body_index);
 RTCD_API uint32_t rtcd_world_body_count(const rtcd_world* world);
@@ -142,7 +185,8 @@ RTCD_API rtcd_error rtcd_world_get_velocity(const rtcd_world* world, uint32_t bo
 
 /* ---- batch getters (bindings, renderers, datasets): bodies first ..
  * first + count - 1 in one call, each entry what the per-body getter gives.
- * count 0 writes nothing and succeeds (out may then be NULL). A NULL world,
+ * count 0 writes nothing and succeeds whatever first is (out may then be
+ * NULL). A NULL world,
  * a NULL out with count > 0, or a range past rtcd_world_body_count is
  * RTCD_ERROR_INVALID_ARGUMENT with a message naming it; nothing is written
  * then. */
