@@ -189,9 +189,13 @@ int rtcd_track_plan(rtcd_pair_track* track, const rtcd_narrowphase_def* ndef, co
         track->ref = now;
         track->deformed_ref[0] = deformed[0];
         track->deformed_ref[1] = deformed[1];
+        /* The finer mesh's edges: a walk must stay among a few of its
+         * triangles, and a coarse partner (terrain with kilometre spikes
+         * has edges hundreds of metres long) would let the pair move that
+         * far between standard passes. */
         if (def->adaptive)
             track->params = rtcd_adaptive_params(def, track->step_displacement,
-                                                 0.5f * (a->mean_edge_length + b->mean_edge_length));
+                                                 fminf(a->mean_edge_length, b->mean_edge_length));
         else
             track->params = def->fixed;
         /* Predictions cover at least the speculative reach. */

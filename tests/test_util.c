@@ -196,11 +196,13 @@ void test_same_result(const char* where, const rtcd_pair_result* want, const rtc
     same_u32(where, "kept_rays", want->kept_rays, got->kept_rays);
     same_u32(where, "kept_predictions", want->kept_predictions, got->kept_predictions);
     same_u32(where, "walk_steps", want->walk_steps, got->walk_steps);
-    same_u32(where, "predictive_rays", want->predictive_rays, got->predictive_rays);
     same_u32(where, "crossing_contacts", want->crossing_contacts, got->crossing_contacts);
     test_same_contacts(where, want->contacts, want->contact_count, got);
     if (exact) {
+        /* Work counts: the CPU skips clusters of vertices whose rays the
+         * kernels cast and find nothing with. */
         same_u32(where, "rays_cast", want->rays_cast, got->rays_cast);
+        same_u32(where, "predictive_rays", want->predictive_rays, got->predictive_rays);
         same_u32(where, "device", want->device, got->device);
     }
     if (exact == 1) {

@@ -62,7 +62,8 @@ rtcd_batch* test_create_batch(const rtcd_narrowphase_def* def, const char* kerne
  * direction, then vertex. test_same_rays: `count` rays bit for bit.
  * test_same_contacts: the count and every contact bit for bit.
  * test_same_result: every counter and contact; exact (the CPU reference on
- * both sides) also rays_cast, device and ray_length bit for bit, else
+ * both sides) also the work counts rays_cast and predictive_rays, device and
+ * ray_length bit for bit, else
  * ray_length within 1e-4 (a kernel may sum it in another order);
  * TEST_SAME_BACKEND (one backend on both sides): rays_cast and device bit
  * for bit, ray_length within 1e-4 (a GPU's work-group kernel sums it in the
