@@ -197,6 +197,18 @@ rtcd_error rtcd_world_get_transforms(const rtcd_world* world, uint32_t first, ui
 rtcd_error rtcd_world_get_poses(const rtcd_world* world, uint32_t first, uint32_t count, float* out);
 rtcd_error rtcd_world_get_velocities(const rtcd_world* world, uint32_t first, uint32_t count, float* out);
 
+typedef struct rtcd_batch_stats {
+    double ms;
+    double standard_ms, iterative_ms;
+    uint32_t cpu_fallback_pairs;
+    uint32_t state_resets;
+    double plan_ms, run_ms, finish_ms;
+    double upload_ms, device_ms, download_ms;
+    double fallback_ms, reduce_ms;
+    uint64_t upload_bytes, download_bytes;
+    ...;
+} rtcd_batch_stats;
+
 typedef struct rtcd_step_stats {
     uint32_t broadphase_pairs;
     uint32_t pairs_owned;
@@ -219,6 +231,7 @@ typedef struct rtcd_step_stats {
     double check_ray_length;
     uint32_t out_of_memory;
     uint32_t faults;
+    rtcd_batch_stats batch;
     ...;
 } rtcd_step_stats;
 rtcd_step_stats rtcd_world_last_step_stats(const rtcd_world* world);

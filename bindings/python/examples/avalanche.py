@@ -143,6 +143,11 @@ def run(o: argparse.Namespace) -> Dict[str, Any]:
                           "ray_length", "check_ray_length", "pen_sum", "step_active", "np_active"], 0.0)
     counts = dict.fromkeys(["standard_pairs", "iterative_pairs", "predictive_rays", "walk_steps", "kept_rays",
                             "check_rays", "check_incorrect", "pen_samples", "pen_inside", "active"], 0)
+    # The batch's profile (rtcd_batch_stats), summed over the calls that ran.
+    profile_keys = ["ms", "plan_ms", "run_ms", "finish_ms", "upload_ms", "device_ms", "download_ms", "fallback_ms",
+                    "reduce_ms", "cpu_fallback_pairs", "upload_bytes", "download_bytes"]
+    profile = dict.fromkeys(profile_keys, 0.0)
+    profile_calls = 0
     pairs_max = 0
     pen_max = 0.0
     windows: Dict[int, Dict[str, Any]] = {}
@@ -153,6 +158,10 @@ def run(o: argparse.Namespace) -> Dict[str, Any]:
         step_ms.append(st["step_ms"])
         np_ms.append(st["narrowphase_ms"])
         sums["batch"] += st["batch_ms"]
+        if st["batch"]["ms"] > 0.0:
+            profile_calls += 1
+            for k in profile_keys:
+                profile[k] += st["batch"][k]
         if step + RESTING_STEPS >= o.steps:
             sums["batch_resting"] += st["batch_ms"]
         sums["contacts"] += st["contacts"]
@@ -261,6 +270,10 @@ def run(o: argparse.Namespace) -> Dict[str, Any]:
         "user_meshes": 0,
         "deforming": 0,
         "deform_ms_mean": 0.0,
+        # as the C demo's batch_profile: means per call
+        "batch_profile": {"calls": profile_calls,
+                          **{("fallback_pairs" if k == "cpu_fallback_pairs" else k): profile[k] / (profile_calls or 1)
+                             for k in profile_keys}},
         "penetration_window_steps": PENETRATION_WINDOW,
         "penetration_windows_truncated": truncated,
         "penetration_windows": window_list,
@@ -274,7 +287,11 @@ def run(o: argparse.Namespace) -> Dict[str, Any]:
 _FORMATS = {"speculative_margin": "%.6g", "contacts_mean": "%.1f", "rays_cast_mean": "%.1f",
             "colliding_rays_mean": "%.1f", "penetration_max": "%.5f", "penetration_sum_mean": "%.5f",
             "incorrect_rays_pct": "%.4f", "cumulative_ray_length": "%.6f", "own_ray_length_total": "%.6f",
-            "penetration_mean": "%.6f", "deform_ms_mean": "%.4f", "max": "%.5f", "mean_sum": "%.5f"}
+            "penetration_mean": "%.6f", "deform_ms_mean": "%.4f", "max": "%.5f", "mean_sum": "%.5f",
+            # batch_profile's fields
+            **dict.fromkeys(["ms", "plan_ms", "run_ms", "finish_ms", "upload_ms", "device_ms", "download_ms",
+                             "fallback_ms", "reduce_ms"], "%.4f"),
+            "fallback_pairs": "%.1f", "upload_bytes": "%.0f", "download_bytes": "%.0f"}
 
 
 def _json_value(key: str, value: Any) -> str:

@@ -375,10 +375,13 @@ class World(Handle):
         """(7,) one body's position and quaternion (as :meth:`poses`)."""
         return self.poses(body, 1)[0]
 
-    def last_step_stats(self) -> Dict[str, Union[int, float]]:
-        """The last step's ``rtcd_step_stats`` as a dict (field name: value)."""
+    def last_step_stats(self) -> Dict[str, Any]:
+        """The last step's ``rtcd_step_stats`` as a dict (field name: value);
+        ``batch``, the batch's profile (``rtcd_batch_stats``), as a dict too."""
         st = lib.rtcd_world_last_step_stats(self.handle)
-        return {name: getattr(st, name) for name, _ in ffi.typeof("rtcd_step_stats").fields}
+        out: Dict[str, Any] = {name: getattr(st, name) for name, _ in ffi.typeof("rtcd_step_stats").fields}
+        out["batch"] = {name: getattr(st.batch, name) for name, _ in ffi.typeof("rtcd_batch_stats").fields}
+        return out
 
     def measure_penetration(self) -> Dict[str, Union[int, float]]:
         """Penetration measured independently of the collision algorithm
