@@ -84,6 +84,12 @@ typedef struct cl_mesh_registry {
      * found by address and id all the same (rtcd_mesh.id). */
     const rtcd_mesh** meshes;
     uint64_t* ids;
+    /* find_mesh's index (cl_meshes.c): mesh id -> entry, open addressing;
+     * extended as entries are appended, rebuilt after entries were removed
+     * (`cuts` counts the removals it has not seen). */
+    uint64_t* index_ids;   /* 0: empty (ids start at 1) */
+    uint32_t* index_at;
+    uint32_t index_cap, index_count, index_cuts, cuts;
     rtcd_cl_mesh* table;
     uint64_t* versions;      /* the rtcd_mesh.version each entry copied (deforming meshes) */
     uint32_t count, cap;

@@ -72,6 +72,7 @@ static registry_mark mark_of(const cl_mesh_registry* reg)
  * the content up to them is the content `m` named, so is its version. */
 static void roll_back(cl_mesh_registry* reg, const registry_mark* m)
 {
+    if (m->count < reg->count) reg->cuts++; /* find_mesh's index rebuilds */
     for (uint32_t i = m->count; i < reg->count; ++i) rtcd_mesh_release((rtcd_mesh*)reg->meshes[i]);
     reg->count = m->count;
     reg->vertex_total = m->vertex_total;
@@ -80,10 +81,54 @@ static void roll_back(cl_mesh_registry* reg, const registry_mark* m)
     reg->version = m->version;
 }
 
-static uint32_t find_mesh(const cl_mesh_registry* reg, const rtcd_mesh* m)
+static uint32_t index_home(const cl_mesh_registry* reg, uint64_t id)
 {
-    for (uint32_t i = 0; i < reg->count; ++i)
-        if (reg->meshes[i] == m && reg->ids[i] == m->id) return i;
+    return (uint32_t)((id * 0x9e3779b97f4a7c15ull) >> 32) & (reg->index_cap - 1u);
+}
+
+static void index_put(cl_mesh_registry* reg, uint32_t entry)
+{
+    uint32_t s = index_home(reg, reg->ids[entry]);
+    while (reg->index_ids[s]) s = (s + 1u) & (reg->index_cap - 1u);
+    reg->index_ids[s] = reg->ids[entry];
+    reg->index_at[s] = entry;
+}
+
+/* Brings the index up to the registry: the entries appended since, or all
+ * of them after a removal (into a bigger table when half full). 0 without
+ * memory (the caller searches the entries one by one). */
+static int index_current(cl_mesh_registry* reg)
+{
+    if (reg->index_cuts != reg->cuts || reg->index_count > reg->count || 2u * reg->count >= reg->index_cap) {
+        uint32_t cap = 64;
+        while (cap <= 2u * reg->count) cap *= 2u;
+        if (cap != reg->index_cap) {
+            rtcd_free(reg->index_ids);
+            rtcd_free(reg->index_at);
+            reg->index_ids = rtcd_alloc(cap * sizeof *reg->index_ids);
+            reg->index_at = rtcd_alloc(cap * sizeof *reg->index_at);
+            reg->index_cap = reg->index_ids && reg->index_at ? cap : 0u;
+            if (!reg->index_cap) return 0;
+        }
+        memset(reg->index_ids, 0, reg->index_cap * sizeof *reg->index_ids);
+        reg->index_count = 0;
+        reg->index_cuts = reg->cuts;
+    }
+    for (; reg->index_count < reg->count; ++reg->index_count) index_put(reg, reg->index_count);
+    return 1;
+}
+
+/* Entry of mesh m (the same object: its id is never reused), or
+ * RTCD_CL_NO_SLOT. By the index: a call asks once per pair end. */
+static uint32_t find_mesh(cl_mesh_registry* reg, const rtcd_mesh* m)
+{
+    if (!index_current(reg)) {
+        for (uint32_t i = 0; i < reg->count; ++i)
+            if (reg->meshes[i] == m && reg->ids[i] == m->id) return i;
+        return RTCD_CL_NO_SLOT;
+    }
+    for (uint32_t s = index_home(reg, m->id); reg->index_ids[s]; s = (s + 1u) & (reg->index_cap - 1u))
+        if (reg->index_ids[s] == m->id) return reg->meshes[reg->index_at[s]] == m ? reg->index_at[s] : RTCD_CL_NO_SLOT;
     return RTCD_CL_NO_SLOT;
 }
 
@@ -211,6 +256,8 @@ void rtcd_cl_registry_free(cl_mesh_registry* reg)
     rtcd_free(reg->table);
     rtcd_free(reg->versions);
     rtcd_free(reg->ids);
+    rtcd_free(reg->index_ids);
+    rtcd_free(reg->index_at);
     rtcd_free(reg->vertices);
     rtcd_free(reg->vnormals);
     rtcd_free(reg->tnormals);
