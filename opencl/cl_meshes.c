@@ -95,19 +95,22 @@ static void index_put(cl_mesh_registry* reg, uint32_t entry)
 }
 
 /* Brings the index up to the registry: the entries appended since, or all
- * of them after a removal (into a bigger table when half full). 0 without
- * memory (the caller searches the entries one by one). */
-static int index_current(cl_mesh_registry* reg)
+ * of them after a removal, in a table for at least `room` entries (a bigger
+ * one when needed). 0 without memory (the caller searches the entries one by
+ * one). */
+static int index_current(cl_mesh_registry* reg, uint64_t room)
 {
-    if (reg->index_cuts != reg->cuts || reg->index_count > reg->count || 2u * reg->count >= reg->index_cap) {
-        uint32_t cap = 64;
-        while (cap <= 2u * reg->count) cap *= 2u;
-        if (cap != reg->index_cap) {
+    if (room < reg->count) room = reg->count;
+    if (reg->index_cuts != reg->cuts || reg->index_count > reg->count || 2u * room >= reg->index_cap) {
+        uint64_t cap = 64;
+        while (cap <= 2u * room) cap *= 2u;
+        if (cap > UINT32_MAX) return 0;
+        if (cap > reg->index_cap) {
             rtcd_free(reg->index_ids);
             rtcd_free(reg->index_at);
             reg->index_ids = rtcd_alloc(cap * sizeof *reg->index_ids);
             reg->index_at = rtcd_alloc(cap * sizeof *reg->index_at);
-            reg->index_cap = reg->index_ids && reg->index_at ? cap : 0u;
+            reg->index_cap = reg->index_ids && reg->index_at ? (uint32_t)cap : 0u;
             if (!reg->index_cap) return 0;
         }
         memset(reg->index_ids, 0, reg->index_cap * sizeof *reg->index_ids);
@@ -122,7 +125,7 @@ static int index_current(cl_mesh_registry* reg)
  * RTCD_CL_NO_SLOT. By the index: a call asks once per pair end. */
 static uint32_t find_mesh(cl_mesh_registry* reg, const rtcd_mesh* m)
 {
-    if (!index_current(reg)) {
+    if (!index_current(reg, 0)) {
         for (uint32_t i = 0; i < reg->count; ++i)
             if (reg->meshes[i] == m && reg->ids[i] == m->id) return i;
         return RTCD_CL_NO_SLOT;
@@ -758,6 +761,10 @@ static rtcd_error place(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uint32_t n
 
 rtcd_error rtcd_cl_place_meshes(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uint32_t n, uint32_t* where)
 {
+    /* Room in find_mesh's index for every mesh the call may append, so that
+     * only this allocation can fail, and says so. */
+    if (!index_current(&cl->registry, (uint64_t)cl->registry.count + 2u * (uint64_t)n))
+        return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "OpenCL: no memory to index %u meshes", cl->registry.count + 2u * n);
     held_meshes held = {NULL, 0};
     rtcd_error err = follow_deformations(cl, pairs, n, where, &held);
     if (err == RTCD_OK) err = place(cl, pairs, n, where, &held);
