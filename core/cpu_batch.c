@@ -48,7 +48,8 @@ typedef struct cpu_backend {
     rtcd_ray_hit* rays;
     size_t* ray_offset;
     cpu_pair** entry_of;    /* pair i's entry; NULL: a repeated key, or the STANDARD algorithm */
-    size_t entry_cap, offset_cap;
+    uint32_t* slot_of;      /* pair i's slot in the map (rtcd_key_map_claim_all) */
+    size_t entry_cap, offset_cap, slot_cap;
 } cpu_backend;
 
 static double now_ms(void)
@@ -88,6 +89,7 @@ static void cpu_destroy(void* impl)
     forget_states(b);
     rtcd_free(b->ray_offset);
     rtcd_free(b->entry_of);
+    rtcd_free(b->slot_of);
     rtcd_free(b);
 }
 
@@ -230,11 +232,9 @@ static rtcd_error claim_entries(cpu_backend* b, const rtcd_pair_desc* pairs, uin
     }
     if (!rtcd_key_map_begin(&b->map, n, sizeof(cpu_pair)))
         return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "CPU backend: no memory for the pair map");
-    /* The slots go through ray_offset's room, which the call fills later. */
-    uint32_t* slot_of = (uint32_t*)b->ray_offset;
-    if (n) rtcd_key_map_claim_all(&b->map, &pairs[0].key, sizeof *pairs, n, slot_of);
+    if (n) rtcd_key_map_claim_all(&b->map, &pairs[0].key, sizeof *pairs, n, b->slot_of);
     for (uint32_t i = 0; i < n; ++i)
-        b->entry_of[i] = slot_of[i] == RTCD_KEY_MAP_REPEATED ? NULL : pair_at(&b->map, slot_of[i]);
+        b->entry_of[i] = b->slot_of[i] == RTCD_KEY_MAP_REPEATED ? NULL : pair_at(&b->map, b->slot_of[i]);
     return RTCD_OK;
 }
 
@@ -256,6 +256,7 @@ static rtcd_error cpu_collide(void* impl, const rtcd_pair_desc* pairs, uint32_t 
     double start = now_ms();
     memset(&b->stats, 0, sizeof b->stats);
     if (!rtcd_grow((void**)&b->entry_of, &b->entry_cap, n + 1, sizeof *b->entry_of) ||
+        !rtcd_grow((void**)&b->slot_of, &b->slot_cap, n + 1, sizeof *b->slot_of) ||
         !rtcd_grow((void**)&b->ray_offset, &b->offset_cap, n + 1, sizeof *b->ray_offset))
         return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "CPU backend: out of memory for %u pairs", n);
     rtcd_error err = claim_entries(b, pairs, n);

@@ -67,7 +67,7 @@ RTCD_INLINE int pair_may_cross(const rtcd_pair_ctx* c, rtcd_u32 direction)
  * of where it crosses the surface, and a deep vertex is inside: a vertex
  * farther than the caster's longest edge from the target's surface, and
  * outside, is neither. The kernels mark these before the second phase and
- * skip the items of unmarked vertices and edges (pair_crossing_marked). */
+ * skip the items of unmarked vertices and edges (crossing_unit_mask). */
 RTCD_INLINE int pair_vertex_may_cross(const rtcd_pair_ctx* c, rtcd_u32 direction, rtcd_u32 i)
 {
     const rtcd_pair_side side = pair_side(c, direction);
@@ -75,25 +75,63 @@ RTCD_INLINE int pair_vertex_may_cross(const rtcd_pair_ctx* c, rtcd_u32 direction
     return view_may_contain(side.target, p) || view_may_be_near(side.target, p, side.caster->max_edge);
 }
 
-/* The vertices item k of the second phase needs marked by
- * pair_vertex_may_cross (an edge: both its ends; a deep vertex: itself), as
- * indices into A's vertices then B's; the second equals the first for a
- * vertex. */
-RTCD_INLINE void pair_crossing_vertices(const rtcd_pair_ctx* c, rtcd_u32 k, rtcd_u32* v0, rtcd_u32* v1)
+/* Vertex v of the pair (A's then B's) by pair_vertex_may_cross. */
+RTCD_INLINE int pair_vertex_may_cross_at(const rtcd_pair_ctx* c, rtcd_u32 v)
 {
-    if (c->edge_crossings) {
-        rtcd_u32 ea = 3u * c->a.tri_count, eb = 3u * c->b.tri_count;
-        if (k < ea + eb) {
-            rtcd_u32 direction = k >= ea, slot = direction ? k - ea : k, t = slot / 3u, j = slot % 3u;
-            const rtcd_mesh_view* caster = direction ? &c->b : &c->a;
-            rtcd_u32 base = direction ? c->a.vertex_count : 0u;
-            *v0 = base + caster->indices[3u * t + j];
-            *v1 = base + caster->indices[3u * t + (j + 1u) % 3u];
-            return;
-        }
-        k -= ea + eb;
+    rtcd_u32 direction = v >= c->a.vertex_count;
+    return pair_vertex_may_cross(c, direction, direction ? v - c->a.vertex_count : v);
+}
+
+/* Word w of the pair's vertex marks: bit b for vertex 32 w + b (A's then
+ * B's) by pair_vertex_may_cross_at; a word per work item, no atomics. */
+RTCD_INLINE rtcd_u32 pair_crossing_mark_word(const rtcd_pair_ctx* c, rtcd_u32 w)
+{
+    rtcd_u32 nv = c->a.vertex_count + c->b.vertex_count, word = 0u;
+    for (rtcd_u32 b = 0; b < 32u && 32u * w + b < nv; ++b)
+        if (pair_vertex_may_cross_at(c, 32u * w + b)) word |= 1u << b;
+    return word;
+}
+
+/* The second phase's items by unit (pair_crossing_items' order): a
+ * triangle's three edge slots (A's triangles then B's) when edge crossings
+ * are on, then one deep vertex each; one look at a triangle's marks decides
+ * its three edges. */
+RTCD_INLINE rtcd_u32 pair_crossing_units(const rtcd_pair_ctx* c)
+{
+    return (c->edge_crossings ? c->a.tri_count + c->b.tri_count : 0u) +
+           (c->deep_contacts ? c->a.vertex_count + c->b.vertex_count : 0u);
+}
+
+/* Unit u: returns its item count (3 edge slots, or 1 deep vertex), sets
+ * its first item and the vertices (A's then B's) whose marks decide it: the
+ * triangle's corners (edge slot j runs from v[j] to v[(j + 1) % 3]), or the
+ * vertex itself in all three. */
+RTCD_INLINE rtcd_u32 pair_crossing_unit(const rtcd_pair_ctx* c, rtcd_u32 u, rtcd_u32* first, rtcd_u32 v[3])
+{
+    rtcd_u32 tris = c->edge_crossings ? c->a.tri_count + c->b.tri_count : 0u;
+    if (u < tris) {
+        rtcd_u32 direction = u >= c->a.tri_count, t = direction ? u - c->a.tri_count : u;
+        const rtcd_mesh_view* caster = direction ? &c->b : &c->a;
+        rtcd_u32 base = direction ? c->a.vertex_count : 0u;
+        for (rtcd_u32 j = 0; j < 3u; ++j) v[j] = base + caster->indices[3u * t + j];
+        *first = 3u * u;
+        return 3u;
     }
-    *v0 = *v1 = k;
+    *first = 2u * tris + u;
+    v[0] = v[1] = v[2] = u - tris;
+    return 1u;
+}
+
+/* The unit's items its vertices' marks let through (bit j: item first + j),
+ * from those marks (bit i: v[i] marked): an edge needs both ends, a deep
+ * vertex itself. */
+RTCD_INLINE rtcd_u32 crossing_unit_mask(rtcd_u32 count, rtcd_u32 marked)
+{
+    if (count == 1u) return marked & 1u;
+    rtcd_u32 mask = 0u;
+    for (rtcd_u32 j = 0; j < 3u; ++j)
+        if ((marked >> j) & (marked >> ((j + 1u) % 3u)) & 1u) mask |= 1u << j;
+    return mask;
 }
 
 /* Does a record come from the second phase (no Hermann ray of its own)? */

@@ -88,23 +88,17 @@ __kernel __attribute__((reqd_work_group_size(RTCD_CL_GROUP_SIZE, 1, 1))) void rt
      * nothing: mark the vertices that may, once, and run only their items. */
     int marked = second && crossing_markable(&ctx);
     if (marked) {
-        uint nv = ctx.a.vertex_count + ctx.b.vertex_count;
-        for (uint w = lid; w < (nv + 31u) / 32u; w += RTCD_CL_GROUP_SIZE) marks[w] = 0u;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        for (uint v = lid; v < nv; v += RTCD_CL_GROUP_SIZE)
-            if (vertex_may_cross(&ctx, v)) atomic_or(&marks[v >> 5], 1u << (v & 31u));
+        for (uint w = lid; w < crossing_mark_words(&ctx); w += RTCD_CL_GROUP_SIZE)
+            marks[w] = pair_crossing_mark_word(&ctx, w);
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    uint units = crossing_units(&ctx, second);
+    uint units = second ? pair_crossing_units(&ctx) : 0u;
     for (uint u = lid; u < units; u += RTCD_CL_GROUP_SIZE) {
-        uint first, items = crossing_unit_items(&ctx, u, &first);
-        int may = 1;
-        if (marked) CROSSING_UNIT_MARKED(&ctx, u, first, items, marks, may);
-        for (uint k = first; may && k < first + items; ++k) {
+        uint first, v[3], items = pair_crossing_unit(&ctx, u, &first, v);
+        uint mask = marked ? crossing_unit_mask(items, CROSSING_UNIT_MARKS(marks, v)) : 7u;
+        for (uint j = 0; j < items; ++j) {
             rtcd_ray_rec r;
-            int item_may = 1;
-            if (marked && items > 1u) CROSSING_ITEM_MARKED(&ctx, k, marks, item_may);
-            if (!item_may || pair_crossing_item(&ctx, k, &mine, &r) != RTCD_WALK_HIT) continue;
+            if (!((mask >> j) & 1u) || pair_crossing_item(&ctx, first + j, &mine, &r) != RTCD_WALK_HIT) continue;
             atomic_inc(&crossings);
             uint slot = atomic_inc(&count);
             if (slot < RTCD_CL_LOCAL_RAYS) recs[slot] = r;
@@ -223,22 +217,14 @@ __kernel void rtcd_collide_pairs_serial(RTCD_PAIR_KERNEL_ARGS)
     uint second = crossing_items(&ctx, standard, count + predictions), crossings = 0;
     uint marks[RTCD_CL_MARK_WORDS]; /* as in the group kernel */
     int marked = second && crossing_markable(&ctx);
-    if (marked) {
-        uint nv = ctx.a.vertex_count + ctx.b.vertex_count;
-        for (uint w = 0; w < (nv + 31u) / 32u; ++w) marks[w] = 0u;
-        for (uint v = 0; v < nv; ++v)
-            if (vertex_may_cross(&ctx, v)) marks[v >> 5] |= 1u << (v & 31u);
-    }
-    uint units = crossing_units(&ctx, second);
+    for (uint w = 0; marked && w < crossing_mark_words(&ctx); ++w) marks[w] = pair_crossing_mark_word(&ctx, w);
+    uint units = second ? pair_crossing_units(&ctx) : 0u;
     for (uint u = 0; u < units; ++u) {
-        uint first, items = crossing_unit_items(&ctx, u, &first);
-        int may = 1;
-        if (marked) CROSSING_UNIT_MARKED(&ctx, u, first, items, marks, may);
-        for (uint k = first; may && k < first + items; ++k) {
+        uint first, v[3], items = pair_crossing_unit(&ctx, u, &first, v);
+        uint mask = marked ? crossing_unit_mask(items, CROSSING_UNIT_MARKS(marks, v)) : 7u;
+        for (uint j = 0; j < items; ++j) {
             rtcd_ray_rec r;
-            int item_may = 1;
-            if (marked && items > 1u) CROSSING_ITEM_MARKED(&ctx, k, marks, item_may);
-            if (!item_may || pair_crossing_item(&ctx, k, &n, &r) != RTCD_WALK_HIT) continue;
+            if (!((mask >> j) & 1u) || pair_crossing_item(&ctx, first + j, &n, &r) != RTCD_WALK_HIT) continue;
             if (count < RTCD_CL_LOCAL_RAYS) contacts[count] = pair_contact(&ctx, r, (int)mode);
             count++;
             crossings++;

@@ -108,65 +108,17 @@ inline uint crossing_items(const rtcd_pair_ctx* c, int standard, uint found)
                : 0u;
 }
 
-/* Can the pair's vertices be marked for its second phase (see below)? */
-inline int crossing_markable(const rtcd_pair_ctx* c)
-{
-    return c->a.vertex_count + c->b.vertex_count <= 32u * RTCD_CL_MARK_WORDS;
-}
+/* Words of the pair's vertex marks (pair_crossing_mark_word); the pair can
+ * be marked on chip when they fit RTCD_CL_MARK_WORDS. */
+inline uint crossing_mark_words(const rtcd_pair_ctx* c) { return (c->a.vertex_count + c->b.vertex_count + 31u) / 32u; }
+inline int crossing_markable(const rtcd_pair_ctx* c) { return crossing_mark_words(c) <= RTCD_CL_MARK_WORDS; }
 
-/* Vertex v (A's then B's) marked by pair_vertex_may_cross? */
-inline int vertex_may_cross(const rtcd_pair_ctx* c, uint v)
-{
-    uint direction = v >= c->a.vertex_count;
-    return pair_vertex_may_cross(c, direction, direction ? v - c->a.vertex_count : v);
-}
-
-/* The second phase's items by unit: a triangle's three edge slots (A's
- * triangles then B's) or a deep vertex, so that one test of a triangle's
- * marks skips its three edges. */
-inline uint crossing_units(const rtcd_pair_ctx* c, uint items)
-{
-    if (!items || !c->edge_crossings) return items;
-    return items - 2u * (c->a.tri_count + c->b.tri_count);
-}
-
-/* Unit u's first item and item count. */
-inline uint crossing_unit_items(const rtcd_pair_ctx* c, uint u, uint* first)
-{
-    uint tris = c->edge_crossings ? c->a.tri_count + c->b.tri_count : 0u;
-    if (u < tris) {
-        *first = 3u * u;
-        return 3u;
-    }
-    *first = 2u * tris + u;
-    return 1u;
-}
-
-/* May item k of the second phase find anything, by the marks (local memory
- * in the group kernel, private in the serial one: OpenCL 1.2 has no
- * generic address space, hence a macro)? */
-#define CROSSING_ITEM_MARKED(c, k, marks, out)                                                                  \
-    do {                                                                                                        \
-        uint v0_, v1_;                                                                                          \
-        pair_crossing_vertices((c), (k), &v0_, &v1_);                                                           \
-        (out) = (((marks)[v0_ >> 5] >> (v0_ & 31u)) & ((marks)[v1_ >> 5] >> (v1_ & 31u)) & 1u) != 0u;           \
-    } while (0)
-
-/* Does unit u have an item the marks let through? A triangle needs two
- * marked vertices (an edge's two ends); its edges are then tested one by one. */
-#define CROSSING_UNIT_MARKED(c, u, first, count, marks, out)                                                    \
-    do {                                                                                                        \
-        if ((count) == 3u) {                                                                                    \
-            uint a0_, a1_, a2_, b_;                                                                             \
-            pair_crossing_vertices((c), (first), &a0_, &a1_);                                                   \
-            pair_crossing_vertices((c), (first) + 1u, &b_, &a2_);                                               \
-            (out) = (((marks)[a0_ >> 5] >> (a0_ & 31u)) & 1u) + (((marks)[a1_ >> 5] >> (a1_ & 31u)) & 1u) +     \
-                        (((marks)[a2_ >> 5] >> (a2_ & 31u)) & 1u) >=                                            \
-                    2u;                                                                                         \
-        } else {                                                                                                \
-            CROSSING_ITEM_MARKED(c, first, marks, out);                                                         \
-        }                                                                                                       \
-    } while (0)
+/* Vertex v's mark (local memory in the group kernel, private in the serial
+ * one: OpenCL 1.2 has no generic address space, hence a macro), and the
+ * marks of a unit's three vertices as crossing_unit_mask takes them. */
+#define CROSSING_MARK(marks, v) (((marks)[(v) >> 5] >> ((v) & 31u)) & 1u)
+#define CROSSING_UNIT_MARKS(marks, v) \
+    (CROSSING_MARK(marks, (v)[0]) | CROSSING_MARK(marks, (v)[1]) << 1 | CROSSING_MARK(marks, (v)[2]) << 2)
 
 /* Keeps entry `slot` of the pass's output (dropped past
  * RTCD_CL_STATE_ENTRIES: the host sees the count and resets the pair; the
