@@ -1,14 +1,23 @@
 /* Conservative surface-surface intersection test: simultaneous descent of the
  * two BVHs, then a tolerant triangle-triangle test at leaf pairs. It may say 1
  * for surfaces that only come within a tiny tolerance of each other, never 0
- * for surfaces that touch. */
+ * for surfaces that touch.
+ *
+ * The tolerance has a floor of SO_FLOAT_ULPS float ulps of the pair's
+ * coordinates: the narrow phase's second phase (core/shared/crossing.h)
+ * decides crossings with float rays, which at a grazing touch can see an
+ * edge dip through a face by a rounding error. A "no" here skips those items
+ * on the CPU while the kernels run them, so the gate must say "maybe" for
+ * every pair the float items could call crossing, or the backends differ. */
 #include "mesh_internal.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
 #define SO_LOCAL_STACK 256
 #define SO_REL_TOL 1e-6 /* triangle test tolerance, relative to the pair's size */
+#define SO_FLOAT_ULPS 64.0f /* floor of the tolerance, in float ulps of the coordinates */
 
 typedef struct node_pair {
     uint32_t a, b;
@@ -124,7 +133,7 @@ static int segment_triangle(const double* p, const double* q, double dp, double 
 
 /* Two triangles intersect iff an edge of one meets the other (the ends of
  * their intersection segment lie on edges); coplanar overlap included. */
-static int triangles_intersect(const float* ca, const float* cb)
+static int triangles_intersect(const float* ca, const float* cb, double tol)
 {
     dtri a, b;
     dtri_init(&a, ca);
@@ -135,7 +144,7 @@ static int triangles_intersect(const float* ca, const float* cb)
         hi[k] = fmax(fmax(a.v[0][k], a.v[1][k]), fmax(a.v[2][k], fmax(fmax(b.v[0][k], b.v[1][k]), b.v[2][k])));
     }
     double size = fmax(fmax(hi[0] - lo[0], hi[1] - lo[1]), hi[2] - lo[2]);
-    double eps = SO_REL_TOL * size + 1e-30;
+    double eps = fmax(SO_REL_TOL * size, tol) + 1e-30;
     /* A (numerically) degenerate triangle has no plane to test against: say yes. */
     if (dot3(a.n, a.n) == 0.0 || dot3(b.n, b.n) == 0.0) return 1;
     double da[3], db[3];
@@ -157,13 +166,14 @@ static int triangles_intersect(const float* ca, const float* cb)
 
 /* ---- BVH descent ---- */
 
-/* Triangle boxes come from the very floats the triangle test reads, so an
- * unpadded, inclusive comparison never drops a touching pair. */
-static void tri_bounds(const float* c, float lo[3], float hi[3])
+/* Triangle boxes come from the very floats the triangle test reads, padded
+ * by the tolerance, so an inclusive comparison never drops a pair the
+ * triangle test would call touching. */
+static void tri_bounds(const float* c, float tol, float lo[3], float hi[3])
 {
     for (int k = 0; k < 3; ++k) {
-        lo[k] = fminf(fminf(c[k], c[3 + k]), c[6 + k]);
-        hi[k] = fmaxf(fmaxf(c[k], c[3 + k]), c[6 + k]);
+        lo[k] = fminf(fminf(c[k], c[3 + k]), c[6 + k]) - tol;
+        hi[k] = fmaxf(fmaxf(c[k], c[3 + k]), c[6 + k]) + tol;
     }
 }
 
@@ -175,7 +185,8 @@ static int boxes_overlap(const float* alo, const float* ahi, const float* blo, c
 
 /* b's node box in a's frame (centre and |R| times the half extents), padded
  * for the rounding of the transform. Returns the box's half-extent sum. */
-static float xf_box(const rtcd_xform* x, const float* absr, const rtcd_bvh_node* n, float lo[3], float hi[3])
+static float xf_box(const rtcd_xform* x, const float* absr, const rtcd_bvh_node* n, float tol, float lo[3],
+                    float hi[3])
 {
     rtcd_v3 c = xf_point(x, v3(0.5f * (n->lo[0] + n->hi[0]), 0.5f * (n->lo[1] + n->hi[1]),
                                0.5f * (n->lo[2] + n->hi[2])));
@@ -183,7 +194,8 @@ static float xf_box(const rtcd_xform* x, const float* absr, const rtcd_bvh_node*
     float ex[3], cc[3] = {c.x, c.y, c.z};
     for (int i = 0; i < 3; ++i) ex[i] = absr[3 * i] * e[0] + absr[3 * i + 1] * e[1] + absr[3 * i + 2] * e[2];
     float pad = 1e-5f * fmaxf(fmaxf(ex[0], ex[1]), ex[2]) +
-                1e-6f * (fabsf(cc[0]) + fabsf(cc[1]) + fabsf(cc[2]) + fabsf(x->t[0]) + fabsf(x->t[1]) + fabsf(x->t[2]));
+                1e-6f * (fabsf(cc[0]) + fabsf(cc[1]) + fabsf(cc[2]) + fabsf(x->t[0]) + fabsf(x->t[1]) + fabsf(x->t[2])) +
+                2.0f * tol; /* a's box is not padded: this one covers both */
     for (int i = 0; i < 3; ++i) {
         lo[i] = cc[i] - ex[i] - pad;
         hi[i] = cc[i] + ex[i] + pad;
@@ -192,7 +204,7 @@ static float xf_box(const rtcd_xform* x, const float* absr, const rtcd_bvh_node*
 }
 
 static int leaves_intersect(const rtcd_bvh_view* va, const rtcd_bvh_node* na, const rtcd_bvh_view* vb,
-                            const rtcd_bvh_node* nb, const rtcd_xform* x, const float* blo, const float* bhi)
+                            const rtcd_bvh_node* nb, const rtcd_xform* x, const float* blo, const float* bhi, float tol)
 {
     float tb[RTCD_BVH_MAX_LEAF_SIZE][9], tb_lo[RTCD_BVH_MAX_LEAF_SIZE][3], tb_hi[RTCD_BVH_MAX_LEAF_SIZE][3];
     uint32_t fb = nb->prims >> RTCD_BVH_LEAF_BITS, cb = nb->prims & RTCD_BVH_MAX_LEAF_SIZE;
@@ -206,16 +218,18 @@ static int leaves_intersect(const rtcd_bvh_view* va, const rtcd_bvh_node* na, co
             tb[live][3 * i + 1] = p.y;
             tb[live][3 * i + 2] = p.z;
         }
-        tri_bounds(tb[live], tb_lo[live], tb_hi[live]);
-        if (boxes_overlap(na->lo, na->hi, tb_lo[live], tb_hi[live])) ++live; /* else drop: it misses a's leaf */
+        tri_bounds(tb[live], tol, tb_lo[live], tb_hi[live]);
+        float nlo[3] = {na->lo[0] - tol, na->lo[1] - tol, na->lo[2] - tol};
+        float nhi[3] = {na->hi[0] + tol, na->hi[1] + tol, na->hi[2] + tol};
+        if (boxes_overlap(nlo, nhi, tb_lo[live], tb_hi[live])) ++live; /* else drop: it misses a's leaf */
     }
     for (uint32_t k = 0; k < ca && live > 0; ++k) {
         const float* c = va->tris + 9 * (fa + k);
         float alo[3], ahi[3];
-        tri_bounds(c, alo, ahi);
+        tri_bounds(c, tol, alo, ahi);
         if (!boxes_overlap(alo, ahi, blo, bhi)) continue;
         for (uint32_t j = 0; j < live; ++j)
-            if (boxes_overlap(alo, ahi, tb_lo[j], tb_hi[j]) && triangles_intersect(c, tb[j])) return 1;
+            if (boxes_overlap(alo, ahi, tb_lo[j], tb_hi[j]) && triangles_intersect(c, tb[j], tol)) return 1;
     }
     return 0;
 }
@@ -226,6 +240,9 @@ int rtcd_surfaces_intersect(const rtcd_mesh* a, const rtcd_mesh* b, const rtcd_x
     rtcd_bvh_view va = rtcd_mesh_bvh_view(a), vb = rtcd_mesh_bvh_view(b);
     float absr[9];
     for (int i = 0; i < 9; ++i) absr[i] = fabsf(b_in_a->r[i]) + 1e-6f; /* covers a slightly non-orthonormal R */
+    /* Every coordinate either test reads, in either frame, is at most this. */
+    float magnitude = a->reach + b->reach + fabsf(b_in_a->t[0]) + fabsf(b_in_a->t[1]) + fabsf(b_in_a->t[2]);
+    float tol = SO_FLOAT_ULPS * FLT_EPSILON * magnitude;
     node_pair local[SO_LOCAL_STACK];
     node_pair* stack = local;
     uint32_t capacity = SO_LOCAL_STACK, sp = 0;
@@ -236,10 +253,10 @@ int rtcd_surfaces_intersect(const rtcd_mesh* a, const rtcd_mesh* b, const rtcd_x
         const rtcd_bvh_node* na = va.nodes + pr.a;
         const rtcd_bvh_node* nb = vb.nodes + pr.b;
         float blo[3], bhi[3];
-        float bsize = xf_box(b_in_a, absr, nb, blo, bhi);
+        float bsize = xf_box(b_in_a, absr, nb, tol, blo, bhi);
         if (!boxes_overlap(na->lo, na->hi, blo, bhi)) continue;
         if (na->prims != 0 && nb->prims != 0) {
-            if (leaves_intersect(&va, na, &vb, nb, b_in_a, blo, bhi)) {
+            if (leaves_intersect(&va, na, &vb, nb, b_in_a, blo, bhi, tol)) {
                 result = 1;
                 break;
             }

@@ -12,6 +12,7 @@
 #include "test_util.h"
 
 #include <rtcd/rtcd_batch.h>
+#include <rtcd/rtcd_world.h>
 
 #include <math.h>
 #include <stdio.h>
@@ -1144,6 +1145,61 @@ static void test_contacts_without_rays_match(void** state)
     for (size_t m = 0; m < sizeof all / sizeof *all; ++m) rtcd_mesh_release(all[m]);
 }
 
+/* A grazing touch recorded in the avalanche (standard algorithm, step 47 of
+ * 512 blobs): one blob's edge dips through the other's surface by a float
+ * rounding error, and the float second phase calls it a crossing (depth
+ * 4e-8 m). The CPU reference gates that phase with an exact surface test in
+ * double; it once said "apart" here and skipped the items the kernels ran,
+ * so the backends disagreed. Both must give the same contacts. */
+static void test_grazing_crossing_matches(void** state)
+{
+    (void)state;
+    /* The avalanche's body: its blob in the principal frame (the shape's). */
+    rtcd_mesh* blob = test_make_blob(RTCD_AVALANCHE_BLOB_VERTICES, 0.5f, 1);
+    rtcd_world_def wd = rtcd_default_world_def();
+    rtcd_world* world = NULL;
+    rtcd_shape* shape = NULL;
+    assert_int_equal(rtcd_world_create(&wd, &world), RTCD_OK);
+    assert_int_equal(rtcd_shape_create(world, blob, &shape), RTCD_OK);
+    rtcd_pair_desc pair;
+    memset(&pair, 0, sizeof pair);
+    pair.a = pair.b = rtcd_shape_body_mesh(shape);
+    pair.key = KEY0;
+    const rtcd_transform pose_a = {{0x1.5e6ff8p-2f, -0x1.5858e0p-5f, 0x1.e09a5ep-1f, -0x1.19da38p-1f, -0x1.a31ad8p-1f,
+                                    0x1.4ff604p-3f, 0x1.85dfb6p-1f, -0x1.254fe4p-1f, -0x1.368cf8p-2f},
+                                   {0x1.1f7ceep+2f, 0x1.7d3620p-1f, 0x1.34872ap+1f}};
+    const rtcd_transform pose_b = {{0x1.88b77cp-1f, 0x1.b8f7acp-2f, 0x1.e70cdep-2f, -0x1.635534p-2f, -0x1.6166a0p-2f,
+                                    0x1.be7e18p-1f, 0x1.1451acp-1f, -0x1.aaf9acp-1f, -0x1.d832a0p-4f},
+                                   {0x1.17e44ap+2f, 0x1.83196ep-1f, 0x1.ae2342p+1f}};
+    pair.pose_a = pose_a;
+    pair.pose_b = pose_b;
+    rtcd_narrowphase_def def = rtcd_default_narrowphase_def();
+    def.iterative.algorithm = RTCD_ALGORITHM_STANDARD;
+    rtcd_batch* cpu = create_cpu(&def, 1, NULL);
+    rtcd_pair_result want, got;
+    assert_int_equal(rtcd_batch_collide(cpu, &pair, 1, &want, NULL), RTCD_OK);
+    /* The CPU's own exact answer: the surfaces meet within float rounding,
+     * so no vertex ray collides and the second phase has the say. */
+    assert_int_equal(want.colliding_rays, 0);
+    for (uint32_t c = 0; c < want.contact_count; ++c) assert_true(fabsf(want.contacts[c].depth) < 1e-5f);
+    rtcd_batch* serial = test_opencl_available() ? create_opencl_serial(&def) : NULL;
+    if (serial) {
+        assert_int_equal(rtcd_batch_collide(serial, &pair, 1, &got, NULL), RTCD_OK);
+        snprintf(g_where, sizeof g_where, "grazing pair, serial kernel");
+        /* Not vacuous: the device does find the grazing crossing. */
+        assert_true(got.crossing_contacts > 0);
+        same_u32("crossing_contacts", want.crossing_contacts, got.crossing_contacts);
+        test_same_contacts(g_where, want.contacts, want.contact_count, &got);
+    }
+    print_message("grazing pair: %u crossing contact(s) on the CPU%s\n", want.crossing_contacts,
+                  serial ? ", the same on OpenCL" : "; no OpenCL here");
+    rtcd_batch_release(serial);
+    rtcd_batch_release(cpu);
+    rtcd_world_release(world);
+    rtcd_mesh_release(blob);
+}
+
+
 static void test_opencl_selection(void** state)
 {
     (void)state;
@@ -1195,6 +1251,7 @@ int main(void)
         cmocka_unit_test(test_nonfinite_pose),
         cmocka_unit_test(test_retain_release),
         cmocka_unit_test(test_auto),
+        cmocka_unit_test(test_grazing_crossing_matches),
         cmocka_unit_test(test_opencl_selection),
         cmocka_unit_test(test_contacts_without_rays_match),
     };
