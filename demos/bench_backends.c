@@ -62,13 +62,39 @@ static void json_name(const char* in, char* out, size_t cap)
     out[j] = '\0';
 }
 
-static int same_results(const rtcd_pair_result* x, const rtcd_pair_result* y, uint32_t n)
+/* The first pair whose contacts differ, or n when all agree. */
+static uint32_t first_difference(const rtcd_pair_result* x, const rtcd_pair_result* y, uint32_t n)
 {
     for (uint32_t i = 0; i < n; ++i)
         if (x[i].contact_count != y[i].contact_count ||
             memcmp(x[i].contacts, y[i].contacts, x[i].contact_count * sizeof x[i].contacts[0]) != 0)
-            return 0;
-    return 1;
+            return i;
+    return n;
+}
+
+static void print_contacts(const char* run, const rtcd_pair_result* r)
+{
+    for (uint32_t c = 0; c < r->contact_count; ++c) {
+        const rtcd_contact* k = &r->contacts[c];
+        fprintf(stderr, "  %s: feature %08x depth %.9g point %.9g %.9g %.9g normal %.9g %.9g %.9g\n", run, k->feature,
+                k->depth, k->point_on_b[0], k->point_on_b[1], k->point_on_b[2], k->normal_on_b[0], k->normal_on_b[1],
+                k->normal_on_b[2]);
+    }
+}
+
+/* What a reader needs to replay a disagreement: the step, the pair and both
+ * sides' counts and contacts (stderr; the JSON line says contacts_equal). */
+static void report_difference(uint32_t step, const rtcd_pair_desc* pair, int run, const rtcd_pair_result* x,
+                              const rtcd_pair_result* y)
+{
+    fprintf(stderr,
+            "bench_backends: step %u, pair key %#llx: %s and %s differ: contacts %u/%u, standard pass %u/%u, "
+            "crossing contacts %u/%u, colliding rays %u/%u\n",
+            step, (unsigned long long)pair->key, run_names[CPU_ONE], run_names[run], x->contact_count, y->contact_count,
+            x->standard_pass, y->standard_pass, x->crossing_contacts, y->crossing_contacts, x->colliding_rays,
+            y->colliding_rays);
+    print_contacts(run_names[CPU_ONE], x);
+    print_contacts(run_names[run], y);
 }
 
 int main(int argc, char** argv)
@@ -179,7 +205,11 @@ int main(int argc, char** argv)
             rtcd_batch_stats st = rtcd_batch_last_stats(batches[k]);
             batch_profile_add(&profile[k], &st);
         }
-        for (int k = 1; k < runs; ++k) mismatch |= !same_results(res[0], res[k], n);
+        for (int k = 1; k < runs; ++k) {
+            uint32_t i = first_difference(res[0], res[k], n);
+            if (i < n && !mismatch) report_difference(s, &pairs[i], k, &res[0][i], &res[k][i]);
+            mismatch |= i < n;
+        }
     }
     uint32_t rest = steps < DEMO_RESTING_STEPS ? steps : DEMO_RESTING_STEPS;
     double m[RUNS] = {0}, rm[RUNS] = {0};
