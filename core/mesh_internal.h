@@ -184,6 +184,8 @@ static inline rtcd_mesh_view rtcd_mesh_view_of(const rtcd_mesh* m, rtcd_traversa
     v.sphere_count = m->clusters ? m->cluster_count : 0u;
     v.sphere_stride = (rtcd_u32)(sizeof(rtcd_vertex_cluster) / sizeof(float));
     v.max_edge = m->max_edge_length;
+    v.reach = m->reach;
+    v.vertex_balls = NULL; /* the CPU walks its clusters (narrowphase.c) */
     v.accel = traversal == RTCD_TRAVERSAL_BVH && m->bvh.nodes4 ? &m->bvh : NULL;
     return v;
 }

@@ -142,27 +142,16 @@ static void keep_entry(rtcd_keep* keep, uint32_t feature, uint32_t tri)
 }
 
 /* Marks the candidates of `caster` (pair_is_candidate) in `bits` (one bit
- * per vertex, zeroed by the caller), skipping whole vertex clusters far from
- * the target's box; returns how many. */
-static uint32_t mark_candidates(const rtcd_pair_ctx* c, uint32_t direction, const rtcd_mesh* caster,
-                                const rtcd_mesh* target, uint64_t* bits)
+ * per vertex, zeroed by the caller), skipping whole vertex clusters that
+ * pair_ball_may_hold turns down; returns how many. */
+static uint32_t mark_candidates(const rtcd_pair_ctx* c, uint32_t direction, const rtcd_mesh* caster, uint64_t* bits)
 {
     const rtcd_xform* to_target = direction ? &c->b_in_a : &c->a_in_b;
     const rtcd_mesh_view* tv = direction ? &c->a : &c->b;
-    float reach = c->predict_pass ? c->extension : 0.0f;
-    /* A ball whose centre is outside the target and farther from its surface
-     * than its radius plus `clear` holds only vertices that pair_sweep_vertex
-     * gives up on: outside, so their normal ray cannot collide, and farther
-     * than the longest predictive ray (RTCD_PREDICT_REACH x culling; the
-     * motion ray is shorter). The kernels sweep those vertices and find
-     * nothing either. The small extra keeps rounding out of it. */
-    float clear = (c->predict_pass ? RTCD_PREDICT_REACH * c->culling : 0.0f) + 1e-4f * target->reach;
     uint32_t n = 0;
     for (uint32_t k = 0; k < caster->cluster_count; ++k) {
         const rtcd_vertex_cluster* cl = &caster->clusters[k];
-        rtcd_v3 centre = xf_point(to_target, v3_load(cl->centre));
-        if (!rtcd_ball_near_grid(target, centre, cl->radius, reach)) continue;
-        if (!view_may_contain(tv, centre) && !view_may_be_near(tv, centre, cl->radius + clear)) continue;
+        if (!pair_ball_may_hold(c, direction, v3_load(cl->centre), cl->radius)) continue;
         for (uint32_t j = cl->first; j < cl->first + cl->count; ++j) {
             uint32_t i = caster->cluster_vertices[j];
             if (!pair_is_candidate(c, tv, xf_point(to_target, mesh_vertex(caster, i)))) continue;
@@ -266,8 +255,8 @@ void rtcd_standard_pass(const rtcd_narrowphase_def* def, const rtcd_pair_ctx* c,
     int overlap = pair_boxes_overlap(c);
     if (overlap && bits) {
         memset(bits, 0, (size_t)(wa + wb) * sizeof *bits);
-        na = mark_candidates(c, 0, a, b, bits);
-        nb = mark_candidates(c, 1, b, a, bits + wa);
+        na = mark_candidates(c, 0, a, bits);
+        nb = mark_candidates(c, 1, b, bits + wa);
     } else if (overlap) {
         na = a->vertex_count;
         nb = b->vertex_count;

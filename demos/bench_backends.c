@@ -190,6 +190,7 @@ int main(int argc, char** argv)
     uint64_t pair_total = 0;
     int mismatch = 0, failed = 0;
     batch_profile profile[RUNS];
+    uint64_t rays[RUNS] = {0}, standard[RUNS] = {0}; /* rays cast and standard passes, all steps */
     memset(profile, 0, sizeof profile);
     for (uint32_t s = 0; s < steps; ++s) {
         uint32_t n = scene_overlapping_pairs(body, poses + (size_t)s * bodies, bodies, pairs);
@@ -204,6 +205,10 @@ int main(int argc, char** argv)
             ms[k][s] = demo_now_ms() - t;
             rtcd_batch_stats st = rtcd_batch_last_stats(batches[k]);
             batch_profile_add(&profile[k], &st);
+            for (uint32_t i = 0; i < n; ++i) {
+                rays[k] += res[k][i].rays_cast;
+                standard[k] += res[k][i].standard_pass;
+            }
         }
         for (int k = 1; k < runs; ++k) {
             uint32_t i = first_difference(res[0], res[k], n);
@@ -223,6 +228,8 @@ int main(int argc, char** argv)
         printf(",\"%s_ms_mean\":%.3f,\"%s_ms_median\":%.3f,\"%s_ms_resting\":%.3f,\"%s_profile\":", run_names[k], m[k],
                run_names[k], median(ms[k], steps), run_names[k], rm[k], run_names[k]);
         batch_profile_print_json(stdout, &profile[k]);
+        printf(",\"%s_rays_per_step\":%.0f,\"%s_standard_passes_per_step\":%.1f", run_names[k],
+               steps ? (double)rays[k] / steps : 0.0, run_names[k], steps ? (double)standard[k] / steps : 0.0);
     }
     printf(",\"threads_over_1_thread_speedup\":%.3f,\"threads_over_1_thread_speedup_resting\":%.3f",
            m[CPU_ALL] > 0 ? m[CPU_ONE] / m[CPU_ALL] : 0.0, rm[CPU_ALL] > 0 ? rm[CPU_ONE] / rm[CPU_ALL] : 0.0);

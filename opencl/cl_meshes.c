@@ -29,7 +29,7 @@ _Static_assert(sizeof(((rtcd_solid_grid*)0)->near) == RTCD_NEAR_BYTES, "near gri
 static const char* const k_buffer_names[RTCD_CL_MESH_BUFFERS] = {
     "mesh table",    "vertices",         "vertex normals",  "triangle normals", "triangle indices", "BVH nodes",
     "BVH triangles", "BVH triangle ids", "occupancy grids", "near grids",       "triangle neighbours",
-    "previous vertices"};
+    "previous vertices", "vertex balls"};
 
 static int grow(void** p, uint32_t* cap_elems, size_t need, size_t size)
 {
@@ -145,7 +145,7 @@ static int is_refused(const cl_mesh_registry* reg, const rtcd_mesh* m)
 }
 
 /* The table entry's fields that follow the shape (box, grid placement). */
-static void entry_shape(rtcd_cl_mesh* e, const rtcd_mesh* m)
+static void entry_shape(rtcd_cl_mesh* e, const rtcd_mesh* m, uint8_t* vertex_balls)
 {
     e->min_cell = m->grid.min_cell;
     for (int k = 0; k < 3; ++k) {
@@ -154,7 +154,8 @@ static void entry_shape(rtcd_cl_mesh* e, const rtcd_mesh* m)
         e->grid_lo[k] = m->grid.lo[k];
         e->grid_inv[k] = m->grid.inv_cell[k];
     }
-    rtcd_cl_entry_spheres(e, m);
+    e->reach = m->reach;
+    rtcd_cl_entry_spheres(e, m, vertex_balls);
 }
 
 /* The motion rays' previous shape (shared/pair.h): read only for a pair
@@ -188,7 +189,8 @@ static int append_mesh(cl_mesh_registry* reg, const rtcd_mesh* m)
              append((void**)&reg->neighbors, &reg->cap_neighbors, 3 * reg->tri_total, m->neighbors, 3 * nt,
                     sizeof(uint32_t)) &&
              append((void**)&reg->prev_vertices, &reg->cap_prev_vertices, 3 * reg->vertex_total, prev_of(m), 3 * nv,
-                    sizeof(float));
+                    sizeof(float)) &&
+             grow((void**)&reg->vertex_balls, &reg->cap_vertex_balls, (size_t)reg->vertex_total + nv, 1);
     if (!ok) return 0;
     rtcd_cl_mesh* e = &reg->table[reg->count];
     memset(e, 0, sizeof *e);
@@ -200,7 +202,7 @@ static int append_mesh(cl_mesh_registry* reg, const rtcd_mesh* m)
     e->node_count = nn;
     e->grid_offset = reg->count * RTCD_GRID_BYTES;
     e->near_offset = reg->count * RTCD_NEAR_BYTES;
-    entry_shape(e, m);
+    entry_shape(e, m, reg->vertex_balls + e->vertex_offset);
     rtcd_mesh_retain((rtcd_mesh*)m); /* device copies mirror it: keep it alive */
     reg->versions[reg->count] = m->version;
     reg->ids[reg->count] = m->id;
@@ -250,6 +252,7 @@ static void trim_registry(cl_mesh_registry* reg)
     trim((void**)&reg->nears, &reg->cap_nears, (size_t)reg->count * RTCD_NEAR_BYTES, 1);
     trim((void**)&reg->neighbors, &reg->cap_neighbors, 3 * (size_t)reg->tri_total, sizeof(uint32_t));
     trim((void**)&reg->prev_vertices, &reg->cap_prev_vertices, 3 * (size_t)reg->vertex_total, sizeof(float));
+    trim((void**)&reg->vertex_balls, &reg->cap_vertex_balls, reg->vertex_total, 1);
 }
 
 void rtcd_cl_registry_free(cl_mesh_registry* reg)
@@ -272,6 +275,7 @@ void rtcd_cl_registry_free(cl_mesh_registry* reg)
     rtcd_free(reg->nears);
     rtcd_free(reg->neighbors);
     rtcd_free(reg->prev_vertices);
+    rtcd_free(reg->vertex_balls);
     rtcd_free(reg->refused);
     memset(reg, 0, sizeof *reg);
 }
@@ -283,7 +287,8 @@ static void registry_buffers(const cl_mesh_registry* reg, const void* src[RTCD_C
 {
     const void* s[RTCD_CL_MESH_BUFFERS] = {reg->table, reg->vertices, reg->vnormals, reg->tnormals,
                                            reg->indices, reg->nodes,    reg->tris,     reg->tri_ids,
-                                           reg->grids, reg->nears,    reg->neighbors, reg->prev_vertices};
+                                           reg->grids, reg->nears,    reg->neighbors, reg->prev_vertices,
+                                           reg->vertex_balls};
     size_t b[RTCD_CL_MESH_BUFFERS] = {reg->count * sizeof(rtcd_cl_mesh),
                                       3 * (size_t)reg->vertex_total * sizeof(float),
                                       3 * (size_t)reg->vertex_total * sizeof(float),
@@ -295,7 +300,8 @@ static void registry_buffers(const cl_mesh_registry* reg, const void* src[RTCD_C
                                       (size_t)reg->count * RTCD_GRID_BYTES,
                                       (size_t)reg->count * RTCD_NEAR_BYTES,
                                       3 * (size_t)reg->tri_total * sizeof(uint32_t),
-                                      3 * (size_t)reg->vertex_total * sizeof(float)};
+                                      3 * (size_t)reg->vertex_total * sizeof(float),
+                                      (size_t)reg->vertex_total};
     memcpy(src, s, sizeof s);
     memcpy(bytes, b, sizeof b);
 }
@@ -370,7 +376,8 @@ static void entry_ranges(const cl_mesh_registry* reg, uint32_t i, size_t off[RTC
                                             e->grid_offset,
                                             e->near_offset,
                                             0,
-                                            3 * vo * sizeof(float)};
+                                            3 * vo * sizeof(float),
+                                            vo};
     const size_t b[RTCD_CL_MESH_BUFFERS] = {sizeof(rtcd_cl_mesh),
                                             3 * nv * sizeof(float),
                                             3 * nv * sizeof(float),
@@ -382,7 +389,8 @@ static void entry_ranges(const cl_mesh_registry* reg, uint32_t i, size_t off[RTC
                                             RTCD_GRID_BYTES,
                                             RTCD_NEAR_BYTES,
                                             0,
-                                            3 * nv * sizeof(float)};
+                                            3 * nv * sizeof(float),
+                                            nv};
     memcpy(off, o, sizeof o);
     memcpy(bytes, b, sizeof b);
 }
@@ -403,7 +411,7 @@ static void refresh_entry(cl_mesh_registry* reg, uint32_t i)
     memcpy(reg->nodes + e->node_offset, m->bvh.nodes, (size_t)e->node_count * sizeof(rtcd_bvh_node));
     memcpy(reg->grids + e->grid_offset, m->grid.solid, RTCD_GRID_BYTES);
     memcpy(reg->nears + e->near_offset, m->grid.near, RTCD_NEAR_BYTES);
-    entry_shape(e, m);
+    entry_shape(e, m, reg->vertex_balls + e->vertex_offset);
     reg->versions[i] = m->version;
 }
 

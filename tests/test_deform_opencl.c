@@ -378,7 +378,8 @@ static uint64_t refresh_bytes(const rtcd_mesh* m)
 {
     uint64_t nv = m->vertex_count, nt = m->triangle_count;
     return sizeof(rtcd_cl_mesh) + 3 * 3 * nv * sizeof(float) + (3 + 9) * nt * sizeof(float) + nt * sizeof(uint32_t) +
-           (uint64_t)m->bvh.node_count * sizeof(rtcd_bvh_node) + RTCD_GRID_BYTES + RTCD_NEAR_BYTES;
+           (uint64_t)m->bvh.node_count * sizeof(rtcd_bvh_node) + RTCD_GRID_BYTES + RTCD_NEAR_BYTES +
+           nv; /* each vertex's ball (cl_spheres.c) */
 }
 
 static void test_some_deform(void** state)

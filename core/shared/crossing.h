@@ -50,16 +50,33 @@ RTCD_INLINE rtcd_u32 pair_crossing_items(const rtcd_pair_ctx* c)
  * (nor a vertex inside the target). Exact in that direction: a pair that
  * fails it both ways finds nothing in the second phase, which the CPU and
  * the kernels then skip. */
-RTCD_INLINE int pair_may_cross(const rtcd_pair_ctx* c, rtcd_u32 direction)
+/* Ball k (its centre in the caster's frame) by pair_may_cross's test. */
+RTCD_INLINE int pair_ball_may_cross(const rtcd_pair_ctx* c, rtcd_u32 direction, const RTCD_GLOBAL float* ball)
 {
     const rtcd_pair_side side = pair_side(c, direction);
-    const RTCD_GLOBAL float* ball = side.caster->spheres;
-    for (rtcd_u32 k = 0; k < side.caster->sphere_count; ++k, ball += side.caster->sphere_stride) {
-        rtcd_v3 centre = xf_point(side.to_target, v3_load(ball));
-        if (view_may_contain(side.target, centre) || view_may_be_near(side.target, centre, ball[3] + side.caster->max_edge))
-            return 1;
-    }
+    rtcd_v3 centre = xf_point(side.to_target, v3_load(ball));
+    return view_may_contain(side.target, centre) || view_may_be_near(side.target, centre, ball[3] + side.caster->max_edge);
+}
+
+RTCD_INLINE int pair_may_cross(const rtcd_pair_ctx* c, rtcd_u32 direction)
+{
+    const rtcd_mesh_view* caster = direction ? &c->b : &c->a;
+    const RTCD_GLOBAL float* ball = caster->spheres;
+    for (rtcd_u32 k = 0; k < caster->sphere_count; ++k, ball += caster->sphere_stride)
+        if (pair_ball_may_cross(c, direction, ball)) return 1;
     return 0;
+}
+
+/* Bit k set when ball k of the caster's first 32 passes pair_ball_may_cross:
+ * a vertex of a ball without it is not one pair_vertex_may_cross lets
+ * through (it is in the ball, the ball is outside and far). */
+RTCD_INLINE rtcd_u32 pair_crossing_ball_mask(const rtcd_pair_ctx* c, rtcd_u32 direction)
+{
+    const rtcd_mesh_view* caster = direction ? &c->b : &c->a;
+    rtcd_u32 mask = 0u, n = caster->sphere_count < 32u ? caster->sphere_count : 32u;
+    for (rtcd_u32 k = 0; k < n; ++k)
+        if (pair_ball_may_cross(c, direction, caster->spheres + k * caster->sphere_stride)) mask |= 1u << k;
+    return mask;
 }
 
 /* May vertex i of the caster be an end of an edge that crosses the target,
@@ -75,20 +92,23 @@ RTCD_INLINE int pair_vertex_may_cross(const rtcd_pair_ctx* c, rtcd_u32 direction
     return view_may_contain(side.target, p) || view_may_be_near(side.target, p, side.caster->max_edge);
 }
 
-/* Vertex v of the pair (A's then B's) by pair_vertex_may_cross. */
-RTCD_INLINE int pair_vertex_may_cross_at(const rtcd_pair_ctx* c, rtcd_u32 v)
+/* Vertex v of the pair (A's then B's) by pair_vertex_may_cross, its ball
+ * (balls: pair_crossing_ball_mask per direction, where the view has
+ * vertex_balls) deciding first. */
+RTCD_INLINE int pair_vertex_may_cross_at(const rtcd_pair_ctx* c, rtcd_u32 v, const rtcd_u32 balls[2])
 {
-    rtcd_u32 direction = v >= c->a.vertex_count;
-    return pair_vertex_may_cross(c, direction, direction ? v - c->a.vertex_count : v);
+    rtcd_u32 direction = v >= c->a.vertex_count, i = direction ? v - c->a.vertex_count : v;
+    if (vertex_ball_skipped(direction ? &c->b : &c->a, balls[direction], i)) return 0;
+    return pair_vertex_may_cross(c, direction, i);
 }
 
 /* Word w of the pair's vertex marks: bit b for vertex 32 w + b (A's then
  * B's) by pair_vertex_may_cross_at; a word per work item, no atomics. */
-RTCD_INLINE rtcd_u32 pair_crossing_mark_word(const rtcd_pair_ctx* c, rtcd_u32 w)
+RTCD_INLINE rtcd_u32 pair_crossing_mark_word(const rtcd_pair_ctx* c, rtcd_u32 w, const rtcd_u32 balls[2])
 {
     rtcd_u32 nv = c->a.vertex_count + c->b.vertex_count, word = 0u;
     for (rtcd_u32 b = 0; b < 32u && 32u * w + b < nv; ++b)
-        if (pair_vertex_may_cross_at(c, 32u * w + b)) word |= 1u << b;
+        if (pair_vertex_may_cross_at(c, 32u * w + b, balls)) word |= 1u << b;
     return word;
 }
 
@@ -128,10 +148,10 @@ RTCD_INLINE rtcd_u32 pair_crossing_unit(const rtcd_pair_ctx* c, rtcd_u32 u, rtcd
 RTCD_INLINE rtcd_u32 crossing_unit_mask(rtcd_u32 count, rtcd_u32 marked)
 {
     if (count == 1u) return marked & 1u;
-    rtcd_u32 mask = 0u;
-    for (rtcd_u32 j = 0; j < 3u; ++j)
-        if ((marked >> j) & (marked >> ((j + 1u) % 3u)) & 1u) mask |= 1u << j;
-    return mask;
+    /* Edge j runs from corner j to corner (j + 1) % 3: bit j of the marks
+     * rotated down by one is the second end's. */
+    rtcd_u32 next = (marked >> 1) | ((marked & 1u) << 2);
+    return marked & next & 7u;
 }
 
 /* Does a record come from the second phase (no Hermann ray of its own)? */

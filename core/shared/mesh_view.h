@@ -12,6 +12,8 @@
 #define RTCD_GRID_N 16
 #define RTCD_GRID_BYTES (RTCD_GRID_N * RTCD_GRID_N * RTCD_GRID_N / 8)
 #define RTCD_NEAR_BYTES (RTCD_GRID_N * RTCD_GRID_N * RTCD_GRID_N)
+/* rtcd_mesh_view.vertex_balls of a vertex in no ball. */
+#define RTCD_NO_BALL 255u
 
 #ifndef __OPENCL_VERSION__
 /* The CPU's 4-wide copy of the BVH (core/bvh4.c): same answers as the binary walks. */
@@ -39,6 +41,11 @@ typedef struct rtcd_mesh_view {
     const RTCD_GLOBAL float* spheres;
     rtcd_u32 sphere_count, sphere_stride;
     float max_edge;
+    float reach;                           /* largest distance of a vertex from the mesh origin */
+    /* Each vertex's ball among `spheres` (the kernels' vertex sweep skips the
+     * vertices of balls that pair_ball_may_hold turns down; RTCD_NO_BALL:
+     * swept always); NULL on the CPU, which walks its clusters instead. */
+    const RTCD_GLOBAL unsigned char* vertex_balls;
 #ifndef __OPENCL_VERSION__
     const struct rtcd_bvh* accel;          /* NULL: the binary walk */
 #endif
@@ -58,6 +65,21 @@ RTCD_INLINE int grid_may_contain(const RTCD_GLOBAL unsigned char* solid, rtcd_v3
 RTCD_INLINE int view_may_contain(const rtcd_mesh_view* m, rtcd_v3 p)
 {
     return grid_may_contain(m->solid, m->grid_lo, m->grid_inv, p);
+}
+
+/* May a ball (centre c, radius r, mesh frame) come within dist of the
+ * mesh's grid box? */
+RTCD_INLINE int view_ball_near_grid(const rtcd_mesh_view* m, rtcd_v3 c, float r, float dist)
+{
+    float e[3];
+    float v[3] = {c.x, c.y, c.z}, lo[3] = {m->grid_lo.x, m->grid_lo.y, m->grid_lo.z};
+    float inv[3] = {m->grid_inv.x, m->grid_inv.y, m->grid_inv.z};
+    for (int k = 0; k < 3; ++k) {
+        float hi = lo[k] + RTCD_GRID_N / inv[k];
+        e[k] = v[k] < lo[k] ? lo[k] - v[k] : (v[k] > hi ? v[k] - hi : 0.0f);
+    }
+    float lim = r + dist;
+    return e[0] * e[0] + e[1] * e[1] + e[2] * e[2] <= lim * lim;
 }
 
 /* May p (mesh frame, outside) lie within dist of the surface? Conservative. */

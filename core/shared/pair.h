@@ -135,6 +135,48 @@ RTCD_INLINE int pair_is_candidate(const rtcd_pair_ctx* c, const rtcd_mesh_view* 
     return view_may_contain(target, p) || (c->predict_pass && view_may_be_near(target, p, c->extension));
 }
 
+/* May a ball of caster vertices (centre in the caster's frame, radius) hold
+ * one that pair_sweep_vertex does not give up on? A ball farther than its
+ * radius plus the extension from the target's grid box holds no candidate.
+ * A ball whose centre is outside the target and farther than its radius
+ * plus `clear` from its surface holds vertices that are outside, so their
+ * normal ray cannot collide, and farther than the longest predictive ray
+ * (RTCD_PREDICT_REACH x culling; the motion ray is shorter). The small
+ * extra keeps rounding out of it. The CPU tests its vertex clusters with it
+ * and the kernels their merged balls (any ball that holds the vertices
+ * will do); both then skip the vertices of a ball turned down. */
+RTCD_INLINE int pair_ball_may_hold(const rtcd_pair_ctx* c, rtcd_u32 direction, rtcd_v3 centre, float radius)
+{
+    const rtcd_pair_side side = pair_side(c, direction);
+    float reach = c->predict_pass ? c->extension : 0.0f;
+    float clear = (c->predict_pass ? RTCD_PREDICT_REACH * c->culling : 0.0f) + 1e-4f * side.target->reach;
+    rtcd_v3 p = xf_point(side.to_target, centre);
+    if (!view_ball_near_grid(side.target, p, radius, reach)) return 0;
+    return view_may_contain(side.target, p) || view_may_be_near(side.target, p, radius + clear);
+}
+
+/* Bit k set when ball k of the caster's first 32 (mesh_view.spheres) may
+ * hold a vertex that pair_sweep_vertex does not give up on. */
+RTCD_INLINE rtcd_u32 pair_ball_mask(const rtcd_pair_ctx* c, rtcd_u32 direction)
+{
+    const rtcd_mesh_view* caster = direction ? &c->b : &c->a;
+    rtcd_u32 mask = 0u, n = caster->sphere_count < 32u ? caster->sphere_count : 32u;
+    for (rtcd_u32 k = 0; k < n; ++k) {
+        const RTCD_GLOBAL float* ball = caster->spheres + k * caster->sphere_stride;
+        if (pair_ball_may_hold(c, direction, v3_load(ball), ball[3])) mask |= 1u << k;
+    }
+    return mask;
+}
+
+/* Is caster vertex i in a ball that `mask` (bit k: ball k let through)
+ * turned down? Never without per-vertex balls (the CPU's views). */
+RTCD_INLINE int vertex_ball_skipped(const rtcd_mesh_view* caster, rtcd_u32 mask, rtcd_u32 i)
+{
+    if (!caster->vertex_balls) return 0;
+    rtcd_u32 ball = caster->vertex_balls[i];
+    return ball < 32u && !((mask >> ball) & 1u);
+}
+
 /* The standard ray of caster vertex i (local_v, dir_local in its own frame;
  * o, dir in the target's): it collides when its first hit exits the target
  * and the caster's own surface is not hit before. */

@@ -14,7 +14,7 @@
  * keeps on chip: pairs with more vertices run every item unmarked. */
 #define RTCD_CL_MARK_WORDS 256
 /* Balls per mesh for the second phase's cull (pair_may_cross). */
-#define RTCD_CL_SPHERES 32
+#define RTCD_CL_SPHERES 32 /* at most 32: a pair's ball masks are one word per mesh */
 
 /* rtcd_cl_pair.flags */
 #define RTCD_CL_ALGORITHM_MASK 3u  /* rtcd_algorithm: 0 standard, 1 iterative, 2 predictive */
@@ -24,12 +24,17 @@
 #define RTCD_CL_DEEP 32u           /* rtcd_narrowphase_def.deep_contacts */
 #define RTCD_CL_DEFORMED_SHIFT 6u  /* 2 bits: rtcd_pair_track.deformed (mesh A, B updated since `before`) */
 
+#if RTCD_CL_SPHERES > 32 || RTCD_CL_GROUP_SIZE != 2 * RTCD_CL_SPHERES
+#error "the group kernel tests one ball per work item, both meshes' in one pass"
+#endif
+
 typedef struct rtcd_cl_mesh {
     rtcd_u32 vertex_offset, vertex_count, tri_offset, tri_count;
     rtcd_u32 node_offset, node_count, grid_offset, near_offset;
     float lo[3], grid_lo[3], grid_inv[3], hi[3];
     float min_cell; /* smallest occupancy cell edge (grid_may_be_near) */
     float max_edge; /* longest edge (rtcd_mesh_view.max_edge) */
+    float reach;    /* rtcd_mesh_view.reach */
     rtcd_u32 sphere_count;
     float spheres[RTCD_CL_SPHERES][4]; /* balls holding every vertex: the mesh's clusters, merged to fit (cl_spheres.c) */
 } rtcd_cl_mesh;
@@ -79,6 +84,7 @@ enum rtcd_cl_kernel_arg {
     RTCD_KARG_NEARS,
     RTCD_KARG_NEIGHBORS,
     RTCD_KARG_PREV_VERTICES, /* the vertices before each mesh's last update (its vertices when none) */
+    RTCD_KARG_VERTEX_BALLS,  /* uchar per vertex: its ball among the entry's spheres (rtcd_mesh_view.vertex_balls) */
     RTCD_KARG_PAIRS,       /* rtcd_cl_pair[pair_count] */
     RTCD_KARG_PAIR_COUNT,  /* uint */
     RTCD_KARG_BRUTE_FORCE, /* uint: 1 = brute-force traversal */
@@ -90,7 +96,7 @@ enum rtcd_cl_kernel_arg {
     RTCD_KARG_STATE_OUT,   /* uint: where this call's kept rays go (the output arena) */
     RTCD_KARG_COUNT
 };
-#define RTCD_CL_MESH_BUFFERS 12
+#define RTCD_CL_MESH_BUFFERS 13
 
 #ifdef __OPENCL_VERSION__
 #define RTCD_PAIR_KERNEL_ARGS                                                                                      \
@@ -98,7 +104,7 @@ enum rtcd_cl_kernel_arg {
         __global const float *tnormals, __global const uint *indices, __global const rtcd_bvh_node *nodes,         \
         __global const float *tris, __global const uint *tri_ids, __global const uchar *grids,                     \
         __global const uchar *nears, __global const uint *neighbors, __global const float *prev_vertices,         \
-        __global const rtcd_cl_pair *pairs,                                                                        \
+        __global const uchar *vertex_balls, __global const rtcd_cl_pair *pairs,                                    \
         uint pair_count, uint brute_force, uint mode, __global rtcd_cl_result *results,                           \
         __global rtcd_world_ray *rays_out, uint want_rays, __global const uint *state, __global uint *state_out
 #endif

@@ -15,7 +15,7 @@
 #include "pair_binding.h"
 
 #define RTCD_CL_BUFFERS                                                                                           \
-    {meshes, vertices, vnormals, tnormals, indices, nodes, tris, tri_ids, grids, nears, neighbors, prev_vertices}
+    {meshes, vertices, vnormals, tnormals, indices, nodes, tris, tri_ids, grids, nears, neighbors, prev_vertices, vertex_balls}
 
 inline void write_counts(__global rtcd_cl_result* res, uint rays, const rtcd_pass_counts* n, uint kept,
                          uint predictions, float length)
@@ -49,6 +49,9 @@ __kernel __attribute__((reqd_work_group_size(RTCD_CL_GROUP_SIZE, 1, 1))) void rt
     __local float chosen_pt[RTCD_MANIFOLD_POINTS][3];
     __local float level; /* reduce_level, from the first pick */
     __local uint marks[RTCD_CL_MARK_WORDS]; /* the second phase's vertices (pair_vertex_may_cross) */
+    __local uint ball_masks[2];             /* the standard pass's balls (pair_ball_mask), A's and B's */
+    __local uint cross_masks[2];            /* the second phase's (pair_crossing_ball_mask) */
+    __local uint any_marked;
 
     uint p = get_group_id(0), lid = get_local_id(0);
     if (p >= pair_count) return;
@@ -56,15 +59,25 @@ __kernel __attribute__((reqd_work_group_size(RTCD_CL_GROUP_SIZE, 1, 1))) void rt
     cl_buffers buffers = RTCD_CL_BUFFERS;
     rtcd_pair_ctx ctx;
     cl_pair_ctx(&ctx, &buffers, pair, brute_force);
-    if (lid == 0) count = hits = crossings = cast = kept = predictions = predictive_rays = steps = 0;
+    if (lid == 0) count = hits = crossings = cast = kept = predictions = predictive_rays = steps = any_marked = 0;
+    if (lid < 2) ball_masks[lid] = cross_masks[lid] = 0u;
     barrier(CLK_LOCAL_MEM_FENCE);
 
     int standard = (pair->flags & RTCD_CL_STANDARD_PASS) != 0u;
     int keeps = (pair->flags & RTCD_CL_ALGORITHM_MASK) != 0u;
     uint total = pass_items(&ctx, standard, pair->entry_count);
+    /* One ball per work item (64 = 2 x RTCD_CL_SPHERES). */
+    uint balls[2] = {~0u, ~0u};
+    if (standard && total) {
+        uint bit = pair_ball_bit(&ctx, lid);
+        if (bit) atomic_or(&ball_masks[lid >= 32u], bit);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        balls[0] = ball_masks[0], balls[1] = ball_masks[1];
+    }
     rtcd_pass_counts mine = {0u, 0u, 0u, 0u};
     float my_length = 0.0f;
     for (uint k = lid; k < total; k += RTCD_CL_GROUP_SIZE) {
+        if (standard && pass_item_skipped(&ctx, balls, k)) continue;
         rtcd_ray_rec r;
         int what = pass_item(&ctx, standard, state, pair->entries_in, k, &mine, &r);
         if (what == RTCD_WALK_LOST) continue;
@@ -88,11 +101,19 @@ __kernel __attribute__((reqd_work_group_size(RTCD_CL_GROUP_SIZE, 1, 1))) void rt
      * nothing: mark the vertices that may, once, and run only their items. */
     int marked = second && crossing_markable(&ctx);
     if (marked) {
-        for (uint w = lid; w < crossing_mark_words(&ctx); w += RTCD_CL_GROUP_SIZE)
-            marks[w] = pair_crossing_mark_word(&ctx, w);
+        uint bit = pair_crossing_ball_bit(&ctx, lid);
+        if (bit) atomic_or(&cross_masks[lid >= 32u], bit);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        uint crossing_balls[2] = {cross_masks[0], cross_masks[1]};
+        for (uint w = lid; w < crossing_mark_words(&ctx); w += RTCD_CL_GROUP_SIZE) {
+            uint word = pair_crossing_mark_word(&ctx, w, crossing_balls);
+            marks[w] = word;
+            if (word) any_marked = 1u; /* every writer writes 1 */
+        }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    uint units = second ? pair_crossing_units(&ctx) : 0u;
+    /* No vertex marked: no unit has an item left. */
+    uint units = second && (!marked || any_marked) ? pair_crossing_units(&ctx) : 0u;
     for (uint u = lid; u < units; u += RTCD_CL_GROUP_SIZE) {
         uint first, v[3], items = pair_crossing_unit(&ctx, u, &first, v);
         uint mask = marked ? crossing_unit_mask(items, CROSSING_UNIT_MARKS(marks, v)) : 7u;
@@ -198,7 +219,10 @@ __kernel void rtcd_collide_pairs_serial(RTCD_PAIR_KERNEL_ARGS)
     rtcd_pass_counts n = {0u, 0u, 0u, 0u};
     uint count = 0, hits = 0, kept = 0, predictions = 0;
     float length = 0.0f;
+    uint balls[2] = {~0u, ~0u};
+    if (standard && total) balls[0] = pair_ball_mask(&ctx, 0u), balls[1] = pair_ball_mask(&ctx, 1u);
     for (uint k = 0; k < total; ++k) {
+        if (standard && pass_item_skipped(&ctx, balls, k)) continue;
         rtcd_ray_rec r;
         int what = pass_item(&ctx, standard, state, pair->entries_in, k, &n, &r);
         if (what == RTCD_WALK_LOST) continue;
@@ -217,8 +241,14 @@ __kernel void rtcd_collide_pairs_serial(RTCD_PAIR_KERNEL_ARGS)
     uint second = crossing_items(&ctx, standard, count + predictions), crossings = 0;
     uint marks[RTCD_CL_MARK_WORDS]; /* as in the group kernel */
     int marked = second && crossing_markable(&ctx);
-    for (uint w = 0; marked && w < crossing_mark_words(&ctx); ++w) marks[w] = pair_crossing_mark_word(&ctx, w);
-    uint units = second ? pair_crossing_units(&ctx) : 0u;
+    uint crossing_balls[2] = {0u, 0u};
+    if (marked) crossing_balls[0] = pair_crossing_ball_mask(&ctx, 0u), crossing_balls[1] = pair_crossing_ball_mask(&ctx, 1u);
+    uint any_marked = 0u;
+    for (uint w = 0; marked && w < crossing_mark_words(&ctx); ++w) {
+        marks[w] = pair_crossing_mark_word(&ctx, w, crossing_balls);
+        any_marked |= marks[w];
+    }
+    uint units = second && (!marked || any_marked) ? pair_crossing_units(&ctx) : 0u;
     for (uint u = 0; u < units; ++u) {
         uint first, v[3], items = pair_crossing_unit(&ctx, u, &first, v);
         uint mask = marked ? crossing_unit_mask(items, CROSSING_UNIT_MARKS(marks, v)) : 7u;

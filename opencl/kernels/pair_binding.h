@@ -20,6 +20,7 @@ typedef struct cl_buffers {
     __global const uchar* nears;
     __global const uint* neighbors;
     __global const float* prev_vertices;
+    __global const uchar* vertex_balls;
 } cl_buffers;
 
 inline rtcd_xform load_xform(__global const float* p)
@@ -59,6 +60,8 @@ inline rtcd_mesh_view cl_mesh_view(const cl_buffers* b, uint m)
     v.sphere_count = e->sphere_count;
     v.sphere_stride = 4u;
     v.max_edge = e->max_edge;
+    v.reach = e->reach;
+    v.vertex_balls = b->vertex_balls + e->vertex_offset;
     return v;
 }
 
@@ -83,6 +86,35 @@ inline uint pass_items(const rtcd_pair_ctx* c, int standard, uint entry_count)
 {
     if (!standard) return entry_count;
     return pair_boxes_overlap(c) ? c->a.vertex_count + c->b.vertex_count : 0u;
+}
+
+/* Is standard-pass item k (A's vertices, then B's) in a ball that the
+ * pair's masks (pair_ball_mask, per direction) turned down? Its sweep would
+ * give up on it, so the kernels skip it before loading anything else. */
+inline int pass_item_skipped(const rtcd_pair_ctx* c, const uint balls[2], uint k)
+{
+    uint direction = k >= c->a.vertex_count;
+    return vertex_ball_skipped(direction ? &c->b : &c->a, balls[direction], direction ? k - c->a.vertex_count : k);
+}
+
+/* Ball `ball` of either mesh (0..31: A's, 32..63: B's) by pair_ball_may_hold,
+ * as its bit in the direction's mask; the group kernel's items test one each. */
+inline uint pair_ball_bit(const rtcd_pair_ctx* c, uint ball)
+{
+    uint direction = ball >= 32u, k = ball & 31u;
+    const rtcd_mesh_view* caster = direction ? &c->b : &c->a;
+    if (k >= caster->sphere_count) return 0u;
+    __global const float* s = caster->spheres + k * caster->sphere_stride;
+    return pair_ball_may_hold(c, direction, v3_load(s), s[3]) ? 1u << k : 0u;
+}
+
+/* Ball `ball` (as pair_ball_bit) by pair_ball_may_cross: the second phase's marks. */
+inline uint pair_crossing_ball_bit(const rtcd_pair_ctx* c, uint ball)
+{
+    uint direction = ball >= 32u, k = ball & 31u;
+    const rtcd_mesh_view* caster = direction ? &c->b : &c->a;
+    if (k >= caster->sphere_count) return 0u;
+    return pair_ball_may_cross(c, direction, caster->spheres + k * caster->sphere_stride) ? 1u << k : 0u;
 }
 
 /* Item k of the pass: a vertex (standard pass) or kept ray k (iterative
