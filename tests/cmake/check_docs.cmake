@@ -5,8 +5,9 @@
 #      of the page it names (GitHub's anchors);
 #   3. every command in a fenced sh block of the README's "The two commands"
 #      section is an executable script of the repository that parses
-#      (bash -n), and `.ci/run`, where the section names it, runs the last one.
-# cmake -DROOT=<source dir> -P check_docs.cmake
+#      (bash -n), and `.ci/run`, where the section names it, runs the last one;
+#   4. with CC given, the front page's C example compiles (below).
+# cmake -DROOT=<source dir> [-DCC=<C compiler> -DWORK=<scratch dir>] -P check_docs.cmake
 cmake_minimum_required(VERSION 3.20)
 if(NOT ROOT)
   message(FATAL_ERROR "check_docs: -DROOT=<source dir> is required")
@@ -248,10 +249,40 @@ else()
   endif()
 endif()
 
+# 4. With -DCC=<C compiler> -DWORK=<scratch dir>: the front page's C example
+#    (its first c block: the #include lines, then the body put into main)
+#    compiles against the public headers with warnings as errors.
+set(example "not compiled")
+if(CC)
+  file(READ "${readme}" text)
+  string(FIND "${text}" "```c\n" open)
+  if(open EQUAL -1)
+    docs_error("README.md has no c block to compile")
+  else()
+    math(EXPR open "${open} + 5")
+    string(SUBSTRING "${text}" ${open} -1 block)
+    string(FIND "${block}" "```" close)
+    string(SUBSTRING "${block}" 0 ${close} block)
+    string(REGEX MATCHALL "#include[^\n]*\n" includes "${block}")
+    string(REGEX REPLACE "#include[^\n]*\n" "" body "${block}")
+    string(REPLACE ";" "" includes "${includes}")
+    file(MAKE_DIRECTORY "${WORK}")
+    file(WRITE "${WORK}/readme_example.c" "${includes}\nint main(void)\n{\n${body}return 0;\n}\n")
+    execute_process(COMMAND "${CC}" -std=c11 -Wall -Wextra -Werror -fsyntax-only -I "${ROOT}/include"
+                            "${WORK}/readme_example.c"
+                    RESULT_VARIABLE bad OUTPUT_VARIABLE out ERROR_VARIABLE err)
+    if(bad)
+      docs_error("README.md's C example does not compile (${WORK}/readme_example.c):\n${err}${out}")
+    else()
+      set(example "compiles")
+    endif()
+  endif()
+endif()
+
 if(errors)
   string(REPLACE ";" "\n  " errors "${errors}")
   message(FATAL_ERROR "documentation check failed:\n  ${errors}")
 endif()
 list(LENGTH pages page_count)
 message("documentation: README.md ${readme_size} bytes, ${link_count} relative links in ${page_count} pages, "
-        "${command_count} commands of 'The two commands': all there")
+        "${command_count} commands of 'The two commands': all there; the C example ${example}")
