@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib. Copyright (c) 2026 the rtcd authors (LICENSE). */
 /* rtcd — ray-traced collision detection for concave meshes.
  *
  * The core C API: error codes, hooks and transforms (rtcd_common.h), meshes,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib. Copyright (c) 2026 the rtcd authors (LICENSE). */
 /* A batch of mesh pairs through rtcd's narrow phase on one backend: the CPU
  * reference (threaded) or one or several OpenCL devices. This is the seam
  * the Bullet plugin and the C world talk to; both backends run the same

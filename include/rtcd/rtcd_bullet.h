@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib. Copyright (c) 2026 the rtcd authors (LICENSE). */
 /* rtcd inside Bullet (C++). The drop-in for programs that use
  * btGImpactMeshShape for their dynamic concave bodies: include this header
  * and construct rtcdCollisionDispatcher where the program constructed

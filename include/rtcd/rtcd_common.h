@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib. Copyright (c) 2026 the rtcd authors (LICENSE). */
 /* rtcd — ray-traced collision detection for concave meshes.
  *
  * What every rtcd header needs (programs include <rtcd/rtcd.h>): error

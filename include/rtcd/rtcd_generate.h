@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib. Copyright (c) 2026 the rtcd authors (LICENSE). */
 /* Deterministic generated meshes: the benchmark scenes' concave blobs and a few
  * analytic shapes. The output arrays are allocated with rtcd's allocator and
  * freed with rtcd_generated_free; pass them to rtcd_mesh_create. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib. Copyright (c) 2026 the rtcd authors (LICENSE). */
 /* rtcd mesh import: model files (OBJ, STL, PLY, OFF, glTF 2.0, GLB, and
  * every other format assimp reads: FBX, Collada, ...) to rtcd meshes,
  * repaired where needed.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib. Copyright (c) 2026 the rtcd authors (LICENSE). */
 /* Iterative and predictive ray-traced collision detection (IRTCD, JVRC 2013
  * section 3.1, Algorithm 1) for one pair of closed meshes, with per-pair
  * parameters that adapt to the pair's motion.

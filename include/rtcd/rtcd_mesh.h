@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib. Copyright (c) 2026 the rtcd authors (LICENSE). */
 /* rtcd meshes: closed, consistently oriented, 2-manifold triangle meshes
  * (and, for static partners, open one-sided surfaces: RTCD_MESH_OPEN_SURFACE).
  * A mesh is reference counted (starts at 1) and holds its own copy of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib. Copyright (c) 2026 the rtcd authors (LICENSE). */
 /* The standard ray-traced narrow phase (Hermann et al. 2008) for one pair of
  * closed meshes, contact generation (re-projection, JVRC 2013 section 3.2)
  * and contact reduction. This is the CPU reference every backend matches. */

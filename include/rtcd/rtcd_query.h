@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib. Copyright (c) 2026 the rtcd authors (LICENSE). */
 /* Geometric queries on one mesh, in the mesh's own frame. */
 #ifndef RTCD_QUERY_H
 #define RTCD_QUERY_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib. Copyright (c) 2026 the rtcd authors (LICENSE). */
 /* Mesh repair: what real triangle data needs before rtcd_mesh_create takes
  * it. Triangle soups (btTriangleMesh's default, most importers), coincident
  * vertices, zero-area and sliver triangles, duplicated faces, several closed

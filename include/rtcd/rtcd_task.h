@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib. Copyright (c) 2026 the rtcd authors (LICENSE). */
 /* Task system hook (Box2D v3 style): rtcd splits parallel work (the CPU
  * narrow phase over a batch of mesh pairs) into item ranges and hands them
  * to the engine's scheduler through two callbacks, so it never competes

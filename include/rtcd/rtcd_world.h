@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib. Copyright (c) 2026 the rtcd authors (LICENSE). */
 /* rtcd's C API over Bullet: a Bullet dynamics world whose concave-mesh pairs
  * go through rtcd's narrow phase (or, for comparison, Bullet's GImpact
  * algorithm or convex hulls). For C programs, the demos and bindings.
