@@ -221,8 +221,8 @@ __kernel void rtcd_collide_pairs_serial(RTCD_PAIR_KERNEL_ARGS)
     float length = 0.0f;
     uint balls[2] = {~0u, ~0u};
     if (standard && total) balls[0] = pair_ball_mask(&ctx, 0u), balls[1] = pair_ball_mask(&ctx, 1u);
-    for (uint k = 0; k < total; ++k) {
-        if (standard && pass_item_skipped(&ctx, balls, k)) continue;
+    for (uint k = standard ? next_swept_item(&ctx, balls, 0u, total) : 0u; k < total;
+         k = standard ? next_swept_item(&ctx, balls, k + 1u, total) : k + 1u) {
         rtcd_ray_rec r;
         int what = pass_item(&ctx, standard, state, pair->entries_in, k, &n, &r);
         if (what == RTCD_WALK_LOST) continue;

@@ -97,6 +97,24 @@ inline int pass_item_skipped(const rtcd_pair_ctx* c, const uint balls[2], uint k
     return vertex_ball_skipped(direction ? &c->b : &c->a, balls[direction], direction ? k - c->a.vertex_count : k);
 }
 
+/* The first standard-pass item at or after k that pass_item_skipped lets
+ * through, or `total`: one byte a vertex, a direction at a time (the
+ * serial kernel's loop). */
+inline uint next_swept_item(const rtcd_pair_ctx* c, const uint balls[2], uint k, uint total)
+{
+    uint na = c->a.vertex_count;
+    for (uint direction = k >= na; direction < 2u && k < total; ++direction) {
+        const rtcd_mesh_view* caster = direction ? &c->b : &c->a;
+        uint base = direction ? na : 0u, mask = balls[direction];
+        for (uint i = k - base; i < caster->vertex_count; ++i) {
+            uint ball = caster->vertex_balls[i];
+            if (ball >= 32u || ((mask >> ball) & 1u)) return base + i;
+        }
+        k = base + caster->vertex_count;
+    }
+    return total;
+}
+
 /* Ball `ball` of either mesh (0..31: A's, 32..63: B's) by pair_ball_may_hold,
  * as its bit in the direction's mask; the group kernel's items test one each. */
 inline uint pair_ball_bit(const rtcd_pair_ctx* c, uint ball)
