@@ -143,9 +143,13 @@ static rtcd_error build_program(cl_device_state* d, const char* suffix)
      * the device can: its results then match the CPU's bit for bit. */
     cl_device_fp_config fp = 0;
     clGetDeviceInfo(d->device, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp, &fp, NULL);
-    const char* options = (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT)
-                              ? "-cl-std=CL1.2 -cl-fp32-correctly-rounded-divide-sqrt"
-                              : "-cl-std=CL1.2";
+    /* The serial kernel's devices (CPUs) walk the BVH nearer child first
+     * with a small stack, as the CPU reference's binary walk does; GPUs the
+     * stackless walk. Both give the same hits (shared/mesh_view.h). */
+    char options[160];
+    snprintf(options, sizeof options, "-cl-std=CL1.2%s%s",
+             (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) ? " -cl-fp32-correctly-rounded-divide-sqrt" : "",
+             d->serial ? " -DRTCD_CL_STACK_WALK" : "");
     err = clBuildProgram(d->program, 1, &d->device, options, NULL, NULL);
     if (err != CL_SUCCESS) {
         char log[6144] = "";

@@ -96,7 +96,9 @@ RTCD_INLINE rtcd_tri_hit view_first_hit(const rtcd_mesh_view* m, rtcd_u32 brute_
                                         float tmax)
 {
     if (brute_force) return brute_first_hit(m->vertices, m->indices, m->tri_count, o, d, 0.0f, tmax, RTCD_INVALID);
-#ifdef __OPENCL_VERSION__
+#if defined(__OPENCL_VERSION__) && defined(RTCD_CL_STACK_WALK)
+    return bvh_first_hit(&m->bvh, o, d, 0.0f, tmax, RTCD_INVALID); /* CPU devices (cl_devices.c) */
+#elif defined(__OPENCL_VERSION__)
     return bvh_first_hit_stackless(&m->bvh, o, d, 0.0f, tmax, RTCD_INVALID);
 #else
     if (m->accel) return rtcd_bvh4_first_hit(m->accel, &m->bvh, o, d, 0.0f, tmax, RTCD_INVALID);
