@@ -101,6 +101,7 @@ typedef struct cl_mesh_registry {
     uint8_t* nears;          /* RTCD_GRID_N^3 bytes per mesh (rtcd_solid_grid.near) */
     uint32_t* neighbors;     /* 3 per triangle, mesh-local, beside indices */
     uint8_t* vertex_balls;   /* 1 per vertex, beside vertices: its ball among its entry's spheres */
+    uint32_t* vertex_tris;   /* 1 per vertex, beside vertices: a triangle holding it (cl_fans.c) */
     uint32_t vertex_total, tri_total, node_total;
     /* Names the content: a new value (from stamp, which only grows) on every
      * append; a rollback restores the value of the content it returns to. */
@@ -110,7 +111,7 @@ typedef struct cl_mesh_registry {
     uint32_t refused_count, refused_cap;
     /* capacities, in elements */
     uint32_t cap_vertices, cap_vnormals, cap_tnormals, cap_tris, cap_indices, cap_tri_ids, cap_nodes, cap_grids,
-        cap_table, cap_nears, cap_neighbors, cap_versions, cap_prev_vertices, cap_ids, cap_vertex_balls;
+        cap_table, cap_nears, cap_neighbors, cap_versions, cap_prev_vertices, cap_ids, cap_vertex_balls, cap_vertex_tris;
 } cl_mesh_registry;
 
 /* What the host keeps of a persisting pair: its device, and for the
@@ -218,6 +219,11 @@ void rtcd_cl_host_array_free(cl_device_state* d, cl_host_array* a);
 /* cl_spheres.c: an entry's longest edge and the balls of its vertices
  * (the second phase's cull), from the mesh's clusters. */
 void rtcd_cl_entry_spheres(rtcd_cl_mesh* e, const rtcd_mesh* m, uint8_t* vertex_balls);
+
+/* cl_fans.c: one triangle holding each vertex (RTCD_INVALID for none);
+ * returns 1 when every vertex's triangles form one closed fan (the serial
+ * kernel then walks fans in the second phase), 0 otherwise. */
+int rtcd_cl_vertex_fans(const rtcd_mesh* m, uint32_t* vertex_tris);
 
 /* cl_state.c: the pair map and the devices' kept-ray arenas. */
 /* Claims this call's pairs in cl->map (kept across calls): info_of[i] is

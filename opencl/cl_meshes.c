@@ -29,7 +29,7 @@ _Static_assert(sizeof(((rtcd_solid_grid*)0)->near) == RTCD_NEAR_BYTES, "near gri
 static const char* const k_buffer_names[RTCD_CL_MESH_BUFFERS] = {
     "mesh table",    "vertices",         "vertex normals",  "triangle normals", "triangle indices", "BVH nodes",
     "BVH triangles", "BVH triangle ids", "occupancy grids", "near grids",       "triangle neighbours",
-    "previous vertices", "vertex balls"};
+    "previous vertices", "vertex balls", "vertex triangles"};
 
 static int grow(void** p, uint32_t* cap_elems, size_t need, size_t size)
 {
@@ -190,7 +190,8 @@ static int append_mesh(cl_mesh_registry* reg, const rtcd_mesh* m)
                     sizeof(uint32_t)) &&
              append((void**)&reg->prev_vertices, &reg->cap_prev_vertices, 3 * reg->vertex_total, prev_of(m), 3 * nv,
                     sizeof(float)) &&
-             grow((void**)&reg->vertex_balls, &reg->cap_vertex_balls, (size_t)reg->vertex_total + nv, 1);
+             grow((void**)&reg->vertex_balls, &reg->cap_vertex_balls, (size_t)reg->vertex_total + nv, 1) &&
+             grow((void**)&reg->vertex_tris, &reg->cap_vertex_tris, (size_t)reg->vertex_total + nv, sizeof(uint32_t));
     if (!ok) return 0;
     rtcd_cl_mesh* e = &reg->table[reg->count];
     memset(e, 0, sizeof *e);
@@ -203,6 +204,7 @@ static int append_mesh(cl_mesh_registry* reg, const rtcd_mesh* m)
     e->grid_offset = reg->count * RTCD_GRID_BYTES;
     e->near_offset = reg->count * RTCD_NEAR_BYTES;
     entry_shape(e, m, reg->vertex_balls + e->vertex_offset);
+    e->fans = (rtcd_u32)rtcd_cl_vertex_fans(m, reg->vertex_tris + e->vertex_offset); /* the topology stays */
     rtcd_mesh_retain((rtcd_mesh*)m); /* device copies mirror it: keep it alive */
     reg->versions[reg->count] = m->version;
     reg->ids[reg->count] = m->id;
@@ -253,6 +255,7 @@ static void trim_registry(cl_mesh_registry* reg)
     trim((void**)&reg->neighbors, &reg->cap_neighbors, 3 * (size_t)reg->tri_total, sizeof(uint32_t));
     trim((void**)&reg->prev_vertices, &reg->cap_prev_vertices, 3 * (size_t)reg->vertex_total, sizeof(float));
     trim((void**)&reg->vertex_balls, &reg->cap_vertex_balls, reg->vertex_total, 1);
+    trim((void**)&reg->vertex_tris, &reg->cap_vertex_tris, reg->vertex_total, sizeof(uint32_t));
 }
 
 void rtcd_cl_registry_free(cl_mesh_registry* reg)
@@ -276,6 +279,7 @@ void rtcd_cl_registry_free(cl_mesh_registry* reg)
     rtcd_free(reg->neighbors);
     rtcd_free(reg->prev_vertices);
     rtcd_free(reg->vertex_balls);
+    rtcd_free(reg->vertex_tris);
     rtcd_free(reg->refused);
     memset(reg, 0, sizeof *reg);
 }
@@ -288,7 +292,7 @@ static void registry_buffers(const cl_mesh_registry* reg, const void* src[RTCD_C
     const void* s[RTCD_CL_MESH_BUFFERS] = {reg->table, reg->vertices, reg->vnormals, reg->tnormals,
                                            reg->indices, reg->nodes,    reg->tris,     reg->tri_ids,
                                            reg->grids, reg->nears,    reg->neighbors, reg->prev_vertices,
-                                           reg->vertex_balls};
+                                           reg->vertex_balls, reg->vertex_tris};
     size_t b[RTCD_CL_MESH_BUFFERS] = {reg->count * sizeof(rtcd_cl_mesh),
                                       3 * (size_t)reg->vertex_total * sizeof(float),
                                       3 * (size_t)reg->vertex_total * sizeof(float),
@@ -301,7 +305,8 @@ static void registry_buffers(const cl_mesh_registry* reg, const void* src[RTCD_C
                                       (size_t)reg->count * RTCD_NEAR_BYTES,
                                       3 * (size_t)reg->tri_total * sizeof(uint32_t),
                                       3 * (size_t)reg->vertex_total * sizeof(float),
-                                      (size_t)reg->vertex_total};
+                                      (size_t)reg->vertex_total,
+                                      (size_t)reg->vertex_total * sizeof(uint32_t)};
     memcpy(src, s, sizeof s);
     memcpy(bytes, b, sizeof b);
 }
@@ -358,8 +363,8 @@ rtcd_error rtcd_cl_upload_meshes(cl_device_state* d, const cl_mesh_registry* reg
 
 /* ---- deformed meshes ---- */
 
-/* Where entry i lies in each device buffer, in bytes. Indices and
- * neighbours: none (a deformation keeps the topology). */
+/* Where entry i lies in each device buffer, in bytes. Indices, neighbours
+ * and vertex triangles: none (a deformation keeps the topology). */
 static void entry_ranges(const cl_mesh_registry* reg, uint32_t i, size_t off[RTCD_CL_MESH_BUFFERS],
                          size_t bytes[RTCD_CL_MESH_BUFFERS])
 {
@@ -377,7 +382,8 @@ static void entry_ranges(const cl_mesh_registry* reg, uint32_t i, size_t off[RTC
                                             e->near_offset,
                                             0,
                                             3 * vo * sizeof(float),
-                                            vo};
+                                            vo,
+                                            0};
     const size_t b[RTCD_CL_MESH_BUFFERS] = {sizeof(rtcd_cl_mesh),
                                             3 * nv * sizeof(float),
                                             3 * nv * sizeof(float),
@@ -390,7 +396,8 @@ static void entry_ranges(const cl_mesh_registry* reg, uint32_t i, size_t off[RTC
                                             RTCD_NEAR_BYTES,
                                             0,
                                             3 * nv * sizeof(float),
-                                            nv};
+                                            nv,
+                                            0};
     memcpy(off, o, sizeof o);
     memcpy(bytes, b, sizeof b);
 }

@@ -13,6 +13,9 @@
 /* Words of the second phase's vertex marks (pair_vertex_may_cross) a pair
  * keeps on chip: pairs with more vertices run every item unmarked. */
 #define RTCD_CL_MARK_WORDS 256
+/* The serial kernel's second phase walks fans of fewer triangles than this
+ * (cl_fans.c; a mesh with a vertex of more looks at every triangle). */
+#define RTCD_CL_FAN_ITEMS 64
 /* Balls per mesh for the second phase's cull (pair_may_cross). */
 #define RTCD_CL_SPHERES 32 /* at most 32: a pair's ball masks are one word per mesh */
 
@@ -35,6 +38,7 @@ typedef struct rtcd_cl_mesh {
     float min_cell; /* smallest occupancy cell edge (grid_may_be_near) */
     float max_edge; /* longest edge (rtcd_mesh_view.max_edge) */
     float reach;    /* rtcd_mesh_view.reach */
+    rtcd_u32 fans;  /* 1: every vertex's triangles form one closed fan (cl_fans.c) */
     rtcd_u32 sphere_count;
     float spheres[RTCD_CL_SPHERES][4]; /* balls holding every vertex: the mesh's clusters, merged to fit (cl_spheres.c) */
 } rtcd_cl_mesh;
@@ -85,6 +89,7 @@ enum rtcd_cl_kernel_arg {
     RTCD_KARG_NEIGHBORS,
     RTCD_KARG_PREV_VERTICES, /* the vertices before each mesh's last update (its vertices when none) */
     RTCD_KARG_VERTEX_BALLS,  /* uchar per vertex: its ball among the entry's spheres (rtcd_mesh_view.vertex_balls) */
+    RTCD_KARG_VERTEX_TRIS,   /* uint per vertex: a triangle holding it, mesh-local (cl_fans.c) */
     RTCD_KARG_PAIRS,       /* rtcd_cl_pair[pair_count] */
     RTCD_KARG_PAIR_COUNT,  /* uint */
     RTCD_KARG_BRUTE_FORCE, /* uint: 1 = brute-force traversal */
@@ -96,7 +101,7 @@ enum rtcd_cl_kernel_arg {
     RTCD_KARG_STATE_OUT,   /* uint: where this call's kept rays go (the output arena) */
     RTCD_KARG_COUNT
 };
-#define RTCD_CL_MESH_BUFFERS 13
+#define RTCD_CL_MESH_BUFFERS 14
 
 #ifdef __OPENCL_VERSION__
 #define RTCD_PAIR_KERNEL_ARGS                                                                                      \
@@ -104,7 +109,7 @@ enum rtcd_cl_kernel_arg {
         __global const float *tnormals, __global const uint *indices, __global const rtcd_bvh_node *nodes,         \
         __global const float *tris, __global const uint *tri_ids, __global const uchar *grids,                     \
         __global const uchar *nears, __global const uint *neighbors, __global const float *prev_vertices,         \
-        __global const uchar *vertex_balls, __global const rtcd_cl_pair *pairs,                                    \
+        __global const uchar *vertex_balls, __global const uint *vertex_tris, __global const rtcd_cl_pair *pairs,  \
         uint pair_count, uint brute_force, uint mode, __global rtcd_cl_result *results,                           \
         __global rtcd_world_ray *rays_out, uint want_rays, __global const uint *state, __global uint *state_out
 #endif

@@ -15,7 +15,8 @@
 #include "pair_binding.h"
 
 #define RTCD_CL_BUFFERS                                                                                           \
-    {meshes, vertices, vnormals, tnormals, indices, nodes, tris, tri_ids, grids, nears, neighbors, prev_vertices, vertex_balls}
+    {meshes,     vertices,  vnormals,      tnormals,     indices,     nodes,      tris,     \
+     tri_ids,    grids,     nears,         neighbors,    prev_vertices, vertex_balls, vertex_tris}
 
 inline void write_counts(__global rtcd_cl_result* res, uint rays, const rtcd_pass_counts* n, uint kept,
                          uint predictions, float length)
@@ -248,7 +249,10 @@ __kernel void rtcd_collide_pairs_serial(RTCD_PAIR_KERNEL_ARGS)
         marks[w] = pair_crossing_mark_word(&ctx, w, crossing_balls);
         any_marked |= marks[w];
     }
-    uint units = second && (!marked || any_marked) ? pair_crossing_units(&ctx) : 0u;
+    /* Marked vertices of meshes whose fans close (cl_fans.c) lead to their
+     * items; else every unit is looked at. */
+    int fans = marked && cl_entry_fans(&buffers, pair->mesh_a) && cl_entry_fans(&buffers, pair->mesh_b);
+    uint units = second && (!marked || any_marked) && !fans ? pair_crossing_units(&ctx) : 0u;
     for (uint u = 0; u < units; ++u) {
         uint first, v[3], items = pair_crossing_unit(&ctx, u, &first, v);
         uint mask = marked ? crossing_unit_mask(items, CROSSING_UNIT_MARKS(marks, v)) : 7u;
@@ -258,6 +262,20 @@ __kernel void rtcd_collide_pairs_serial(RTCD_PAIR_KERNEL_ARGS)
             if (count < RTCD_CL_LOCAL_RAYS) contacts[count] = pair_contact(&ctx, r, (int)mode);
             count++;
             crossings++;
+        }
+    }
+    for (uint w = 0; second && fans && any_marked && w < crossing_mark_words(&ctx); ++w) {
+        for (uint bits = marks[w]; bits; bits &= bits - 1u) {
+            uint items[RTCD_CL_FAN_ITEMS];
+            uint g = 32u * w + (31u - clz(bits & (0u - bits))); /* the lowest set bit */
+            uint count_g = fan_items(&ctx, &buffers, pair, marks, g, items);
+            for (uint j = 0; j < count_g; ++j) {
+                rtcd_ray_rec r;
+                if (pair_crossing_item(&ctx, items[j], &n, &r) != RTCD_WALK_HIT) continue;
+                if (count < RTCD_CL_LOCAL_RAYS) contacts[count] = pair_contact(&ctx, r, (int)mode);
+                count++;
+                crossings++;
+            }
         }
     }
     __global rtcd_cl_result* res = results + p;

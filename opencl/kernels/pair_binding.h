@@ -21,6 +21,7 @@ typedef struct cl_buffers {
     __global const uint* neighbors;
     __global const float* prev_vertices;
     __global const uchar* vertex_balls;
+    __global const uint* vertex_tris;
 } cl_buffers;
 
 inline rtcd_xform load_xform(__global const float* p)
@@ -169,6 +170,38 @@ inline int crossing_markable(const rtcd_pair_ctx* c) { return crossing_mark_word
 #define CROSSING_MARK(marks, v) (((marks)[(v) >> 5] >> ((v) & 31u)) & 1u)
 #define CROSSING_UNIT_MARKS(marks, v) \
     (CROSSING_MARK(marks, (v)[0]) | CROSSING_MARK(marks, (v)[1]) << 1 | CROSSING_MARK(marks, (v)[2]) << 2)
+
+/* Does registry entry m walk fans in the serial kernel's second phase (cl_fans.c)? */
+inline int cl_entry_fans(const cl_buffers* b, uint m) { return b->meshes[m].fans != 0u; }
+
+/* The second phase's items of marked vertex g (A's vertices then B's) when
+ * both meshes walk fans (cl_fans.c): the edge slots of the triangles around
+ * it that start at it and end at a marked vertex, then its deep vertex. Over
+ * every marked vertex these are the items that the units loop lets through
+ * (crossing_unit_mask: an edge slot needs both ends marked), in another
+ * order. Writes them to items[] (the host allows fans of fewer than
+ * RTCD_CL_FAN_ITEMS triangles only); returns how many. */
+inline uint fan_items(const rtcd_pair_ctx* c, const cl_buffers* b, __global const rtcd_cl_pair* pair,
+                      const uint* marks, uint g, uint items[RTCD_CL_FAN_ITEMS])
+{
+    uint direction = g >= c->a.vertex_count, i = direction ? g - c->a.vertex_count : g, n = 0u;
+    const rtcd_mesh_view* caster = direction ? &c->b : &c->a;
+    if (c->edge_crossings) {
+        uint base = direction ? c->a.vertex_count : 0u, unit0 = direction ? c->a.tri_count : 0u;
+        uint m = direction ? pair->mesh_b : pair->mesh_a;
+        uint start = (b->vertex_tris + b->meshes[m].vertex_offset)[i], t = start;
+        /* At most as many steps as triangles (the host checked the fan closes). */
+        for (uint guard = 0u; t != RTCD_INVALID && guard < caster->tri_count; ++guard) {
+            uint j = caster->indices[3u * t] == i ? 0u : (caster->indices[3u * t + 1u] == i ? 1u : 2u);
+            uint end = base + caster->indices[3u * t + (j + 1u) % 3u];
+            if (CROSSING_MARK(marks, end)) items[n++] = 3u * (unit0 + t) + j;
+            t = caster->neighbors[3u * t + (j + 2u) % 3u];
+            if (t == start) break;
+        }
+    }
+    if (c->deep_contacts) items[n++] = (c->edge_crossings ? 3u * (c->a.tri_count + c->b.tri_count) : 0u) + g;
+    return n;
+}
 
 /* Keeps entry `slot` of the pass's output (dropped past
  * RTCD_CL_STATE_ENTRIES: the host sees the count and resets the pair; the
