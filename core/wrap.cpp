@@ -53,7 +53,7 @@ rtcd_wrap_def rtcd_default_wrap_def(void)
     d.adaptivity = 0.2f;
     d.max_triangles = 100000;
     d.max_voxels = 1ull << 24;
-    d.distance_samples = 20000;
+    d.distance_samples = 5000;
     d.max_threads = 0;
     return d;
 }
@@ -286,7 +286,7 @@ rtcd_error wrap_vdb(const rtcd_wrap_def& def, const float* vertices, uint32_t nv
     const std::vector<openvdb::Vec4I> no_quads;
 
     double h = def.voxel_size * diag;
-    const float band = def.offset + 2.0f; // voxels of field beyond the level meshed
+    const float band = def.offset + 1.0f; // voxels of field: the level meshed and one beyond
     {
         double count = 1;
         for (int a = 0; a < 3; ++a) count *= std::ceil(extent[a] / h) + 2.0 * band + 2.0;

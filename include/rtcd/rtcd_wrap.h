@@ -48,7 +48,7 @@ typedef struct rtcd_wrap_def {
      * Default 2^24. */
     uint64_t max_voxels;
     /* Points sampled on each side for the distance (plus every vertex, up to
-     * the same count). Default 20000. */
+     * the same count). Default 5000. */
     uint32_t distance_samples;
     /* Threads of OpenVDB's work (a TBB arena); 0: TBB's default. */
     uint32_t max_threads;
