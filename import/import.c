@@ -448,6 +448,8 @@ void rtcd_imported_release(rtcd_imported* im)
     free(im->meshes);
     rtcd_repaired_release(im->repaired);
     rtcd_wrapped_release(im->wrapped);
+    free(im->wrap_vertices);
+    free(im->wrap_indices);
     free(im);
 }
 
@@ -455,6 +457,17 @@ rtcd_import_status rtcd_imported_status(const rtcd_imported* im) { return im ? i
 const rtcd_wrap_report* rtcd_imported_wrap_report(const rtcd_imported* im)
 {
     return im && im->wrapped ? rtcd_wrapped_report(im->wrapped) : NULL;
+}
+rtcd_error rtcd_imported_wrap_input(const rtcd_imported* im, const float** vertices, uint32_t* vertex_count,
+                                    const uint32_t** indices, uint32_t* triangle_count)
+{
+    if (!im || !im->wrapped)
+        return rtcd_report_error(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_imported_wrap_input: NULL or not WRAPPED");
+    if (vertices) *vertices = im->wrap_vertices;
+    if (vertex_count) *vertex_count = im->wrap_vertex_count;
+    if (indices) *indices = im->wrap_indices;
+    if (triangle_count) *triangle_count = im->wrap_triangle_count;
+    return RTCD_OK;
 }
 uint32_t rtcd_imported_dropped_scrap_count(const rtcd_imported* im) { return im ? im->scraps : 0; }
 double rtcd_imported_dropped_scrap_area_share(const rtcd_imported* im) { return im ? im->scrap_area_share : 0; }

@@ -20,6 +20,9 @@ struct rtcd_imported {
     rtcd_mesh** meshes;        /* mesh_count, owned */
     rtcd_repaired* repaired;   /* owned, NULL when no repair ran: the report and summary */
     rtcd_wrapped* wrapped;     /* owned, NULL unless WRAPPED */
+    float* wrap_vertices;      /* what was wrapped (owned), NULL unless WRAPPED */
+    uint32_t* wrap_indices;
+    uint32_t wrap_vertex_count, wrap_triangle_count;
     char name[256];
     char message[MESSAGE_SIZE];
     char stored_message[MESSAGE_SIZE];

@@ -63,6 +63,17 @@ static void release_meshes(rtcd_imported* im)
     im->mesh_count = 0;
 }
 
+static void drop_wrap(rtcd_imported* im)
+{
+    rtcd_wrapped_release(im->wrapped);
+    im->wrapped = NULL;
+    free(im->wrap_vertices);
+    free(im->wrap_indices);
+    im->wrap_vertices = NULL;
+    im->wrap_indices = NULL;
+    im->wrap_vertex_count = im->wrap_triangle_count = 0;
+}
+
 static rtcd_error make_mesh(const rtcd_import_def* def, const char* name, const float* v, uint32_t nv,
                             const uint32_t* idx, uint32_t nt, rtcd_mesh** out)
 {
@@ -83,6 +94,13 @@ static rtcd_error wrap_into(const rtcd_import_def* def, rtcd_imported* im, const
 {
     rtcd_error err = rtcd_wrap(&def->wrap_def, v, nv, 0, idx, nt, &im->wrapped);
     if (err != RTCD_OK) return err;
+    im->wrap_vertices = malloc(3 * sizeof(float) * (size_t)nv);
+    im->wrap_indices = malloc(3 * sizeof(uint32_t) * (size_t)nt);
+    if (!im->wrap_vertices || !im->wrap_indices) return RTCD_ERROR_OUT_OF_MEMORY;
+    memcpy(im->wrap_vertices, v, 3 * sizeof(float) * (size_t)nv);
+    memcpy(im->wrap_indices, idx, 3 * sizeof(uint32_t) * (size_t)nt);
+    im->wrap_vertex_count = nv;
+    im->wrap_triangle_count = nt;
     const float* wv;
     const uint32_t* wi;
     uint32_t wnv, wnt;
@@ -105,6 +123,7 @@ rtcd_error rtcd_import_wrap_all(const rtcd_import_def* def, rtcd_imported* im, c
     rtcd_error err = wrap_into(def, im, vertices, vertex_count, indices, triangle_count);
     if (err != RTCD_OK) {
         release_meshes(im);
+        drop_wrap(im);
         return rtcd_import_decline(im, err, "%s: wrap failed: %s", im->name, rtcd_last_error_message());
     }
     return RTCD_OK;
@@ -125,8 +144,8 @@ rtcd_error rtcd_import_settle(const rtcd_import_def* def, rtcd_imported* im)
         im->meshes = NULL;
         return rtcd_import_decline(im, RTCD_ERROR_OUT_OF_MEMORY, "%s: no memory for %u meshes", im->name, count);
     }
-    rtcd_error first_err = RTCD_OK;
-    char first_msg[MESSAGE_SIZE] = "";
+    rtcd_error first_err = RTCD_OK, scrap_err = RTCD_OK;
+    char first_msg[MESSAGE_SIZE] = "", scrap_msg[MESSAGE_SIZE] = "";
     char name[sizeof im->name + 16];
     double total_area = 0, scrap_area = 0, n[3];
     uint32_t solids = 0, open = 0, scraps = 0;
@@ -143,7 +162,12 @@ rtcd_error rtcd_import_settle(const rtcd_import_def* def, rtcd_imported* im)
         if (nt < 4 || piece_is_flat(cv, nv, ci, nt)) {
             kind[c] = PIECE_SCRAP;
             scrap_area += area;
-            ++scraps;
+            if (scraps++ == 0) { /* the reason, should nothing solid be left */
+                int closed = rtcd_repaired_component_closed(im->repaired, c);
+                scrap_err = closed ? RTCD_ERROR_MESH_DEGENERATE_TRIANGLE : RTCD_ERROR_MESH_OPEN_EDGE;
+                snprintf(scrap_msg, sizeof scrap_msg, "component %u of %u: %s, and no solid piece in the file", c,
+                         count, nt < 4 ? "fewer than 4 triangles" : closed ? "flat" : "a flat open sheet");
+            }
             continue;
         }
         if (rtcd_repaired_component_closed(im->repaired, c)) {
@@ -195,9 +219,8 @@ rtcd_error rtcd_import_settle(const rtcd_import_def* def, rtcd_imported* im)
         scraps = 0;
         scrap_area = 0;
         if (first_err == RTCD_OK) {
-            first_err = RTCD_ERROR_MESH_DEGENERATE_TRIANGLE;
-            snprintf(first_msg, sizeof first_msg, "no solid piece: %u piece(s), each flat or of fewer than 4 triangles",
-                     count);
+            first_err = scrap_err;
+            memcpy(first_msg, scrap_msg, sizeof first_msg);
         }
     }
     const char* no_wrap = def->wrap == RTCD_WRAP_OFF ? "wrap off" : !rtcd_wrap_available() ? "wrap not available" : NULL;
@@ -229,8 +252,7 @@ rtcd_error rtcd_import_settle(const rtcd_import_def* def, rtcd_imported* im)
     free(kind);
     if (err != RTCD_OK) {
         release_meshes(im);
-        rtcd_wrapped_release(im->wrapped);
-        im->wrapped = NULL;
+        drop_wrap(im);
         return rtcd_import_decline(im, err, "%s; wrap failed: %s", first_msg, rtcd_last_error_message());
     }
     im->scraps = scraps;

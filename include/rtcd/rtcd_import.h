@@ -170,6 +170,13 @@ RTCD_API const char* rtcd_imported_repair_summary(const rtcd_imported* imported)
  * unless WRAPPED. Owned by the handle. */
 RTCD_API const rtcd_wrap_report* rtcd_imported_wrap_report(const rtcd_imported* imported);
 
+/* The triangles that were wrapped (the pieces the repair left open, or the
+ * whole file with ALWAYS), arrays owned by the handle; any output pointer
+ * may be NULL. RTCD_ERROR_INVALID_ARGUMENT unless WRAPPED. */
+RTCD_API rtcd_error rtcd_imported_wrap_input(const rtcd_imported* imported, const float** vertices,
+                                             uint32_t* vertex_count, const uint32_t** indices,
+                                             uint32_t* triangle_count);
+
 /* Scraps dropped (step 2), and their share of the repaired surface's area (0 to 1). */
 RTCD_API uint32_t rtcd_imported_dropped_scrap_count(const rtcd_imported* imported);
 RTCD_API double rtcd_imported_dropped_scrap_area_share(const rtcd_imported* imported);
