@@ -67,6 +67,18 @@ int rtcd_wrap_available(void)
 #endif
 }
 
+static int g_dropin_wrap = RTCD_WRAP_AUTO;
+
+void rtcd_set_dropin_wrap(rtcd_wrap_mode mode)
+{
+    __atomic_store_n(&g_dropin_wrap, static_cast<int>(mode), __ATOMIC_RELAXED);
+}
+
+rtcd_wrap_mode rtcd_dropin_wrap(void)
+{
+    return static_cast<rtcd_wrap_mode>(__atomic_load_n(&g_dropin_wrap, __ATOMIC_RELAXED));
+}
+
 const char* rtcd_wrap_mode_name(rtcd_wrap_mode mode)
 {
     switch (mode) {

@@ -105,6 +105,15 @@ RTCD_API double rtcd_sampled_distance(const float* va, uint32_t nva, const uint3
                                       const float* vb, uint32_t nvb, const uint32_t* ib, uint32_t ntb,
                                       uint32_t samples, double* a_to_b, double* b_to_a);
 
+/* The Bullet drop-in (rtcd_bullet.h): a GImpact mesh whose triangles the
+ * repair cannot close is wrapped when this is AUTO or ALWAYS (the default
+ * AUTO; ALWAYS acts as AUTO there: closed meshes are taken as they are) and
+ * the wrap is built in, with one INFO line naming the shape and the
+ * distance; OFF keeps its pairs with Bullet (GImpact) and one warning.
+ * Process-wide, read when a shape's mesh is built. */
+RTCD_API void rtcd_set_dropin_wrap(rtcd_wrap_mode mode);
+RTCD_API rtcd_wrap_mode rtcd_dropin_wrap(void);
+
 /* "off", "auto", "always" (never NULL). */
 RTCD_API const char* rtcd_wrap_mode_name(rtcd_wrap_mode mode);
 
