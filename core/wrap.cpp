@@ -17,6 +17,7 @@
 #include <rtcd/rtcd_wrap.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
@@ -271,6 +272,8 @@ std::once_flag g_vdb_init;
 rtcd_error wrap_vdb(const rtcd_wrap_def& def, const float* vertices, uint32_t nv, size_t stride,
                     const uint32_t* indices, uint32_t nt, rtcd_wrapped** out)
 {
+    using clock = std::chrono::steady_clock;
+    const clock::time_point t0 = clock::now();
     std::call_once(g_vdb_init, [] { openvdb::initialize(); });
     const size_t step = stride ? stride : 3 * sizeof(float);
     auto vertex = [&](uint32_t i) {
@@ -388,6 +391,7 @@ rtcd_error wrap_vdb(const rtcd_wrap_def& def, const float* vertices, uint32_t nv
         return fail(err == RTCD_ERROR_OUT_OF_MEMORY ? err : RTCD_ERROR_INTERNAL,
                     "rtcd_wrap: the envelope is not a valid mesh (%s)", rtcd_last_error_message());
 
+    const clock::time_point t1 = clock::now();
     // The input as three floats a vertex for the distance.
     std::vector<float> in(3 * static_cast<size_t>(nv));
     for (uint32_t i = 0; i < nv; ++i) std::memcpy(&in[3 * static_cast<size_t>(i)], vertex(i), 3 * sizeof(float));
@@ -396,6 +400,9 @@ rtcd_error wrap_vdb(const rtcd_wrap_def& def, const float* vertices, uint32_t nv
                                            &rep.distance_in_out, &rep.distance_out_in);
     if (d < 0) return fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_wrap: out of memory measuring the distance");
     rep.distance = d;
+    const clock::time_point t2 = clock::now();
+    rep.ms = std::chrono::duration<double, std::milli>(t2 - t0).count();
+    rep.ms_distance = std::chrono::duration<double, std::milli>(t2 - t1).count();
     *out = w.release();
     return RTCD_OK;
 }
