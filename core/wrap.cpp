@@ -14,6 +14,7 @@
 // on one core. A finer grid costs its square in triangles and time for a
 // smaller distance; 1/64 halves the distance budget's use of the contact slop.
 #include <rtcd/rtcd_mesh.h>
+#include <rtcd/rtcd_repair.h>
 #include <rtcd/rtcd_wrap.h>
 
 #include <algorithm>
@@ -269,6 +270,30 @@ uint32_t remove_cavities(const std::vector<openvdb::Vec3s>& p, std::vector<uint3
 
 std::once_flag g_vdb_init;
 
+// The envelope through rtcd_repair (no weld beyond exact duplicates): taken
+// when it comes out as closed pieces.
+rtcd_error second_chance(rtcd_wrapped& w)
+{
+    rtcd_repair_def def = rtcd_default_repair_def();
+    def.weld_tolerance = 0;
+    rtcd_repaired* r = nullptr;
+    rtcd_error err = rtcd_repair(&def, w.vertices.data(), static_cast<uint32_t>(w.vertices.size() / 3), 0,
+                                 w.indices.data(), static_cast<uint32_t>(w.indices.size() / 3), &r);
+    if (err != RTCD_OK) return err;
+    const float* v;
+    const uint32_t* idx;
+    uint32_t nv = 0, nt = 0;
+    bool closed = rtcd_repaired_component_count(r) > 0;
+    for (uint32_t c = 0; c < rtcd_repaired_component_count(r); ++c) closed = closed && rtcd_repaired_component_closed(r, c);
+    err = closed ? rtcd_repaired_merged(r, &v, &nv, &idx, &nt) : RTCD_ERROR_MESH_OPEN_EDGE;
+    if (err == RTCD_OK) {
+        w.vertices.assign(v, v + 3 * static_cast<size_t>(nv));
+        w.indices.assign(idx, idx + 3 * static_cast<size_t>(nt));
+    }
+    rtcd_repaired_release(r);
+    return err;
+}
+
 rtcd_error wrap_vdb(const rtcd_wrap_def& def, const float* vertices, uint32_t nv, size_t stride,
                     const uint32_t* indices, uint32_t nt, rtcd_wrapped** out)
 {
@@ -353,7 +378,6 @@ rtcd_error wrap_vdb(const rtcd_wrap_def& def, const float* vertices, uint32_t nv
     // Compact: only the points the kept triangles use, back about the input's origin.
     std::vector<uint32_t> remap(mp.size(), UINT32_MAX);
     w->indices.resize(tri.size());
-    double volume = 0;
     for (size_t i = 0; i < tri.size(); ++i) {
         uint32_t& m = remap[tri[i]];
         if (m == UINT32_MAX) {
@@ -364,7 +388,6 @@ rtcd_error wrap_vdb(const rtcd_wrap_def& def, const float* vertices, uint32_t nv
         }
         w->indices[i] = m;
     }
-    for (size_t t = 0; t < tri.size(); t += 3) volume += signed_volume(mp, &tri[t]);
 
     rtcd_wrap_report& rep = w->report;
     rep.diagonal = static_cast<float>(diag);
@@ -375,7 +398,6 @@ rtcd_error wrap_vdb(const rtcd_wrap_def& def, const float* vertices, uint32_t nv
     rep.output_triangles = static_cast<uint32_t>(w->indices.size() / 3);
     rep.output_vertices = static_cast<uint32_t>(w->vertices.size() / 3);
     rep.coarsened = coarsened;
-    rep.volume = volume;
 
     // What rtcd_mesh_create says of it (closed, manifold, outward) is the guarantee.
     rtcd_mesh_def md = rtcd_default_mesh_def();
@@ -387,6 +409,30 @@ rtcd_error wrap_vdb(const rtcd_wrap_def& def, const float* vertices, uint32_t nv
     rtcd_mesh* check = nullptr;
     rtcd_error err = rtcd_mesh_create(&md, &check);
     rtcd_mesh_release(check);
+    if (err != RTCD_OK && err != RTCD_ERROR_OUT_OF_MEMORY && err != RTCD_ERROR_MESH_OUT_OF_RANGE) {
+        // Adaptive meshing leaves the odd zero-area triangle (collinear
+        // corners): the repair's degenerate and sliver steps take it out.
+        err = second_chance(*w);
+        if (err == RTCD_OK) {
+            md.vertices = w->vertices.data();
+            md.vertex_count = rep.output_vertices = static_cast<uint32_t>(w->vertices.size() / 3);
+            md.indices = w->indices.data();
+            md.triangle_count = rep.output_triangles = static_cast<uint32_t>(w->indices.size() / 3);
+            err = rtcd_mesh_create(&md, &check);
+            rtcd_mesh_release(check);
+        }
+    }
+    // The volume, about the centre (float coordinates far from the origin).
+    for (size_t t = 0; t < w->indices.size(); t += 3) {
+        openvdb::Vec3d c[3];
+        for (int k = 0; k < 3; ++k) {
+            const float* q = &w->vertices[3 * static_cast<size_t>(w->indices[t + k])];
+            c[k] = openvdb::Vec3d(q[0], q[1], q[2]) - centre;
+        }
+        rep.volume += c[0].dot(c[1].cross(c[2])) / 6.0;
+    }
+    if (err == RTCD_ERROR_MESH_OUT_OF_RANGE) // the input's scale, not the wrap's doing
+        return fail(err, "rtcd_wrap: the envelope is outside rtcd's range: %s", rtcd_last_error_message());
     if (err != RTCD_OK)
         return fail(err == RTCD_ERROR_OUT_OF_MEMORY ? err : RTCD_ERROR_INTERNAL,
                     "rtcd_wrap: the envelope is not a valid mesh (%s)", rtcd_last_error_message());
