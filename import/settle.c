@@ -119,7 +119,7 @@ rtcd_error rtcd_import_wrap_all(const rtcd_import_def* def, rtcd_imported* im, c
 {
     im->meshes = calloc(1, sizeof *im->meshes);
     if (!im->meshes) return rtcd_import_decline(im, RTCD_ERROR_OUT_OF_MEMORY, "%s: no memory for the mesh list", im->name);
-    im->component_count = 1;
+    if (!im->repaired) im->component_count = 1; /* else the repair's count stands (0: nothing left) */
     rtcd_error err = wrap_into(def, im, vertices, vertex_count, indices, triangle_count);
     if (err != RTCD_OK) {
         release_meshes(im);
