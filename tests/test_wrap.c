@@ -311,6 +311,44 @@ static void bad_input(void** state)
     soup_free(&s);
 }
 
+/* Extreme scales: a clear error or a valid envelope, never a crash or a hang. */
+static void extreme_scales(void** state)
+{
+    (void)state;
+    const double scales[] = {1e-30, 1e-6, 1e6, 1e30};
+    for (int k = 0; k < 4; ++k) {
+        soup s = {0};
+        double o0[3] = {0, 0, 0}, X[3] = {scales[k], 0, 0}, Y[3] = {0, scales[k], 0};
+        soup_grid(&s, o0, X, Y, 2, NULL);
+        /* and one far-off triangle: a box 1e3 x 1e-3 flat */
+        uint32_t a = soup_vertex(&s, 1e3, 0, 0), b = soup_vertex(&s, 1e3, 1e-3, 0), c = soup_vertex(&s, 1e3, 0, 1e-3);
+        soup_tri(&s, a, b, c);
+        rtcd_wrap_def def = rtcd_default_wrap_def();
+        rtcd_wrapped* w = NULL;
+        rtcd_error err = rtcd_wrap(&def, s.v, s.nv, 0, s.i, s.nt, &w);
+        print_message("scale %g: %s %s\n", scales[k], rtcd_error_name(err), err ? rtcd_last_error_message() : "");
+        if (err == RTCD_OK) {
+            const float* v;
+            const uint32_t* idx;
+            uint32_t nv, nt;
+            rtcd_wrapped_mesh(w, &v, &nv, &idx, &nt);
+            rtcd_mesh_def md = rtcd_default_mesh_def();
+            md.vertices = v;
+            md.vertex_count = nv;
+            md.indices = idx;
+            md.triangle_count = nt;
+            rtcd_mesh* m = NULL;
+            assert_int_equal(rtcd_mesh_create(&md, &m), RTCD_OK);
+            rtcd_mesh_release(m);
+        } else {
+            assert_true(err == RTCD_ERROR_MESH_OUT_OF_RANGE || err == RTCD_ERROR_UNSUPPORTED);
+            assert_null(w);
+        }
+        rtcd_wrapped_release(w);
+        soup_free(&s);
+    }
+}
+
 /* rtcd_sampled_distance against a brute-force reference: two parallel unit
  * squares d apart (exactly d both ways), and one square against a larger one
  * (the overhang's far corner: exactly sqrt(2) x 0.5 one way, 0 the other). */
@@ -343,6 +381,7 @@ int main(void)
         cmocka_unit_test(single_quad),       cmocka_unit_test(cloth_grid),
         cmocka_unit_test(interpenetrating_boxes), cmocka_unit_test(cavity_removed),
         cmocka_unit_test(bad_input),         cmocka_unit_test(sampled_distance),
+        cmocka_unit_test(extreme_scales),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
