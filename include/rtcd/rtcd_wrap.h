@@ -85,9 +85,12 @@ typedef struct rtcd_wrapped rtcd_wrapped;
  * of range, all triangles of zero extent), RTCD_ERROR_MESH_INDEX_OUT_OF_RANGE,
  * RTCD_ERROR_MESH_NONFINITE_VERTEX (naming the vertex),
  * RTCD_ERROR_MESH_TOO_LARGE (the voxel box beyond max_voxels: the message
- * names the limit and the count asked), RTCD_ERROR_UNSUPPORTED (built
- * without the wrap), RTCD_ERROR_OUT_OF_MEMORY, or RTCD_ERROR_INTERNAL when
- * the envelope is not closed (not expected; the message says what). */
+ * names the limit and the count asked), RTCD_ERROR_MESH_OUT_OF_RANGE (the
+ * envelope beyond the sizes rtcd_mesh_create takes: the input's scale),
+ * RTCD_ERROR_UNSUPPORTED (built without the wrap: "wrap not available"),
+ * RTCD_ERROR_OUT_OF_MEMORY, or RTCD_ERROR_INTERNAL when the envelope is not
+ * valid even after the repair's degenerate and sliver steps (not seen over
+ * assimp-testmodels; the message says what). */
 RTCD_API rtcd_error rtcd_wrap(const rtcd_wrap_def* def, const float* vertices, uint32_t vertex_count,
                               size_t vertex_stride, const uint32_t* indices, uint32_t triangle_count,
                               rtcd_wrapped** out);
