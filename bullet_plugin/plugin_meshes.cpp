@@ -225,7 +225,14 @@ static rtcd_mesh* wrap_soup(const std::vector<float>& v, const std::vector<uint3
         why += rtcd_wrap_available() ? "; wrap off" : "; wrap not available";
         return nullptr;
     }
+    // A coarser, fully adaptive envelope than the import's: rtcd's cost
+    // follows the envelope's vertices. bench_wrap_pile (40 declined soups,
+    // same run): at 1/128 and 0.2 rtcd took 5.8 times GImpact's time; at
+    // 1/64 and 1.0 it is 1.4 times faster, deepest penetration 0.09 against
+    // GImpact's 0.31.
     rtcd_wrap_def wdef = rtcd_default_wrap_def();
+    wdef.voxel_size = 1.0f / 64.0f;
+    wdef.adaptivity = 1.0f;
     rtcd_wrapped* w = nullptr;
     rtcd_error err = rtcd_wrap(&wdef, v.data(), static_cast<uint32_t>(v.size() / 3), 0, idx.data(),
                                static_cast<uint32_t>(idx.size() / 3), &w);

@@ -115,7 +115,10 @@ RTCD_API double rtcd_sampled_distance(const float* va, uint32_t nva, const uint3
  * repair cannot close is wrapped when this is AUTO or ALWAYS (the default
  * AUTO; ALWAYS acts as AUTO there: closed meshes are taken as they are) and
  * the wrap is built in, with one INFO line naming the shape and the
- * distance; OFF keeps its pairs with Bullet (GImpact) and one warning.
+ * distance; OFF keeps its pairs with Bullet (GImpact) and one warning. The
+ * drop-in wraps coarser than the default def (voxel_size 1/64, adaptivity
+ * 1: fewer triangles, a larger distance, said in the INFO line): rtcd's
+ * time follows the envelope's vertices (bench_wrap_pile).
  * Process-wide, read when a shape's mesh is built. */
 RTCD_API void rtcd_set_dropin_wrap(rtcd_wrap_mode mode);
 RTCD_API rtcd_wrap_mode rtcd_dropin_wrap(void);
