@@ -10,6 +10,7 @@
 #include <BulletCollision/CollisionShapes/btMultiSphereShape.h>
 #include <BulletCollision/CollisionShapes/btScaledBvhTriangleMeshShape.h>
 #include <rtcd/rtcd_repair.h>
+#include <rtcd/rtcd_wrap.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -214,6 +215,53 @@ static rtcd_error make_mesh(const std::vector<float>& v, const std::vector<uint3
     return rtcd_mesh_create(&def, out);
 }
 
+// A GImpact soup the repair declined, wrapped (rtcd_wrap.h) where the wrap
+// is built in and not turned off: the envelope, and in `repairs` what the
+// INFO line says of it; nullptr (why unchanged) otherwise.
+static rtcd_mesh* wrap_soup(const std::vector<float>& v, const std::vector<uint32_t>& idx, const char* name,
+                            std::string& why, std::string& repairs, rtcd_error* code)
+{
+    if (rtcd_dropin_wrap() == RTCD_WRAP_OFF || !rtcd_wrap_available()) {
+        why += rtcd_wrap_available() ? "; wrap off" : "; wrap not available";
+        return nullptr;
+    }
+    // A coarser, fully adaptive envelope than the import's: rtcd's cost
+    // follows the envelope's vertices. bench_wrap_pile (40 declined soups,
+    // same run): at 1/128 and 0.2 rtcd took 5.8 times GImpact's time; at
+    // 1/64 and 1.0 it is 1.4 times faster, deepest penetration 0.09 against
+    // GImpact's 0.31.
+    rtcd_wrap_def wdef = rtcd_default_wrap_def();
+    wdef.voxel_size = 1.0f / 64.0f;
+    wdef.adaptivity = 1.0f;
+    rtcd_wrapped* w = nullptr;
+    rtcd_error err = rtcd_wrap(&wdef, v.data(), static_cast<uint32_t>(v.size() / 3), 0, idx.data(),
+                               static_cast<uint32_t>(idx.size() / 3), &w);
+    rtcd_mesh* mesh = nullptr;
+    if (err == RTCD_OK) {
+        const float* wv;
+        const uint32_t* wi;
+        uint32_t nv, nt;
+        rtcd_wrapped_mesh(w, &wv, &nv, &wi, &nt);
+        err = make_mesh(std::vector<float>(wv, wv + 3 * static_cast<size_t>(nv)),
+                        std::vector<uint32_t>(wi, wi + 3 * static_cast<size_t>(nt)), 0, name, &mesh);
+    }
+    if (err != RTCD_OK) {
+        why += std::string("; wrap failed: ") + rtcd_last_error_message();
+        if (err == RTCD_ERROR_OUT_OF_MEMORY) *code = err;
+    } else {
+        const rtcd_wrap_report* r = rtcd_wrapped_report(w);
+        char line[256];
+        std::snprintf(line, sizeof line,
+                      "wrapped (%s): %u -> %u triangles, voxel %g, distance %g (%.2f%% of the diagonal)",
+                      why.c_str(), r->input_triangles, r->output_triangles, static_cast<double>(r->voxel_size),
+                      r->distance, 100.0 * r->distance / r->diagonal);
+        repairs = repairs.empty() ? std::string(line) : repairs + "; " + line;
+        *code = RTCD_OK;
+    }
+    rtcd_wrapped_release(w);
+    return mesh;
+}
+
 // The mesh as given; else welded and repaired (rtcd_repair.h): the pieces
 // merged into one mesh when every one is closed (a surface: as it is).
 static rtcd_mesh* build_mesh(const btCollisionShape* shape, rtcdShapeRole role, const char* name, std::string& why,
@@ -269,6 +317,9 @@ static rtcd_mesh* build_mesh(const btCollisionShape* shape, rtcdShapeRole role, 
         if (err != RTCD_OK) why = std::string(rtcd_error_name(err)) + ": " + rtcd_last_error_message() + " (after: " + repairs + ")";
     }
     rtcd_repaired_release(repaired);
+    // What the repair could not close: the watertight envelope instead of GImpact.
+    if (!mesh && role == RTCD_ROLE_MESH && *code != RTCD_ERROR_OUT_OF_MEMORY)
+        mesh = wrap_soup(vertices, indices, name, why, repairs, code);
     return mesh;
 }
 

@@ -138,7 +138,7 @@ static int parse_runs(const char* text, verdict v[2])
         if (!text) return 0;
         if (sscanf(text, "%d %47s %lf %15s %47s", &v[run].status, v[run].error, &v[run].ms, v[run].stage,
                    v[run].stored_error) != 5 ||
-            v[run].status < 0 || v[run].status > 2)
+            v[run].status < 0 || v[run].status > 3)
             return 0;
         const char* msg = strchr(text, '\n');
         if (!msg) return 0;
@@ -152,7 +152,7 @@ static int parse_runs(const char* text, verdict v[2])
 }
 
 typedef struct tally {
-    unsigned status[3];
+    unsigned status[4];
     char (*reasons)[48];
     unsigned* reason_counts;
     size_t reason_n;
@@ -207,8 +207,8 @@ static void tally_print(tool_buffer* b, tally* t, const char* dir)
         qsort(t->ms, t->ms_n, sizeof *t->ms, compare_doubles);
         median = t->ms_n % 2 ? t->ms[t->ms_n / 2] : 0.5 * (t->ms[t->ms_n / 2 - 1] + t->ms[t->ms_n / 2]);
     }
-    tool_buffer_printf(b, "{\"accepted\":%u,\"repaired\":%u,\"declined\":%u,\"declined_by_reason\":{", t->status[0],
-                       t->status[1], t->status[2]);
+    tool_buffer_printf(b, "{\"accepted\":%u,\"repaired\":%u,\"wrapped\":%u,\"declined\":%u,\"declined_by_reason\":{",
+                       t->status[0], t->status[1], t->status[3], t->status[2]);
     for (size_t k = 0; k < t->reason_n; ++k)
         tool_buffer_printf(b, "%s\"%s\":%u", k ? "," : "", t->reasons[k], t->reason_counts[k]);
     tool_buffer_printf(b, "},\"declined_by_stage\":{");

@@ -23,6 +23,7 @@
 #include <rtcd/rtcd_import.h>
 
 #include "header_check.h"
+#include "imported.h"
 #include "readers.h"
 #include "soup.h"
 
@@ -45,23 +46,6 @@
 #define HEAD_BYTES 65536u          /* read for the header check */
 #define MAX_NODE_DEPTH 1024u       /* deeper hierarchies are corrupt (or a cycle) */
 #define MAX_NODE_VISITS (1u << 22) /* node instances in total, the same */
-#define MESSAGE_SIZE 1024
-
-struct rtcd_imported {
-    unsigned refcount;
-    rtcd_import_status status;
-    rtcd_error error;
-    rtcd_error stored_error;
-    uint32_t mesh_count;
-    uint32_t component_count;
-    uint32_t input_vertices, input_triangles, dropped_primitives;
-    rtcd_mesh** meshes;        /* mesh_count, owned */
-    rtcd_repaired* repaired;   /* owned, NULL when no repair ran: the report and summary */
-    char name[256];
-    char message[MESSAGE_SIZE];
-    char stored_message[MESSAGE_SIZE];
-};
-
 /* assimp's C API keeps its last error in one global string. */
 static pthread_mutex_t g_assimp_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -72,6 +56,8 @@ rtcd_import_def rtcd_default_import_def(void)
     def.repair = rtcd_default_repair_def();
     def.scale = 1.0f;
     def.max_file_bytes = 1ull << 30;
+    def.wrap = RTCD_WRAP_AUTO;
+    def.wrap_def = rtcd_default_wrap_def();
     return def;
 }
 
@@ -81,13 +67,13 @@ const char* rtcd_import_status_name(rtcd_import_status status)
     case RTCD_IMPORT_ACCEPTED: return "accepted";
     case RTCD_IMPORT_REPAIRED: return "repaired";
     case RTCD_IMPORT_DECLINED: return "declined";
+    case RTCD_IMPORT_WRAPPED: return "wrapped";
     }
     return "declined";
 }
 
-static rtcd_error decline(rtcd_imported* im, rtcd_error code, const char* format, ...)
-    __attribute__((format(printf, 3, 4)));
-static rtcd_error decline(rtcd_imported* im, rtcd_error code, const char* format, ...)
+#define decline rtcd_import_decline
+rtcd_error rtcd_import_decline(rtcd_imported* im, rtcd_error code, const char* format, ...)
 {
     im->status = RTCD_IMPORT_DECLINED;
     im->error = code;
@@ -194,6 +180,8 @@ static rtcd_error take_meshes(const rtcd_import_def* def, rtcd_imported* im, con
     md.indices = indices;
     md.triangle_count = triangle_count;
 
+    if (def->wrap == RTCD_WRAP_ALWAYS)
+        return rtcd_import_wrap_all(def, im, vertices, vertex_count, indices, triangle_count);
     im->meshes = calloc(1, sizeof *im->meshes);
     if (!im->meshes) return decline(im, RTCD_ERROR_OUT_OF_MEMORY, "%s: no memory for the mesh list", im->name);
     rtcd_mesh* mesh = NULL;
@@ -205,47 +193,18 @@ static rtcd_error take_meshes(const rtcd_import_def* def, rtcd_imported* im, con
         im->status = RTCD_IMPORT_ACCEPTED;
         return RTCD_OK;
     }
+    free(im->meshes);
+    im->meshes = NULL;
     im->stored_error = err;
     snprintf(im->stored_message, sizeof im->stored_message, "%s", rtcd_last_error_message());
     if (def->flags & RTCD_IMPORT_NO_REPAIR) return decline(im, err, "%s", im->stored_message);
 
     err = rtcd_repair(&def->repair, vertices, vertex_count, 0, indices, triangle_count, &im->repaired);
     if (err != RTCD_OK) return decline(im, err, "%s: repair failed: %s", im->name, rtcd_last_error_message());
-    uint32_t count = rtcd_repaired_component_count(im->repaired);
-    im->component_count = count;
-    if (count == 0)
-        return decline(im, RTCD_ERROR_INVALID_ARGUMENT, "%s: nothing left after the repair (%s)", im->name,
-                       rtcd_repaired_summary(im->repaired));
-    free(im->meshes);
-    im->meshes = calloc(count, sizeof *im->meshes);
-    if (!im->meshes) return decline(im, RTCD_ERROR_OUT_OF_MEMORY, "%s: no memory for %u meshes", im->name, count);
-    char name[sizeof im->name + 16];
-    for (uint32_t c = 0; c < count; ++c) {
-        const float* cv;
-        const uint32_t* ci;
-        uint32_t nv, nt;
-        err = rtcd_repaired_component(im->repaired, c, &cv, &nv, &ci, &nt);
-        if (err == RTCD_OK) {
-            snprintf(name, sizeof name, "%s#%u", im->name, c);
-            md.name = name;
-            md.vertices = cv;
-            md.vertex_count = nv;
-            md.indices = ci;
-            md.triangle_count = nt;
-            err = rtcd_mesh_create(&md, &im->meshes[c]);
-        }
-        if (err != RTCD_OK) {
-            decline(im, err, "component %u of %u: %s", c, count, rtcd_last_error_message());
-            for (uint32_t k = 0; k < c; ++k) rtcd_mesh_release(im->meshes[k]);
-            free(im->meshes);
-            im->meshes = NULL;
-            im->mesh_count = 0;
-            return err;
-        }
-        im->mesh_count = c + 1;
-    }
-    im->status = RTCD_IMPORT_REPAIRED;
-    return RTCD_OK;
+    /* Nothing left (every triangle degenerate): the file's own triangles wrapped, when allowed. */
+    if (rtcd_repaired_component_count(im->repaired) == 0 && def->wrap == RTCD_WRAP_AUTO && rtcd_wrap_available())
+        return rtcd_import_wrap_all(def, im, vertices, vertex_count, indices, triangle_count);
+    return rtcd_import_settle(def, im);
 }
 
 /* The soup a reader filled (or failed to fill), judged. */
@@ -336,6 +295,8 @@ static rtcd_error check_def(const rtcd_import_def* def, const char* what)
         snprintf(msg, sizeof msg, "%s: unknown flags 0x%x", what, def->flags);
     else if (def->repair.flags & ~(uint32_t)RTCD_REPAIR_ALL)
         snprintf(msg, sizeof msg, "%s: unknown repair flags 0x%x", what, def->repair.flags);
+    else if ((unsigned)def->wrap > RTCD_WRAP_ALWAYS)
+        snprintf(msg, sizeof msg, "%s: unknown wrap mode %d", what, (int)def->wrap);
     else
         return RTCD_OK;
     return rtcd_report_error(RTCD_ERROR_INVALID_ARGUMENT, msg);
@@ -486,10 +447,30 @@ void rtcd_imported_release(rtcd_imported* im)
     for (uint32_t i = 0; i < im->mesh_count; ++i) rtcd_mesh_release(im->meshes[i]);
     free(im->meshes);
     rtcd_repaired_release(im->repaired);
+    rtcd_wrapped_release(im->wrapped);
+    free(im->wrap_vertices);
+    free(im->wrap_indices);
     free(im);
 }
 
 rtcd_import_status rtcd_imported_status(const rtcd_imported* im) { return im ? im->status : RTCD_IMPORT_DECLINED; }
+const rtcd_wrap_report* rtcd_imported_wrap_report(const rtcd_imported* im)
+{
+    return im && im->wrapped ? rtcd_wrapped_report(im->wrapped) : NULL;
+}
+rtcd_error rtcd_imported_wrap_input(const rtcd_imported* im, const float** vertices, uint32_t* vertex_count,
+                                    const uint32_t** indices, uint32_t* triangle_count)
+{
+    if (!im || !im->wrapped)
+        return rtcd_report_error(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_imported_wrap_input: NULL or not WRAPPED");
+    if (vertices) *vertices = im->wrap_vertices;
+    if (vertex_count) *vertex_count = im->wrap_vertex_count;
+    if (indices) *indices = im->wrap_indices;
+    if (triangle_count) *triangle_count = im->wrap_triangle_count;
+    return RTCD_OK;
+}
+uint32_t rtcd_imported_dropped_scrap_count(const rtcd_imported* im) { return im ? im->scraps : 0; }
+double rtcd_imported_dropped_scrap_area_share(const rtcd_imported* im) { return im ? im->scrap_area_share : 0; }
 rtcd_error rtcd_imported_error(const rtcd_imported* im)
 {
     return im ? (im->status == RTCD_IMPORT_DECLINED ? im->error : RTCD_OK) : RTCD_ERROR_INVALID_ARGUMENT;

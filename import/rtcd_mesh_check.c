@@ -22,9 +22,13 @@ static void usage(FILE* to)
             "  --timeout S        seconds per file before it is declined (default 60, 0: none)\n"
             "  --max-memory-mb M  address space per file (default 4096, 0: none)\n"
             "  --no-isolate       read the files in this process (a loader crash ends the run)\n"
-            "One JSON line per file: file, status (accepted|repaired|declined), error (RTCD_ERROR_* or\n"
-            "null), message, stored_error, components, meshes, vertices, triangles, dropped_primitives,\n"
-            "mesh_triangles, repair_ran, repairs {counts}, repair_summary, ms.\n");
+            "  --wrap MODE        off|auto|always: what repair cannot close is declined, wrapped (auto,\n"
+            "                     the default, where the build has the wrap), or every file is wrapped\n"
+            "One JSON line per file: file, status (accepted|repaired|wrapped|declined), error (RTCD_ERROR_*\n"
+            "or null), message, stored_error, components, meshes, vertices, triangles, dropped_primitives,\n"
+            "mesh_triangles, repair_ran, repairs {counts}, repair_summary, scraps, scrap_area_share,\n"
+            "wrap (null or {resolution, voxel_size, offset, triangles_in, triangles_out, distance,\n"
+            "distance_share: of the bounding box diagonal, ...}), ms.\n");
 }
 
 typedef struct check_job {
@@ -82,6 +86,17 @@ int main(int argc, char** argv)
             summary = 1;
         } else if (strcmp(a, "--no-repair") == 0) {
             def.flags |= RTCD_IMPORT_NO_REPAIR;
+        } else if (strcmp(a, "--wrap") == 0) {
+            const char* m = i + 1 < argc ? argv[++i] : "";
+            if (strcmp(m, "off") == 0) def.wrap = RTCD_WRAP_OFF;
+            else if (strcmp(m, "auto") == 0) def.wrap = RTCD_WRAP_AUTO;
+            else if (strcmp(m, "always") == 0) def.wrap = RTCD_WRAP_ALWAYS;
+            else {
+                fprintf(stderr, "rtcd_mesh_check: --wrap needs off, auto or always\n");
+                return 2;
+            }
+            if (def.wrap != RTCD_WRAP_OFF && !rtcd_wrap_available())
+                fprintf(stderr, "rtcd_mesh_check: wrap not available in this build (OpenVDB): files are declined as with --wrap off\n");
         } else if (strcmp(a, "--no-isolate") == 0) {
             limits.isolate = 0;
         } else if ((strcmp(a, "--scale") == 0 || strcmp(a, "--timeout") == 0 || strcmp(a, "--max-memory-mb") == 0)) {
@@ -112,7 +127,7 @@ int main(int argc, char** argv)
         return 2;
     }
 
-    unsigned totals[3] = {0, 0, 0};
+    unsigned totals[4] = {0, 0, 0, 0};
     reason_count* reasons = NULL;
     size_t reason_n = 0;
     tool_buffer out = {0};
@@ -124,7 +139,7 @@ int main(int argc, char** argv)
         char reason[64] = "RTCD_ERROR_INTERNAL";
         const char* line = NULL;
         if (outcome == TOOL_FINISHED && out.data && sscanf(out.data, "%d %63s", &status, reason) == 2 &&
-            (line = strchr(out.data, '\n')) != NULL && status >= 0 && status <= 2) {
+            (line = strchr(out.data, '\n')) != NULL && status >= 0 && status <= 3) {
             ++line;
         } else {
             if (outcome == TOOL_FINISHED) snprintf(detail, sizeof detail, "the import gave no verdict");
@@ -153,8 +168,8 @@ int main(int argc, char** argv)
     }
     if (summary) {
         tool_buffer s = {0};
-        tool_buffer_printf(&s, "{\"summary\":{\"files\":%d,\"accepted\":%u,\"repaired\":%u,\"declined\":%u,"
-                               "\"declined_by_error\":{", argc - first_file, totals[0], totals[1], totals[2]);
+        tool_buffer_printf(&s, "{\"summary\":{\"files\":%d,\"accepted\":%u,\"repaired\":%u,\"wrapped\":%u,\"declined\":%u,"
+                               "\"declined_by_error\":{", argc - first_file, totals[0], totals[1], totals[3], totals[2]);
         for (size_t k = 0; k < reason_n; ++k) {
             if (k) tool_buffer_printf(&s, ",");
             tool_buffer_json_string(&s, reasons[k].name);

@@ -235,6 +235,19 @@ void tool_describe_import(tool_buffer* b, const char* file, const rtcd_imported*
     describe_repairs(b, rtcd_imported_repair_report(im));
     tool_buffer_printf(b, ",\"repair_summary\":");
     tool_buffer_json_string(b, rtcd_imported_repair_summary(im));
+    tool_buffer_printf(b, ",\"scraps\":%u,\"scrap_area_share\":%.6g,\"wrap\":", rtcd_imported_dropped_scrap_count(im),
+                       rtcd_imported_dropped_scrap_area_share(im));
+    const rtcd_wrap_report* w = rtcd_imported_wrap_report(im);
+    if (w)
+        tool_buffer_printf(b,
+                           "{\"resolution\":%.6g,\"voxel_size\":%.6g,\"offset\":%.6g,\"triangles_in\":%u,"
+                           "\"triangles_out\":%u,\"distance\":%.6g,\"distance_share\":%.6g,\"distance_in_out\":%.6g,"
+                           "\"distance_out_in\":%.6g,\"removed_cavities\":%u,\"coarsened\":%u}",
+                           (double)w->resolution, (double)w->voxel_size, (double)w->offset, w->input_triangles,
+                           w->output_triangles, w->distance, w->diagonal > 0 ? w->distance / w->diagonal : 0,
+                           w->distance_in_out, w->distance_out_in, w->removed_cavities, w->coarsened);
+    else
+        tool_buffer_printf(b, "null");
     tool_buffer_printf(b, ",\"ms\":%.3f}", ms);
 }
 
@@ -248,5 +261,5 @@ void tool_describe_failure(tool_buffer* b, const char* file, const char* message
     tool_buffer_printf(b, ",\"stored_error\":null,\"components\":0,\"meshes\":0,\"vertices\":0,\"triangles\":0,"
                           "\"dropped_primitives\":0,\"mesh_triangles\":0,\"repair_ran\":false,\"repairs\":");
     describe_repairs(b, NULL);
-    tool_buffer_printf(b, ",\"repair_summary\":\"\",\"ms\":null}");
+    tool_buffer_printf(b, ",\"repair_summary\":\"\",\"scraps\":0,\"scrap_area_share\":0,\"wrap\":null,\"ms\":null}");
 }

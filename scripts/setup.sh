@@ -12,6 +12,7 @@ PACKAGES=(
   libembree-dev            # Intel Embree: the reference in the ray benchmark
   libassimp-dev            # assimp: model files for rtcd_import and rtcd_mesh_check (optional)
   assimp-testmodels        # assimp's model corpus: bench_import and test_import's corpus check
+  libopenvdb-dev libboost-dev # OpenVDB: the watertight wrap of open meshes (rtcd_wrap.h; optional)
   clang libclang-rt-14-dev # libFuzzer: the bounded fuzz run of the sanitizer variant (tests/fuzz)
   python3-venv python3-dev # the Python bindings (bindings/python) and the plots, in build/venv
   libglfw3-dev libgl-dev   # the demos' --view window (GLFW and OpenGL)

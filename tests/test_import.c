@@ -407,13 +407,74 @@ static void test_open_plane_is_declined(void** state)
             fprintf(f, "f %d %d %d %d\n", a, a + 1, a + 5, a + 4);
         }
     assert_int_equal(fclose(f), 0);
-    rtcd_imported* im = declined_file(scratch("plane.obj"), RTCD_ERROR_MESH_OPEN_EDGE, "plane.obj");
+    /* Wrap off (or not built in): declined, saying so. */
+    rtcd_import_def def = rtcd_default_import_def();
+    def.wrap = RTCD_WRAP_OFF;
+    rtcd_imported* im = NULL;
+    rtcd_error err = rtcd_import_file(&def, scratch("plane.obj"), &im);
+    im = expect_declined(err, im, RTCD_ERROR_MESH_OPEN_EDGE, "wrap off");
+    assert_non_null(strstr(rtcd_imported_error_message(im), "flat open sheet"));
     assert_int_equal(rtcd_imported_input_triangle_count(im), 18);
     const rtcd_repair_report* r = rtcd_imported_repair_report(im);
     assert_non_null(r);
     assert_int_equal(r->open_components, 1);
     assert_int_equal(rtcd_imported_component_count(im), 1);
     rtcd_imported_release(im);
+    /* Default (AUTO): wrapped into a shell 2r thick around the 3 x 3 sheet
+     * (Steiner: 2 A r + (pi/2) P r^2 + (4/3) pi r^3), or declined saying the wrap is missing. */
+    if (!rtcd_wrap_available()) {
+        im = declined_file(scratch("plane.obj"), RTCD_ERROR_MESH_OPEN_EDGE, "wrap not available");
+        rtcd_imported_release(im);
+        return;
+    }
+    def = rtcd_default_import_def();
+    im = import_ok("plane.obj", &def);
+    assert_int_equal(rtcd_imported_status(im), RTCD_IMPORT_WRAPPED);
+    assert_int_equal(rtcd_imported_mesh_count(im), 1);
+    assert_string_equal(rtcd_mesh_name(rtcd_imported_mesh(im, 0)), "plane.obj#wrap");
+    const rtcd_wrap_report* w = rtcd_imported_wrap_report(im);
+    assert_non_null(w);
+    double o = w->offset, h = w->voxel_size;
+    double v_ref = 2 * 9 * o + M_PI / 2 * 12 * o * o + 4.0 / 3 * M_PI * o * o * o;
+    assert_true(fabs(volume_of(rtcd_imported_mesh(im, 0)) - v_ref) <= 2 * 9 * 0.15 * h);
+    assert_true(fabs(w->distance - o) <= 0.75 * h);
+    assert_int_equal(w->input_triangles, 18);
+    assert_int_equal(rtcd_imported_dropped_scrap_count(im), 0); /* wrapped, not dropped */
+    rtcd_imported_release(im);
+}
+
+/* A closed cube with a flat quad and a lone triangle beside it: the two
+ * scraps are dropped and counted with their share of the area (1.5 of 7.5),
+ * whatever the wrap mode; the cube is taken. */
+static void test_scraps_are_dropped(void** state)
+{
+    (void)state;
+    FILE* f = fopen(scratch("scraps.obj"), "w");
+    assert_non_null(f);
+    for (int i = 0; i < 8; ++i) fprintf(f, "v %g %g %g\n", cube_v[3 * i], cube_v[3 * i + 1], cube_v[3 * i + 2]);
+    for (int t = 0; t < 12; ++t) fprintf(f, "f %u %u %u\n", cube_i[3 * t] + 1, cube_i[3 * t + 1] + 1, cube_i[3 * t + 2] + 1);
+    fprintf(f, "v 5 0 0\nv 6 0 0\nv 6 1 0\nv 5 1 0\nf 9 10 11 12\n");
+    fprintf(f, "v 8 0 0\nv 9 0 0\nv 8 1 0\nf 13 14 15\n");
+    assert_int_equal(fclose(f), 0);
+    for (int mode = RTCD_WRAP_OFF; mode <= RTCD_WRAP_AUTO; ++mode) {
+        rtcd_import_def def = rtcd_default_import_def();
+        def.wrap = (rtcd_wrap_mode)mode;
+        rtcd_imported* im = import_ok("scraps.obj", &def);
+        assert_int_equal(rtcd_imported_status(im), RTCD_IMPORT_REPAIRED);
+        assert_int_equal(rtcd_imported_mesh_count(im), 1);
+        assert_int_equal(rtcd_imported_component_count(im), 3);
+        assert_int_equal(rtcd_imported_dropped_scrap_count(im), 2);
+        double cube_area = 0; /* the test's cube: its own area */
+        for (int t = 0; t < 12; ++t) {
+            const float *a = cube_v + 3 * cube_i[3 * t], *b = cube_v + 3 * cube_i[3 * t + 1], *c = cube_v + 3 * cube_i[3 * t + 2];
+            double u[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]}, w[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+            double n[3] = {u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2], u[0] * w[1] - u[1] * w[0]};
+            cube_area += 0.5 * sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+        }
+        assert_true(fabs(rtcd_imported_dropped_scrap_area_share(im) - 1.5 / (cube_area + 1.5)) < 1e-6);
+        assert_null(rtcd_imported_wrap_report(im));
+        rtcd_imported_release(im);
+    }
 }
 
 static void test_points_and_lines_are_dropped(void** state)
@@ -629,7 +690,9 @@ static void test_garbage_bytes(void** state)
 /* ---- the real-world corpus ---- */
 
 typedef struct corpus {
-    unsigned files, accepted, repaired, declined, closed, failures;
+    unsigned files, accepted, repaired, declined, wrapped, closed, failures, scraps;
+    double worst_share;
+    char worst[1024];
     double slowest_ms;
     char slowest[1024];
 } corpus;
@@ -639,6 +702,128 @@ static double now_ms(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+/* Distance from p to triangle abc: the plane's when p projects inside,
+ * else the nearest of the three edges (independent of the library's code). */
+static double seg_d2(const double* p, const double* a, const double* b)
+{
+    double ab[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]}, ap[3] = {p[0] - a[0], p[1] - a[1], p[2] - a[2]};
+    double l2 = ab[0] * ab[0] + ab[1] * ab[1] + ab[2] * ab[2];
+    double t = l2 > 0 ? (ap[0] * ab[0] + ap[1] * ab[1] + ap[2] * ab[2]) / l2 : 0;
+    t = t < 0 ? 0 : t > 1 ? 1 : t;
+    double d[3] = {ap[0] - t * ab[0], ap[1] - t * ab[1], ap[2] - t * ab[2]};
+    return d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+}
+
+static double tri_dist(const double* p, const float* v, const uint32_t* t)
+{
+    double a[3], b[3], c[3];
+    for (int k = 0; k < 3; ++k) {
+        a[k] = v[3 * (size_t)t[0] + k];
+        b[k] = v[3 * (size_t)t[1] + k];
+        c[k] = v[3 * (size_t)t[2] + k];
+    }
+    double u[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]}, w[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+    double n[3] = {u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2], u[0] * w[1] - u[1] * w[0]};
+    double nn = n[0] * n[0] + n[1] * n[1] + n[2] * n[2];
+    if (nn > 0) {
+        double ap[3] = {p[0] - a[0], p[1] - a[1], p[2] - a[2]};
+        double s = (ap[0] * n[0] + ap[1] * n[1] + ap[2] * n[2]) / nn;
+        double q[3] = {p[0] - s * n[0], p[1] - s * n[1], p[2] - s * n[2]};
+        /* inside when q is on the inner side of each edge */
+        const double* P[3] = {a, b, c};
+        int inside = 1;
+        for (int e = 0; e < 3 && inside; ++e) {
+            const double *x = P[e], *y = P[(e + 1) % 3];
+            double ex[3] = {y[0] - x[0], y[1] - x[1], y[2] - x[2]}, xq[3] = {q[0] - x[0], q[1] - x[1], q[2] - x[2]};
+            double cr[3] = {ex[1] * xq[2] - ex[2] * xq[1], ex[2] * xq[0] - ex[0] * xq[2], ex[0] * xq[1] - ex[1] * xq[0]};
+            inside = cr[0] * n[0] + cr[1] * n[1] + cr[2] * n[2] >= 0;
+        }
+        if (inside) return fabs(s) * sqrt(nn);
+    }
+    double d = seg_d2(p, a, b), e = seg_d2(p, b, c), f = seg_d2(p, c, a);
+    return sqrt(d < e ? (d < f ? d : f) : (e < f ? e : f));
+}
+
+/* 48 points on A (every k-th vertex, then random points in random
+ * triangles, xorshift), each with its brute-force distance to all of B:
+ * the smallest and the largest. */
+static void brute_side(const float* va, uint32_t nva, const uint32_t* ia, uint32_t nta, const float* vb,
+                       const uint32_t* ib, uint32_t ntb, double* lo, double* hi)
+{
+    uint64_t x = 88172645463325252ull;
+    *lo = INFINITY;
+    *hi = 0;
+    for (int s = 0; s < 48; ++s) {
+        double p[3];
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        const uint32_t* t = ia + 3 * (size_t)(x % nta);
+        if (s < 16) {
+            for (int k = 0; k < 3; ++k) p[k] = va[3 * (size_t)t[s % 3] + k];
+        } else {
+            double u = (double)((x >> 20) & 0xffff) / 65535.0, w = (double)((x >> 40) & 0xffff) / 65535.0;
+            if (u + w > 1) u = 1 - u, w = 1 - w;
+            for (int k = 0; k < 3; ++k)
+                p[k] = va[3 * (size_t)t[0] + k] + u * (va[3 * (size_t)t[1] + k] - va[3 * (size_t)t[0] + k]) +
+                       w * (va[3 * (size_t)t[2] + k] - va[3 * (size_t)t[0] + k]);
+        }
+        double best = INFINITY;
+        for (uint32_t j = 0; j < ntb; ++j) {
+            double d = tri_dist(p, vb, ib + 3 * (size_t)j);
+            if (d < best) best = d;
+        }
+        if (best < *lo) *lo = best;
+        if (best > *hi) *hi = best;
+    }
+    (void)nva;
+}
+
+/* A WRAPPED file: the envelope (the last mesh) passes rtcd_mesh_create with
+ * no flags, and an independent brute-force sampling agrees with the report:
+ * every envelope point at most r + 1.5 h from the input (the level r of the
+ * distance, found to a fraction of a voxel h; adaptive polygons cut corners:
+ * up to 1.23 h measured over the corpus), neither side farther than the
+ * reported distance + h/2, and the report's values in range: out->in at
+ * most r + 1.5 h, the larger at least r - h/4 (one-sided, the input can come
+ * closer than r to the envelope where adaptive polygons cut across a
+ * sheet's rounded rim or a thin tube).
+ * Returns the failures. */
+static unsigned check_wrapped(const char* path, const rtcd_imported* im, double* share)
+{
+    const rtcd_wrap_report* r = rtcd_imported_wrap_report(im);
+    const rtcd_mesh* env = rtcd_imported_mesh(im, rtcd_imported_mesh_count(im) - 1);
+    const float *wv = NULL, *ev = rtcd_mesh_vertices(env);
+    const uint32_t *wi = NULL, *ei = rtcd_mesh_indices(env);
+    uint32_t wnv = 0, wnt = 0, ent = rtcd_mesh_triangle_count(env);
+    if (!r || rtcd_imported_wrap_input(im, &wv, &wnv, &wi, &wnt) != RTCD_OK || wnt == 0) {
+        print_error("%s: WRAPPED without a report or input\n", path);
+        return 1;
+    }
+    rtcd_mesh_def md = rtcd_default_mesh_def();
+    md.vertices = ev;
+    md.vertex_count = rtcd_mesh_vertex_count(env);
+    md.indices = ei;
+    md.triangle_count = ent;
+    rtcd_mesh* m = NULL;
+    unsigned failures = 0;
+    if (rtcd_mesh_create(&md, &m) != RTCD_OK) {
+        print_error("%s: the envelope is refused with no flags: %s\n", path, rtcd_last_error_message());
+        ++failures;
+    }
+    rtcd_mesh_release(m);
+    double in_lo, in_hi, out_lo, out_hi, h = r->voxel_size, o = r->offset;
+    brute_side(wv, wnv, wi, wnt, ev, ei, ent, &in_lo, &in_hi);
+    brute_side(ev, rtcd_mesh_vertex_count(env), ei, ent, wv, wi, wnt, &out_lo, &out_hi);
+    if (out_hi > o + 1.5 * h || in_hi > r->distance + 0.5 * h || out_hi > r->distance + 0.5 * h ||
+        r->distance_out_in > o + 1.5 * h || r->distance < o - 0.25 * h) {
+        print_error("%s: distances off: r %g h %g reported %g (in->out %g, out->in %g); sampled in->out %g..%g, "
+                    "out->in %g..%g\n", path, o, h, r->distance, r->distance_in_out, r->distance_out_in, in_lo, in_hi,
+                    out_lo, out_hi);
+        ++failures;
+    }
+    *share = r->distance / r->diagonal;
+    return failures;
 }
 
 static void corpus_file(corpus* c, const char* path)
@@ -662,6 +847,24 @@ static void corpus_file(corpus* c, const char* path)
     c->accepted += status == RTCD_IMPORT_ACCEPTED;
     c->repaired += status == RTCD_IMPORT_REPAIRED;
     c->declined += status == RTCD_IMPORT_DECLINED;
+    c->wrapped += status == RTCD_IMPORT_WRAPPED;
+    c->scraps += rtcd_imported_dropped_scrap_count(im);
+    /* Every file with a triangle is taken: only bad input (non-finite or
+     * out-of-limit data) is declined, and only without the wrap. */
+    if (status == RTCD_IMPORT_DECLINED && rtcd_imported_input_triangle_count(im) > 0 && rtcd_wrap_available() &&
+        err != RTCD_ERROR_MESH_NONFINITE_VERTEX && err != RTCD_ERROR_MESH_TOO_LARGE) {
+        print_error("%s: holds %u triangles but declined: %s: %s\n", path, rtcd_imported_input_triangle_count(im),
+                    rtcd_error_name(err), rtcd_imported_error_message(im));
+        ++c->failures;
+    }
+    if (status == RTCD_IMPORT_WRAPPED) {
+        double share = 0;
+        c->failures += check_wrapped(path, im, &share);
+        if (share > c->worst_share) {
+            c->worst_share = share;
+            snprintf(c->worst, sizeof c->worst, "%s", path);
+        }
+    }
     if ((status == RTCD_IMPORT_DECLINED) != (err != RTCD_OK)) {
         print_error("%s: returned %s with status %s\n", path, rtcd_error_name(err), rtcd_import_status_name(status));
         ++c->failures;
@@ -721,10 +924,10 @@ static void test_corpus_closed_files_are_taken(void** state)
     memset(&c, 0, sizeof c);
     double t0 = now_ms();
     corpus_walk(&c, RTCD_ASSIMP_MODELS_DIR, 0);
-    print_message("corpus %s: %u files, %u accepted, %u repaired, %u declined; %u closed after repair; "
-                  "%.1f s (slowest %.0f ms: %s)\n",
-                  RTCD_ASSIMP_MODELS_DIR, c.files, c.accepted, c.repaired, c.declined, c.closed,
-                  (now_ms() - t0) * 1e-3, c.slowest_ms, c.slowest);
+    print_message("corpus %s: %u files, %u accepted, %u repaired, %u wrapped, %u declined; %u closed after repair; "
+                  "%u scraps dropped; largest wrap distance %.3f of the diagonal (%s); %.1f s (slowest %.0f ms: %s)\n",
+                  RTCD_ASSIMP_MODELS_DIR, c.files, c.accepted, c.repaired, c.wrapped, c.declined, c.closed, c.scraps,
+                  c.worst_share, c.worst, (now_ms() - t0) * 1e-3, c.slowest_ms, c.slowest);
     assert_true(c.files > 0);
     assert_int_equal(c.failures, 0);
 }
@@ -763,6 +966,7 @@ int main(void)
         cmocka_unit_test(test_two_cubes_sharing_an_edge),
         cmocka_unit_test(test_touching_pieces_collide),
         cmocka_unit_test(test_open_plane_is_declined),
+        cmocka_unit_test(test_scraps_are_dropped),
         cmocka_unit_test(test_points_and_lines_are_dropped),
         cmocka_unit_test(test_gltf_node_transforms_are_baked),
         cmocka_unit_test(test_bad_arguments),

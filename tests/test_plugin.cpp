@@ -2,6 +2,7 @@
 // a mesh rtcd cannot take is reported and stays with Bullet's algorithm, and
 // manifolds persist across steps (the solver's warm start).
 #include <rtcd/rtcd_bullet.h>
+#include <rtcd/rtcd_wrap.h>
 
 #include <BulletCollision/Gimpact/btGImpactCollisionAlgorithm.h>
 #include <BulletCollision/Gimpact/btGImpactShape.h>
@@ -113,6 +114,7 @@ static void test_open_mesh_falls_back()
 {
     g_log.clear();
     rtcd_set_log(capture_log, nullptr);
+    rtcd_set_dropin_wrap(RTCD_WRAP_OFF); // the wrap would take it (test_open_cube_is_wrapped)
     MeshData closed = blob(1, false), open = blob(2, true);
     {
         World w;
@@ -136,7 +138,72 @@ static void test_open_mesh_falls_back()
         CHECK(zb > 0.2f && zb < 0.9f); // landed, not fallen through
     }
     rtcd_set_log(nullptr, nullptr);
+    rtcd_set_dropin_wrap(RTCD_WRAP_AUTO);
     if (!g_log.empty()) std::printf("logged: %s\n", g_log[0].c_str());
+}
+
+static std::vector<std::string> g_all_log;
+static void capture_all(rtcd_log_level, const char* message, void*) { g_all_log.push_back(message); }
+
+// A unit cube without its top face (3 x 3 quads a face: a hole of 12 edges,
+// beyond the repair's 8) dropped on the plane: with the wrap built in and on, rtcd
+// owns its pairs through the envelope, with one INFO line naming the shape
+// and the distance; with it off (or not built in) the pairs stay with
+// GImpact and one warning says why.
+static void test_open_cube_is_wrapped()
+{
+    // Five faces of 3 x 3 quads each, a soup (the repair welds it): a hole of 12 edges.
+    MeshData soup;
+    const float faces[5][9] = {{0, 0, 0, 0, 1, 0, 1, 0, 0},   // origin, u, v: bottom (-z)
+                               {0, 0, 0, 1, 0, 0, 0, 0, 1},   // -y
+                               {1, 0, 0, 0, 1, 0, 0, 0, 1},   // +x
+                               {1, 1, 0, -1, 0, 0, 0, 0, 1},  // +y
+                               {0, 1, 0, 0, -1, 0, 0, 0, 1}}; // -x
+    for (const float* f : faces) {
+        int base = static_cast<int>(soup.vertices.size() / 3);
+        for (int j = 0; j <= 3; ++j)
+            for (int i = 0; i <= 3; ++i)
+                for (int k = 0; k < 3; ++k) soup.vertices.push_back(f[k] + (f[3 + k] * i + f[6 + k] * j) / 3.0f);
+        for (int j = 0; j < 3; ++j)
+            for (int i = 0; i < 3; ++i) {
+                int a = base + 4 * j + i;
+                soup.indices.insert(soup.indices.end(), {a, a + 1, a + 5, a, a + 5, a + 4});
+            }
+    }
+    for (int mode = RTCD_WRAP_OFF; mode <= RTCD_WRAP_AUTO; ++mode) {
+        rtcd_set_dropin_wrap(static_cast<rtcd_wrap_mode>(mode));
+        bool wraps = mode == RTCD_WRAP_AUTO && rtcd_wrap_available();
+        g_all_log.clear();
+        rtcd_set_log(capture_all, nullptr);
+        MeshData m = soup;
+        {
+            World w;
+            btRigidBody* b = w.add(m, btVector3(0, 0, 1.0f));
+            uint32_t owned_max = 0;
+            for (int i = 0; i < 120; ++i) {
+                w.world.stepSimulation(1.0f / 60.0f, 1, 1.0f / 60.0f);
+                owned_max = std::max(owned_max, w.dispatcher.lastStepStats().pairs_owned);
+            }
+            const rtcd_mesh* mesh = w.dispatcher.meshForShape(b->getCollisionShape());
+            CHECK((mesh != nullptr) == wraps);
+            CHECK(owned_max == (wraps ? 1u : 0u)); // the cube and the plane
+            int info = 0, warnings = 0;
+            for (const std::string& line : g_all_log) {
+                info += line.find("wrapped") != std::string::npos && line.find("distance") != std::string::npos &&
+                        line.find("btGImpactMeshShape") != std::string::npos;
+                warnings += line.find("declines") != std::string::npos &&
+                            line.find(rtcd_wrap_available() ? "wrap off" : "wrap not available") != std::string::npos;
+            }
+            CHECK(info == (wraps ? 1 : 0));
+            CHECK(warnings == (wraps ? 0 : 1));
+            float z = b->getWorldTransform().getOrigin().z();
+            std::printf("open cube (%s) rests at z %.3f%s%s\n", wraps ? "wrapped" : "GImpact", z,
+                        g_all_log.empty() ? "" : ": ", g_all_log.empty() ? "" : g_all_log.back().c_str());
+            CHECK(z > -0.1f && z < 0.5f); // landed on its bottom face (origin at a bottom corner), not fallen through
+        }
+        rtcd_set_log(nullptr, nullptr);
+    }
+    rtcd_set_dropin_wrap(RTCD_WRAP_AUTO);
 }
 
 // A resting blob keeps its manifold points from step to step: Bullet's
@@ -339,7 +406,7 @@ static void test_gimpact_new_vertex_array()
 
 int main()
 {
-    return rtcd_run_tests({test_open_mesh_falls_back, test_manifold_persists, test_mesh_pairs_are_batched,
+    return rtcd_run_tests({test_open_mesh_falls_back, test_open_cube_is_wrapped, test_manifold_persists, test_mesh_pairs_are_batched,
                            test_rescaled_shape_is_rebuilt, test_convex_remade_in_place, test_gimpact_remade_in_place,
                            test_gimpact_new_vertex_array});
 }

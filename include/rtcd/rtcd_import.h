@@ -26,9 +26,20 @@
  *   1. takes the list as stored when rtcd_mesh_create accepts it (ACCEPTED,
  *      one mesh);
  *   2. else repairs it (rtcd_repair.h) and creates one mesh per component
- *      (REPAIRED, when every component is taken);
- *   3. else gives up with the code and message of the first failure
- *      (DECLINED): the loader's, the repair's or the first component's.
+ *      (REPAIRED, when every component is taken). Scraps, pieces that
+ *      cannot be a solid (fewer than 4 triangles, or flat: every vertex
+ *      within 1e-4 of the piece's diagonal of one plane), are dropped and
+ *      counted with their share of the area when a solid piece remains;
+ *   3. else, with def.wrap AUTO (the default) and the wrap built in
+ *      (rtcd_wrap.h), wraps what the repair could not close (the pieces
+ *      still open or refused; the scraps too when nothing solid is left)
+ *      into one watertight envelope, kept beside the closed pieces
+ *      (WRAPPED; rtcd_imported_wrap_report says how far it is from them);
+ *      with def.wrap ALWAYS the whole file is wrapped into one mesh;
+ *   4. else gives up with the code and message of the first failure
+ *      (DECLINED): the loader's, the repair's or the first component's,
+ *      the message saying "wrap not available" or "wrap off" where a wrap
+ *      would have been tried.
  * Points and lines in the file are dropped and counted, never an error. */
 #ifndef RTCD_IMPORT_H
 #define RTCD_IMPORT_H
@@ -36,6 +47,7 @@
 #include "rtcd_common.h"
 #include "rtcd_mesh.h"
 #include "rtcd_repair.h"
+#include "rtcd_wrap.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -59,6 +71,10 @@ typedef struct rtcd_import_def {
     /* Larger inputs are declined with RTCD_ERROR_MESH_TOO_LARGE before being
      * read. Default 1 GiB; 0 means no limit. */
     uint64_t max_file_bytes;
+    /* What the repair cannot close: RTCD_WRAP_AUTO (default) wraps it where
+     * the wrap is built in, OFF declines it, ALWAYS wraps every file whole. */
+    rtcd_wrap_mode wrap;
+    rtcd_wrap_def wrap_def;  /* default rtcd_default_wrap_def() */
 } rtcd_import_def;
 
 RTCD_API rtcd_import_def rtcd_default_import_def(void);
@@ -66,7 +82,8 @@ RTCD_API rtcd_import_def rtcd_default_import_def(void);
 typedef enum rtcd_import_status {
     RTCD_IMPORT_ACCEPTED = 0,  /* taken as stored: one mesh */
     RTCD_IMPORT_REPAIRED = 1,  /* taken after repair: one mesh per component */
-    RTCD_IMPORT_DECLINED = 2   /* not taken: see rtcd_imported_error */
+    RTCD_IMPORT_DECLINED = 2,  /* not taken: see rtcd_imported_error */
+    RTCD_IMPORT_WRAPPED = 3    /* taken with a wrapped envelope: the closed pieces, then the envelope */
 } rtcd_import_status;
 
 /* The outcome of one import: meshes, report, counts. Reference counted
@@ -129,9 +146,10 @@ RTCD_API const char* rtcd_imported_error_message(const rtcd_imported* imported);
 RTCD_API rtcd_error rtcd_imported_stored_error(const rtcd_imported* imported);
 RTCD_API const char* rtcd_imported_stored_error_message(const rtcd_imported* imported);
 
-/* Meshes: 1 when ACCEPTED, one per component when REPAIRED, 0 when
- * DECLINED. Owned by the handle (rtcd_mesh_retain one to keep it longer);
- * NULL for an index out of range. Named "<file name>" or "<file name>#<i>". */
+/* Meshes: 1 when ACCEPTED, one per kept component when REPAIRED, the
+ * closed components then the envelope when WRAPPED, 0 when DECLINED. Owned
+ * by the handle (rtcd_mesh_retain one to keep it longer); NULL for an index
+ * out of range. Named "<file name>", "<file name>#<i>" or "<file name>#wrap". */
 RTCD_API uint32_t rtcd_imported_mesh_count(const rtcd_imported* imported);
 RTCD_API rtcd_mesh* rtcd_imported_mesh(const rtcd_imported* imported, uint32_t index);
 
@@ -148,6 +166,22 @@ RTCD_API const rtcd_repair_report* rtcd_imported_repair_report(const rtcd_import
 /* rtcd_repaired_summary's line ("" when no repair ran); owned by the handle. */
 RTCD_API const char* rtcd_imported_repair_summary(const rtcd_imported* imported);
 
+/* The wrap's report (resolution, triangle counts in and out, sampled
+ * two-sided distance between what was wrapped and the envelope); NULL
+ * unless WRAPPED. Owned by the handle. */
+RTCD_API const rtcd_wrap_report* rtcd_imported_wrap_report(const rtcd_imported* imported);
+
+/* The triangles that were wrapped (the pieces the repair left open, or the
+ * whole file with ALWAYS), arrays owned by the handle; any output pointer
+ * may be NULL. RTCD_ERROR_INVALID_ARGUMENT unless WRAPPED. */
+RTCD_API rtcd_error rtcd_imported_wrap_input(const rtcd_imported* imported, const float** vertices,
+                                             uint32_t* vertex_count, const uint32_t** indices,
+                                             uint32_t* triangle_count);
+
+/* Scraps dropped (step 2), and their share of the repaired surface's area (0 to 1). */
+RTCD_API uint32_t rtcd_imported_dropped_scrap_count(const rtcd_imported* imported);
+RTCD_API double rtcd_imported_dropped_scrap_area_share(const rtcd_imported* imported);
+
 /* The gathered triangle list (before any repair): vertices of the scene's
  * triangle meshes and their triangles; faces of one or two corners (points,
  * lines) dropped and counted. */
@@ -159,7 +193,7 @@ RTCD_API uint32_t rtcd_imported_dropped_primitive_count(const rtcd_imported* imp
  * case-insensitive, with or without the dot). */
 RTCD_API int rtcd_import_extension_supported(const char* extension);
 
-/* "accepted", "repaired", "declined" (never NULL). */
+/* "accepted", "repaired", "declined", "wrapped" (never NULL). */
 RTCD_API const char* rtcd_import_status_name(rtcd_import_status status);
 
 #ifdef __cplusplus
