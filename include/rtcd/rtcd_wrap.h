@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib. Copyright (c) 2026 the rtcd authors (LICENSE). */
 /* Watertight wrap: a closed, 2-manifold, outward-oriented envelope of any
  * triangle soup (open pieces, large holes, sheets, self-intersecting parts),
  * for what the repair (rtcd_repair.h) cannot close.
