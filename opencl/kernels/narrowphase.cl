@@ -109,7 +109,7 @@ __kernel __attribute__((reqd_work_group_size(RTCD_CL_GROUP_SIZE, 1, 1))) void rt
         for (uint w = lid; w < crossing_mark_words(&ctx); w += RTCD_CL_GROUP_SIZE) {
             uint word = pair_crossing_mark_word(&ctx, w, crossing_balls);
             marks[w] = word;
-            if (word) any_marked = 1u; /* every writer writes 1 */
+            if (word) atomic_or(&any_marked, 1u);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
