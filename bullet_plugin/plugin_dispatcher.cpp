@@ -141,6 +141,41 @@ btCollisionAlgorithm* rtcdCollisionDispatcher::findAlgorithm(const btCollisionOb
     return btCollisionDispatcher::findAlgorithm(body0, body1, shared_manifold, query);
 }
 
+// The state whose dispatch runs on this thread, for the near callback.
+static thread_local rtcdPluginState* t_dispatching = nullptr;
+
+// Bullet's near callback for every pair but those whose contacts the
+// step's write-back already put in their manifolds.
+static void skipWritten(btBroadphasePair& pair, btCollisionDispatcher& dispatcher, const btDispatcherInfo& info)
+{
+    const rtcdPluginState* s = t_dispatching;
+    if (s && s->pair_base) {
+        uintptr_t at = reinterpret_cast<uintptr_t>(&pair), base = reinterpret_cast<uintptr_t>(s->pair_base);
+        size_t i = (at - base) / sizeof(btBroadphasePair);
+        if (at >= base && i < s->written_pairs.size() && s->written_pairs[i]) return;
+    }
+    btCollisionDispatcher::defaultNearCallback(pair, dispatcher, info);
+}
+
+// Bullet's dispatch with skipWritten as the near callback; the program's
+// callback back afterwards, whatever happens.
+namespace {
+struct NearCallbackSwap {
+    btCollisionDispatcher* d;
+    btNearCallback old;
+    NearCallbackSwap(btCollisionDispatcher* dispatcher, rtcdPluginState* s) : d(dispatcher), old(d->getNearCallback())
+    {
+        t_dispatching = s;
+        d->setNearCallback(skipWritten);
+    }
+    ~NearCallbackSwap()
+    {
+        d->setNearCallback(old);
+        t_dispatching = nullptr;
+    }
+};
+} // namespace
+
 void rtcdCollisionDispatcher::dispatchAllCollisionPairs(btOverlappingPairCache* pair_cache,
                                                         const btDispatcherInfo& info, btDispatcher* dispatcher)
 {
@@ -154,10 +189,21 @@ void rtcdCollisionDispatcher::dispatchAllCollisionPairs(btOverlappingPairCache* 
     if (info.m_timeStep > 0) s.time_step = info.m_timeStep;
     s.stats = rtcd_step_stats();
     s.stats.step_ms = step_ms;
+    s.dispatcher = this;
+    // rtcd's pairs are written before Bullet's dispatch, in parallel, when
+    // nothing of the program's can see the order: Bullet's own near
+    // callback, no contact callbacks, discrete dispatch. Otherwise each
+    // pair's algorithm writes its contacts when Bullet calls it.
+    s.parallel_writeback = getNearCallback() == defaultNearCallback &&
+                           info.m_dispatchFunc == btDispatcherInfo::DISPATCH_DISCRETE && !gContactAddedCallback &&
+                           !gContactProcessedCallback && !gContactDestroyedCallback && !gContactStartedCallback &&
+                           !gContactEndedCallback;
     s.batch.clear();
     int n = pair_cache->getNumOverlappingPairs();
     btBroadphasePair* pairs = n ? pair_cache->getOverlappingPairArrayPtr() : nullptr;
     s.stats.broadphase_pairs = static_cast<uint32_t>(n);
+    s.pair_base = pairs;
+    s.written_pairs.assign(static_cast<size_t>(n), 0);
     // One pass over the pair cache: create missing algorithms the way
     // Bullet's near callback would, and gather the pairs that are rtcd's.
     for (int i = 0; i < n; ++i) {
@@ -172,14 +218,33 @@ void rtcdCollisionDispatcher::dispatchAllCollisionPairs(btOverlappingPairCache* 
         }
         if (!pair.m_algorithm || !s.algorithms.count(pair.m_algorithm)) continue;
         const rtcdCollisionAlgorithm* a = static_cast<const rtcdCollisionAlgorithm*>(pair.m_algorithm);
-        rtcdBatchEntry e = {a->slot(), static_cast<uint8_t>(a->kind()), static_cast<uint8_t>(a->planeIsA()), o0, o1,
-                            o0->getCollisionShape(), o1->getCollisionShape(), o0->getWorldTransform(),
-                            o1->getWorldTransform()};
+        rtcdBatchEntry e = {a->slot(),
+                            static_cast<uint8_t>(a->kind()),
+                            static_cast<uint8_t>(a->planeIsA()),
+                            o0,
+                            o1,
+                            o0->getCollisionShape(),
+                            o1->getCollisionShape(),
+                            o0->getWorldTransform(),
+                            o1->getWorldTransform(),
+                            {nullptr, nullptr},
+                            i};
         s.batch.push_back(e);
     }
     s.gatherChildren(this);
+    s.stats.gather_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     s.runBatch();
-    btCollisionDispatcher::dispatchAllCollisionPairs(pair_cache, info, dispatcher);
-    s.stats.narrowphase_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (s.parallel_writeback) s.writeBack();
+    auto bullet_start = std::chrono::steady_clock::now();
+    if (s.parallel_writeback) {
+        NearCallbackSwap swap(this, &s);
+        btCollisionDispatcher::dispatchAllCollisionPairs(pair_cache, info, dispatcher);
+    } else {
+        btCollisionDispatcher::dispatchAllCollisionPairs(pair_cache, info, dispatcher);
+    }
+    s.pair_base = nullptr;
+    auto end = std::chrono::steady_clock::now();
+    s.stats.dispatch_ms = std::chrono::duration<double, std::milli>(end - bullet_start).count();
+    s.stats.manifolds = s.manifolds_held;
+    s.stats.narrowphase_ms = std::chrono::duration<double, std::milli>(end - start).count();
 }

@@ -97,6 +97,14 @@ struct rtcdPairSlot {
     // dropped (processCollision).
     uint64_t mesh[2];
     uint64_t version[2];
+    // The manifold, held only while the pair has contacts (Bullet's island
+    // builder and solver walk every manifold); the pair's own state (kept
+    // rays) is the batch's, under `serial`, and outlives it.
+    btPersistentManifold* manifold;
+    uint32_t written;      // step whose contacts went into the manifold (UINT32_MAX: none)
+    uint32_t last_contact; // last step with contacts or manifold points
+    uint64_t seen_mesh[2], seen_version[2]; // the meshes of the last write (a change drops stale points)
+    rtcd_error err;        // a mesh-plane pair's error this step, logged after the parallel part
     void computedWith(const rtcd_mesh* a, const rtcd_mesh* b)
     {
         mesh[0] = rtcd_mesh_id(a);
@@ -117,6 +125,36 @@ struct rtcdBatchEntry {
     const btCollisionShape* shape_a;
     const btCollisionShape* shape_b;
     btTransform pose_a, pose_b;
+    const rtcd_mesh* mesh[2]; // looked up before the parallel part (the mesh cache is not thread-safe)
+    int pair_index;           // in the pair cache's array; -1: a compound's child or a lone pair
+};
+
+// One body's motion this step, computed once and shared by all its pairs.
+struct rtcdBodyRecord {
+    uint32_t stamp = 0;      // step of the fields below
+    uint32_t mesh_stamp = 0; // step `mesh` was looked up
+    const rtcd_mesh* mesh = nullptr;
+    float reach = 0;         // how far the mesh reaches from the body's centre of rotation
+    rtcd_transform pose, back; // the pose, and the pose one step back along the velocities
+    btVector3 lin{0, 0, 0};
+    btScalar ang = 0;        // angular speed
+};
+
+// One side of a pair as the narrow phase needs it: a body's record, or a
+// compound child's (its place in the body) computed for the pair.
+struct rtcdSide {
+    rtcd_transform pose, back;
+    btVector3 lin;
+    btScalar ang;
+    float reach;
+};
+
+// What a worker adds to the step's statistics (summed in worker order:
+// integer counts only, so the sums do not depend on the split).
+struct rtcdWorkerStats {
+    uint32_t pairs_owned = 0, pairs_culled = 0, contacts = 0;
+    uint32_t out_of_memory = 0;
+    char pad[48];
 };
 
 struct rtcdPluginState {
@@ -127,18 +165,29 @@ struct rtcdPluginState {
     std::vector<rtcdBatchEntry> batch;
     rtcd_narrowphase_def def;             // the one def; the batch holds a copy
     rtcd_batch* narrowphase = nullptr;    // the backend seam (CPU reference or OpenCL)
+    btDispatcher* dispatcher = nullptr;   // the manifolds' pool
     bool check = false;                   // also run the standard algorithm and compare (rtcd_world_def.check)
     std::vector<rtcd_ray_hit> rays;       // scratch: the batch's rays in check mode, a lone pair's rays
     std::vector<rtcd_contact> contacts;   // scratch
     std::vector<rtcd_ray_hit> check_rays; // scratch for the checking mode
     rtcd_step_stats stats;
     uint32_t stamp = 0;
+    uint32_t manifolds_held = 0;
     std::chrono::steady_clock::time_point last_dispatch; // start of the last dispatch (step_ms)
     btScalar time_step = btScalar(1) / 60; // this step's (btDispatcherInfo::m_timeStep): bounds the pairs' motion
     uint64_t next_serial = 1;
     std::vector<rtcd_pair_desc> descs;    // this step's mesh-mesh pairs
-    std::vector<uint32_t> desc_slot;
+    std::vector<uint32_t> desc_entry;     // their entries in `batch`
+    std::vector<uint32_t> plane_entries;  // this step's mesh-plane entries
     std::vector<rtcd_pair_result> results;
+    std::vector<rtcdBodyRecord> bodies;   // by world index
+    std::vector<const btCollisionObject*> body_list; // this step's bodies
+    std::vector<rtcdWorkerStats> worker_stats;
+    // This step's pair cache entries written before Bullet's dispatch: its
+    // near callback skips them (rtcdCollisionDispatcher).
+    std::vector<uint8_t> written_pairs;
+    const btBroadphasePair* pair_base = nullptr;
+    bool parallel_writeback = false;
 
     ~rtcdPluginState();
 
@@ -148,21 +197,28 @@ struct rtcdPluginState {
     uint32_t allocSlot();
     std::vector<uint32_t> child_slots;   // slots of compound children's pairs
     void freeSlot(uint32_t slot);
-    // A mesh-plane pair, or a mesh-mesh pair outside the step's batch (the
-    // standard algorithm, CPU reference), into its slot; adds to stats.
+    // A pair outside the step's batch (the standard algorithm, CPU
+    // reference, or a mesh-plane pair) into its slot; adds to stats.
     void computePair(const rtcdBatchEntry& e);
+    // A mesh-plane pair whose mesh is known, into its slot (any worker).
+    void planePair(const rtcdBatchEntry& e, const rtcd_mesh* mesh, const rtcdSide& side, rtcdWorkerStats& ws);
+    // The step's batch: descriptors, mesh-plane pairs, the batch, results into slots.
     void runBatch();
-    // The body's pose one step back along its velocities (rtcd_pair_desc.back_a).
-    const rtcd_transform& backOf(const btCollisionObject* obj);
-    std::vector<rtcd_transform> back_poses; // by world index, computed once a step
-    std::vector<uint32_t> back_stamps;
-    rtcd_transform back_scratch;
-    // How far the points of body a may move relative to b (NULL: the
-    // static world) over one step, from their velocities and how far
-    // each side's mesh reaches from its centre of rotation.
-    float pairMotion(const btCollisionObject* a, float reach_a, const btCollisionObject* b, float reach_b) const;
-    // backOf for one side of an entry (a compound's child: its place in the object).
-    rtcd_transform backOfSide(const btCollisionObject* obj, const btCollisionShape* shape, const btTransform& pose);
+    // The step's contacts into manifolds before Bullet's dispatch (parallel;
+    // manifolds opened and released serially).
+    void writeBack();
+    // One pair's contacts into its manifold (opened by the caller); any worker.
+    void writeSlot(rtcdPairSlot& slot, btManifoldResult& result, rtcdWorkerStats& ws);
+    // Opens a pair's manifold if it has contacts / releases it once it has had none for a while (serial).
+    void openManifold(rtcdPairSlot& slot, const btCollisionObject* o0, const btCollisionObject* o1);
+    void maybeRelease(rtcdPairSlot& slot);
+    void releaseManifold(rtcdPairSlot& slot);
+    // Each side of an entry (record or compound child).
+    rtcdSide sideOf(const btCollisionObject* obj, const btCollisionShape* shape, const btTransform& pose,
+                    const rtcd_mesh* mesh) const;
+    void fillRecord(rtcdBodyRecord& r, const btCollisionObject* obj) const;
+    // The record of an object's own shape (NULL: not in a world); looked up serially, filled in parallel.
+    rtcdBodyRecord* recordOf(const btCollisionObject* obj);
     // Adds this step's pairs of compound children to `batch`.
     void gatherChildren(btDispatcher* dispatcher);
     // The shape's mesh (built on first use; a build that ran out of memory
@@ -171,7 +227,20 @@ struct rtcdPluginState {
     // Checking mode: the standard algorithm on the pair's poses against `rays`.
     void checkPair(const rtcd_mesh* a, const rtcd_transform& pa, const rtcd_mesh* b, const rtcd_transform& pb,
                    const rtcd_ray_hit* rays, uint32_t count);
+    // fn(begin, end, worker) over [0, count) on the batch's workers.
+    template <class F> void parallelFor(uint32_t count, uint32_t min_range, F&& fn);
 };
+
+template <class F> void rtcdPluginState::parallelFor(uint32_t count, uint32_t min_range, F&& fn)
+{
+    struct Ctx {
+        F* f;
+    } ctx{&fn};
+    rtcd_task_fn* tramp = [](uint32_t begin, uint32_t end, uint32_t worker, void* c) {
+        (*static_cast<Ctx*>(c)->f)(begin, end, worker);
+    };
+    rtcd_batch_parallel_for(narrowphase, count, min_range, tramp, &ctx);
+}
 
 // Small on purpose: the dispatcher's pool gives every algorithm a fixed-size
 // slot, so the state lives in rtcdPluginState and this holds an index.
@@ -192,7 +261,8 @@ public:
     }
     void getAllContactManifolds(btManifoldArray& manifolds) override
     {
-        if (m_manifold) manifolds.push_back(m_manifold);
+        btPersistentManifold* m = m_state->slots[m_slot].manifold;
+        if (m) manifolds.push_back(m);
     }
 
     uint32_t slot() const { return m_slot; }
@@ -201,14 +271,9 @@ public:
 
 private:
     rtcdPluginState* m_state;
-    btPersistentManifold* m_manifold;
     uint32_t m_slot;
     uint8_t m_kind;
     uint8_t m_plane_is_a;
-    // The meshes (ids and versions) of the last pass: a deformed mesh's
-    // old points do not move with its bodies, so Bullet's refresh would keep them.
-    uint64_t m_mesh[2] = {0, 0};
-    uint64_t m_version[2] = {0, 0};
 };
 
 // rtcd's view of a Bullet pose.
@@ -228,7 +293,7 @@ inline rtcdBatchEntry rtcdEntryOf(uint32_t slot, uint8_t kind, uint8_t plane_is_
                                   const btCollisionObjectWrapper* w1)
 {
     return {slot, kind, plane_is_a, w0->getCollisionObject(), w1->getCollisionObject(), w0->getCollisionShape(),
-            w1->getCollisionShape(), w0->getWorldTransform(), w1->getWorldTransform()};
+            w1->getCollisionShape(), w0->getWorldTransform(), w1->getWorldTransform(), {nullptr, nullptr}, -1};
 }
 
 // Is this shape a GImpact triangle mesh (btGImpactMeshShape)?
