@@ -10,6 +10,52 @@
 #include <cmath>
 #include <string>
 
+void rtcdAlgorithmTable::grow()
+{
+    std::vector<const void*> keys;
+    std::vector<uint32_t> slots;
+    keys.swap(m_keys);
+    slots.swap(m_slots);
+    size_t cap = keys.empty() ? 64 : 2 * keys.size();
+    m_keys.assign(cap, nullptr);
+    m_slots.assign(cap, UINT32_MAX);
+    m_count = 0;
+    for (size_t i = 0; i < keys.size(); ++i)
+        if (keys[i]) insert(keys[i], slots[i]);
+}
+
+void rtcdAlgorithmTable::insert(const void* key, uint32_t slot)
+{
+    if (2 * (m_count + 1) > m_keys.size()) grow(); // at most half full: short probes
+    size_t mask = m_keys.size() - 1, i = hash(key) & mask;
+    while (m_keys[i] && m_keys[i] != key) i = (i + 1) & mask;
+    if (!m_keys[i]) m_count++;
+    m_keys[i] = key;
+    m_slots[i] = slot;
+}
+
+void rtcdAlgorithmTable::erase(const void* key)
+{
+    if (m_keys.empty()) return;
+    size_t mask = m_keys.size() - 1, i = hash(key) & mask;
+    while (m_keys[i] != key) {
+        if (!m_keys[i]) return;
+        i = (i + 1) & mask;
+    }
+    // Backward shift: entries after the hole that would not be found past it move into it.
+    for (size_t j = (i + 1) & mask; m_keys[j]; j = (j + 1) & mask) {
+        size_t home = hash(m_keys[j]) & mask;
+        bool between = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+        if (between) continue;
+        m_keys[i] = m_keys[j];
+        m_slots[i] = m_slots[j];
+        i = j;
+    }
+    m_keys[i] = nullptr;
+    m_slots[i] = UINT32_MAX;
+    m_count--;
+}
+
 uint32_t rtcdPluginState::allocSlot()
 {
     uint32_t s;
@@ -98,7 +144,7 @@ void rtcdPluginState::computePair(const rtcdBatchEntry& e)
         if (!mesh) return;
         stats.pairs_owned--; // planePair counts it
         rtcdWorkerStats ws;
-        planePair(e, mesh, sideOf(mesh_obj, mesh_shape, e.plane_is_a ? e.pose_b : e.pose_a, mesh), ws);
+        planePair(e, mesh, sideOf(mesh_obj, mesh_shape, *(e.plane_is_a ? e.pose_b : e.pose_a), mesh), ws);
         stats.pairs_owned += ws.pairs_owned;
         stats.pairs_culled += ws.pairs_culled;
         stats.out_of_memory += ws.out_of_memory;
@@ -116,8 +162,8 @@ void rtcdPluginState::computePair(const rtcdBatchEntry& e)
     uint32_t cap = rtcd_mesh_vertex_count(ma) + rtcd_mesh_vertex_count(mb), n = 0;
     if (rays.size() < cap) rays.resize(cap);
     if (contacts.size() < cap) contacts.resize(cap);
-    rtcd_transform pa = rtcdFromBullet(e.pose_a);
-    rtcd_transform pb = rtcdFromBullet(e.pose_b);
+    rtcd_transform pa = rtcdFromBullet(*e.pose_a);
+    rtcd_transform pb = rtcdFromBullet(*e.pose_b);
     rtcd_narrowphase_stats st;
     rtcd_error err = rtcd_collide_standard(&def, ma, &pa, mb, &pb, rays.data(), cap, &n, &st);
     if (err == RTCD_ERROR_OUT_OF_MEMORY) {
@@ -158,7 +204,7 @@ rtcdCollisionAlgorithm::rtcdCollisionAlgorithm(const btCollisionAlgorithmConstru
     : btCollisionAlgorithm(ci), m_state(state), m_slot(state->allocSlot()),
       m_kind(static_cast<uint8_t>(kind)), m_plane_is_a(plane_is_a ? 1 : 0)
 {
-    m_state->algorithms.insert(this);
+    m_state->algorithms.insert(this, m_slot);
     // A compound's child (one level: the wrapper's parent is the object's
     // own) joins the step's batch through its slot.
     rtcdPairSlot& slot = m_state->slots[m_slot];

@@ -216,17 +216,18 @@ void rtcdCollisionDispatcher::dispatchAllCollisionPairs(btOverlappingPairCache* 
             btCollisionObjectWrapper w1(nullptr, o1->getCollisionShape(), o1, o1->getWorldTransform(), -1, -1);
             pair.m_algorithm = findAlgorithm(&w0, &w1, nullptr, BT_CONTACT_POINT_ALGORITHMS);
         }
-        if (!pair.m_algorithm || !s.algorithms.count(pair.m_algorithm)) continue;
-        const rtcdCollisionAlgorithm* a = static_cast<const rtcdCollisionAlgorithm*>(pair.m_algorithm);
-        rtcdBatchEntry e = {a->slot(),
-                            static_cast<uint8_t>(a->kind()),
-                            static_cast<uint8_t>(a->planeIsA()),
+        uint32_t k = pair.m_algorithm ? s.algorithms.find(pair.m_algorithm) : UINT32_MAX;
+        if (k == UINT32_MAX) continue;
+        const rtcdPairSlot& slot = s.slots[k];
+        rtcdBatchEntry e = {k,
+                            slot.kind,
+                            slot.plane_is_a,
                             o0,
                             o1,
                             o0->getCollisionShape(),
                             o1->getCollisionShape(),
-                            o0->getWorldTransform(),
-                            o1->getWorldTransform(),
+                            &o0->getWorldTransform(),
+                            &o1->getWorldTransform(),
                             {nullptr, nullptr},
                             i};
         s.batch.push_back(e);

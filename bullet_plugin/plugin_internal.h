@@ -77,6 +77,38 @@ private:
     std::unordered_map<const btCollisionShape*, Entry> m_entries;
 };
 
+// The live rtcd algorithms and their slots, looked up for every pair of the
+// pair cache every step: open addressing over a power-of-two table (a
+// node-based set cost a cache miss per pair, and reading the slot from the
+// algorithm another).
+class rtcdAlgorithmTable
+{
+public:
+    void insert(const void* key, uint32_t slot);
+    void erase(const void* key);
+    // The slot of an rtcd algorithm; UINT32_MAX for any other.
+    uint32_t find(const void* key) const
+    {
+        if (m_keys.empty()) return UINT32_MAX;
+        size_t mask = m_keys.size() - 1;
+        for (size_t i = hash(key) & mask;; i = (i + 1) & mask) {
+            if (m_keys[i] == key) return m_slots[i];
+            if (!m_keys[i]) return UINT32_MAX;
+        }
+    }
+
+private:
+    static size_t hash(const void* key)
+    {
+        uint64_t h = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(key)) * 0x9E3779B97F4A7C15ull;
+        return static_cast<size_t>(h >> 24);
+    }
+    void grow();
+    std::vector<const void*> m_keys; // NULL: empty
+    std::vector<uint32_t> m_slots;
+    size_t m_count = 0;
+};
+
 enum rtcdPairKind { RTCD_PAIR_MESH_MESH = 0, RTCD_PAIR_MESH_PLANE = 1 };
 
 // Result of one pair for the current step, indexed by the algorithm's slot.
@@ -124,7 +156,8 @@ struct rtcdBatchEntry {
     // and its pose in the world.
     const btCollisionShape* shape_a;
     const btCollisionShape* shape_b;
-    btTransform pose_a, pose_b;
+    const btTransform* pose_a; // the object's transform, or the child's in child_poses (stable for the step)
+    const btTransform* pose_b;
     const rtcd_mesh* mesh[2]; // looked up before the parallel part (the mesh cache is not thread-safe)
     int pair_index;           // in the pair cache's array; -1: a compound's child or a lone pair
 };
@@ -161,7 +194,8 @@ struct rtcdPluginState {
     rtcdMeshCache meshes;
     std::vector<rtcdPairSlot> slots;
     std::vector<uint32_t> free_slots;
-    std::unordered_set<const btCollisionAlgorithm*> algorithms; // live rtcd algorithms
+    rtcdAlgorithmTable algorithms;        // live rtcd algorithms and their slots
+    std::vector<btTransform> child_poses; // this step's compound children in the world
     std::vector<rtcdBatchEntry> batch;
     rtcd_narrowphase_def def;             // the one def; the batch holds a copy
     rtcd_batch* narrowphase = nullptr;    // the backend seam (CPU reference or OpenCL)
@@ -293,7 +327,7 @@ inline rtcdBatchEntry rtcdEntryOf(uint32_t slot, uint8_t kind, uint8_t plane_is_
                                   const btCollisionObjectWrapper* w1)
 {
     return {slot, kind, plane_is_a, w0->getCollisionObject(), w1->getCollisionObject(), w0->getCollisionShape(),
-            w1->getCollisionShape(), w0->getWorldTransform(), w1->getWorldTransform(), {nullptr, nullptr}, -1};
+            w1->getCollisionShape(), &w0->getWorldTransform(), &w1->getWorldTransform(), {nullptr, nullptr}, -1};
 }
 
 // Is this shape a GImpact triangle mesh (btGImpactMeshShape)?

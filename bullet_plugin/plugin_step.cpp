@@ -125,7 +125,7 @@ void rtcdPluginState::planePair(const rtcdBatchEntry& e, const rtcd_mesh* mesh, 
     const btCollisionObject* plane_obj = e.plane_is_a ? e.a : e.b;
     slot.computedWith(mesh, nullptr);
     float plane[4];
-    world_plane(plane_obj, e.plane_is_a ? e.pose_a : e.pose_b, plane);
+    world_plane(plane_obj, *(e.plane_is_a ? e.pose_a : e.pose_b), plane);
     // Speculative points only while the body moves towards the plane: a
     // body resting on it keeps the penetrating points it always had
     // (measured: points within the margin above the plane changed from
@@ -149,23 +149,27 @@ void rtcdPluginState::planePair(const rtcdBatchEntry& e, const rtcd_mesh* mesh, 
 
 void rtcdPluginState::gatherChildren(btDispatcher* dispatcher)
 {
+    // Room for every child pose first: the entries point into it.
+    child_poses.resize(2 * child_slots.size());
+    size_t used = 0;
     for (uint32_t k : child_slots) {
         const rtcdPairSlot& slot = slots[k];
         // As the pair cache's pairs: none while both bodies sleep.
         if (!dispatcher->needsCollision(slot.obj[0], slot.obj[1])) continue;
         const btCollisionShape* shape[2];
-        btTransform pose[2];
+        const btTransform* pose[2];
         bool ok = true;
         for (int i = 0; i < 2 && ok; ++i) {
             const btCollisionObject* obj = slot.obj[i];
             shape[i] = obj->getCollisionShape();
-            pose[i] = obj->getWorldTransform();
+            pose[i] = &obj->getWorldTransform();
             if (slot.child[i] < 0) continue;
             const btCompoundShape* c = static_cast<const btCompoundShape*>(shape[i]);
             ok = slot.child[i] < c->getNumChildShapes();
             if (!ok) break;
             shape[i] = c->getChildShape(slot.child[i]);
-            pose[i] = pose[i] * c->getChildTransform(slot.child[i]);
+            child_poses[used] = obj->getWorldTransform() * c->getChildTransform(slot.child[i]);
+            pose[i] = &child_poses[used++];
         }
         if (!ok) continue;
         rtcdBatchEntry e = {k,       slot.kind, slot.plane_is_a, slot.obj[0], slot.obj[1], shape[0], shape[1],
@@ -196,7 +200,6 @@ void rtcdPluginState::runBatch()
     auto start = std::chrono::steady_clock::now();
     // Serial: meshes (the cache may build or update one) and which bodies
     // the step needs; every pair gets its place.
-    descs.clear();
     desc_entry.clear();
     plane_entries.clear();
     body_list.clear();
@@ -233,7 +236,7 @@ void rtcdPluginState::runBatch()
             d.a = e.mesh[0];
             d.b = e.mesh[1];
             slot.computedWith(d.a, d.b);
-            rtcdSide sa = sideOf(e.a, e.shape_a, e.pose_a, d.a), sb = sideOf(e.b, e.shape_b, e.pose_b, d.b);
+            rtcdSide sa = sideOf(e.a, e.shape_a, *e.pose_a, d.a), sb = sideOf(e.b, e.shape_b, *e.pose_b, d.b);
             d.pose_a = sa.pose;
             d.pose_b = sb.pose;
             d.key = slot.serial;
@@ -251,7 +254,7 @@ void rtcdPluginState::runBatch()
             const rtcdBatchEntry& e = batch[plane_entries[i]];
             const rtcd_mesh* mesh = e.mesh[e.plane_is_a];
             const btCollisionObject* obj = e.plane_is_a ? e.b : e.a;
-            rtcdSide side = sideOf(obj, e.plane_is_a ? e.shape_b : e.shape_a, e.plane_is_a ? e.pose_b : e.pose_a, mesh);
+            rtcdSide side = sideOf(obj, e.plane_is_a ? e.shape_b : e.shape_a, *(e.plane_is_a ? e.pose_b : e.pose_a), mesh);
             planePair(e, mesh, side, worker_stats[worker]);
         }
     });

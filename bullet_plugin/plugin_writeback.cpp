@@ -132,8 +132,8 @@ void rtcdPluginState::writeBack()
                 continue;
             }
             // As Bullet's near callback and compound algorithm would pass them.
-            btCollisionObjectWrapper w0(nullptr, e.shape_a, e.a, e.pose_a, -1, slot.child[0] >= 0 ? slot.child[0] : -1);
-            btCollisionObjectWrapper w1(nullptr, e.shape_b, e.b, e.pose_b, -1, slot.child[1] >= 0 ? slot.child[1] : -1);
+            btCollisionObjectWrapper w0(nullptr, e.shape_a, e.a, *e.pose_a, -1, slot.child[0] >= 0 ? slot.child[0] : -1);
+            btCollisionObjectWrapper w1(nullptr, e.shape_b, e.b, *e.pose_b, -1, slot.child[1] >= 0 ? slot.child[1] : -1);
             btManifoldResult result(&w0, &w1);
             if (slot.child[0] >= 0) result.setShapeIdentifiersA(-1, slot.child[0]);
             if (slot.child[1] >= 0) result.setShapeIdentifiersB(-1, slot.child[1]);
