@@ -11,6 +11,7 @@ rtcdCollisionDispatcher::rtcdCollisionDispatcher(btCollisionConfiguration* confi
     : btCollisionDispatcher(configuration), m_state(new rtcdPluginState())
 {
     m_state->stats = rtcd_step_stats();
+    m_state->dispatcher = this;
     rtcd_narrowphase_def wanted = def ? *def : rtcd_default_narrowphase_def();
     rtcd_error err = m_state->open(wanted);
     if (err != RTCD_OK && err != RTCD_ERROR_OUT_OF_MEMORY) {

@@ -112,31 +112,41 @@ private:
 enum rtcdPairKind { RTCD_PAIR_MESH_MESH = 0, RTCD_PAIR_MESH_PLANE = 1 };
 
 // Result of one pair for the current step, indexed by the algorithm's slot.
+// Every pair's step reads and writes the first fields (one or two cache
+// lines); the contacts come last, touched only by pairs that have some.
 struct rtcdPairSlot {
-    rtcd_contact contacts[RTCD_MAX_MANIFOLD_POINTS];
-    uint32_t count;
-    uint32_t stamp;  // step in which the contacts were computed
     uint64_t serial; // unique per pair lifetime: the pair's key in the batch
+    uint32_t stamp;  // step in which the contacts were computed
+    uint32_t count;
+    uint32_t written;      // step whose contacts went into the manifold (UINT32_MAX: none)
+    uint32_t last_contact; // last step with contacts or manifold points
+    uint8_t kind, plane_is_a;
     bool in_use;
+    rtcd_error err;        // a mesh-plane pair's error this step, logged after the parallel part
+    // The manifold, held only while the pair has contacts (Bullet's island
+    // builder and solver walk every manifold); the pair's own state (kept
+    // rays) is the batch's, under `serial`, and outlives it.
+    btPersistentManifold* manifold;
+    // The meshes (ids, never reused, and versions) the contacts were
+    // computed with, and those of the last write: a deformed or rebuilt
+    // mesh's cached manifold points are dropped (writeSlot).
+    uint64_t mesh[2];
+    uint64_t version[2];
+    uint64_t seen_mesh[2], seen_version[2];
     // A compound's child pair (Bullet's compound algorithm made it): the
     // objects and each side's child index (-1: the object's own shape), so
     // the step's batch can run it with the others.
     const btCollisionObject* obj[2];
     int child[2];
-    uint8_t kind, plane_is_a;
-    // The meshes (ids, never reused, and versions) the contacts were
-    // computed with: a deformed or rebuilt mesh's cached manifold points are
-    // dropped (processCollision).
-    uint64_t mesh[2];
-    uint64_t version[2];
-    // The manifold, held only while the pair has contacts (Bullet's island
-    // builder and solver walk every manifold); the pair's own state (kept
-    // rays) is the batch's, under `serial`, and outlives it.
-    btPersistentManifold* manifold;
-    uint32_t written;      // step whose contacts went into the manifold (UINT32_MAX: none)
-    uint32_t last_contact; // last step with contacts or manifold points
-    uint64_t seen_mesh[2], seen_version[2]; // the meshes of the last write (a change drops stale points)
-    rtcd_error err;        // a mesh-plane pair's error this step, logged after the parallel part
+    rtcd_contact contacts[RTCD_MAX_MANIFOLD_POINTS];
+    void computedWith(uint64_t id_a, uint64_t version_a, uint64_t id_b, uint64_t version_b)
+    {
+        // Written only when they change: most pairs' slots stay clean in the cache.
+        if (mesh[0] != id_a) mesh[0] = id_a;
+        if (mesh[1] != id_b) mesh[1] = id_b;
+        if (version[0] != version_a) version[0] = version_a;
+        if (version[1] != version_b) version[1] = version_b;
+    }
     void computedWith(const rtcd_mesh* a, const rtcd_mesh* b)
     {
         mesh[0] = rtcd_mesh_id(a);
@@ -168,6 +178,7 @@ struct rtcdBodyRecord {
     uint32_t mesh_stamp = 0; // step `mesh` was looked up
     const rtcd_mesh* mesh = nullptr;
     float reach = 0;         // how far the mesh reaches from the body's centre of rotation
+    uint64_t mesh_id = 0, mesh_version = 0;
     rtcd_transform pose, back; // the pose, and the pose one step back along the velocities
     btVector3 lin{0, 0, 0};
     btScalar ang = 0;        // angular speed
@@ -177,6 +188,7 @@ struct rtcdBodyRecord {
 // compound child's (its place in the body) computed for the pair.
 struct rtcdSide {
     rtcd_transform pose, back;
+    uint64_t mesh_id, mesh_version; // the mesh's (0 without one)
     btVector3 lin;
     btScalar ang;
     float reach;
@@ -220,6 +232,7 @@ struct rtcdPluginState {
     // This step's pair cache entries written before Bullet's dispatch: its
     // near callback skips them (rtcdCollisionDispatcher).
     std::vector<uint8_t> written_pairs;
+    std::vector<uint32_t> with_manifold;  // this step's entries that hold a manifold
     const btBroadphasePair* pair_base = nullptr;
     bool parallel_writeback = false;
 

@@ -57,7 +57,10 @@ void rtcdPluginState::fillRecord(rtcdBodyRecord& r, const btCollisionObject* obj
     r.back = rtcdFromBullet(poseBackBullet(obj, time_step));
     r.lin = body ? body->getLinearVelocity() : btVector3(0, 0, 0);
     r.ang = body ? body->getAngularVelocity().length() : btScalar(0);
-    r.reach = r.mesh_stamp == stamp && r.mesh ? meshReach(r.mesh) : 0.0f;
+    bool mesh = r.mesh_stamp == stamp && r.mesh;
+    r.reach = mesh ? meshReach(r.mesh) : 0.0f;
+    r.mesh_id = mesh ? rtcd_mesh_id(r.mesh) : 0;
+    r.mesh_version = mesh ? rtcd_mesh_version(r.mesh) : 0;
 }
 
 rtcdBodyRecord* rtcdPluginState::recordOf(const btCollisionObject* obj)
@@ -87,6 +90,8 @@ rtcdSide rtcdPluginState::sideOf(const btCollisionObject* obj, const btCollision
         s.lin = r.lin;
         s.ang = r.ang;
         s.reach = mesh ? r.reach : 0.0f;
+        s.mesh_id = mesh ? r.mesh_id : 0;
+        s.mesh_version = mesh ? r.mesh_version : 0;
         return s;
     }
     // A compound's child, or an object outside any world: computed for the
@@ -97,6 +102,8 @@ rtcdSide rtcdPluginState::sideOf(const btCollisionObject* obj, const btCollision
     else s.back = rtcdFromBullet(poseBackBullet(obj, time_step) * (obj->getWorldTransform().inverse() * pose));
     s.lin = body ? body->getLinearVelocity() : btVector3(0, 0, 0);
     s.ang = body ? body->getAngularVelocity().length() : btScalar(0);
+    s.mesh_id = mesh ? rtcd_mesh_id(mesh) : 0;
+    s.mesh_version = mesh ? rtcd_mesh_version(mesh) : 0;
     s.reach = mesh ? meshReach(mesh) + static_cast<float>((pose.getOrigin() - obj->getWorldTransform().getOrigin()).length())
                    : 0.0f;
     return s;
@@ -223,20 +230,21 @@ void rtcdPluginState::runBatch()
     }
     worker_stats.assign(rtcd_batch_worker_count(narrowphase), rtcdWorkerStats());
     // Each body's motion once, then the descriptors from them.
-    parallelFor(static_cast<uint32_t>(body_list.size()), 64, [this](uint32_t begin, uint32_t end, uint32_t) {
+    // (Small loops run on the calling thread: waking workers costs more.)
+    parallelFor(static_cast<uint32_t>(body_list.size()), 512, [this](uint32_t begin, uint32_t end, uint32_t) {
         for (uint32_t i = begin; i < end; ++i)
             fillRecord(bodies[static_cast<size_t>(body_list[i]->getWorldArrayIndex())], body_list[i]);
     });
     descs.resize(desc_entry.size());
-    parallelFor(static_cast<uint32_t>(descs.size()), 64, [this](uint32_t begin, uint32_t end, uint32_t) {
+    parallelFor(static_cast<uint32_t>(descs.size()), 256, [this](uint32_t begin, uint32_t end, uint32_t) {
         for (uint32_t i = begin; i < end; ++i) {
             const rtcdBatchEntry& e = batch[desc_entry[i]];
             rtcdPairSlot& slot = slots[e.slot];
             rtcd_pair_desc& d = descs[i];
             d.a = e.mesh[0];
             d.b = e.mesh[1];
-            slot.computedWith(d.a, d.b);
             rtcdSide sa = sideOf(e.a, e.shape_a, *e.pose_a, d.a), sb = sideOf(e.b, e.shape_b, *e.pose_b, d.b);
+            slot.computedWith(sa.mesh_id, sa.mesh_version, sb.mesh_id, sb.mesh_version);
             d.pose_a = sa.pose;
             d.pose_b = sb.pose;
             d.key = slot.serial;
@@ -249,7 +257,7 @@ void rtcdPluginState::runBatch()
     stats.gather_ms += msSince(start);
     // Mesh-plane pairs are a loop over vertices: here, on the same workers.
     auto plane_start = std::chrono::steady_clock::now();
-    parallelFor(static_cast<uint32_t>(plane_entries.size()), 8, [this](uint32_t begin, uint32_t end, uint32_t worker) {
+    parallelFor(static_cast<uint32_t>(plane_entries.size()), 32, [this](uint32_t begin, uint32_t end, uint32_t worker) {
         for (uint32_t i = begin; i < end; ++i) {
             const rtcdBatchEntry& e = batch[plane_entries[i]];
             const rtcd_mesh* mesh = e.mesh[e.plane_is_a];

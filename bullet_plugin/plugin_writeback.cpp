@@ -116,21 +116,26 @@ void rtcdPluginState::writeSlot(rtcdPairSlot& slot, btManifoldResult& result, rt
 void rtcdPluginState::writeBack()
 {
     auto start = std::chrono::steady_clock::now();
-    // Serial: manifolds for the pairs that start touching, in pair order.
-    for (const rtcdBatchEntry& e : batch) {
+    // Serial, in pair order: manifolds for the pairs that start touching;
+    // pairs without one are done (the near callback skips them).
+    with_manifold.clear();
+    for (uint32_t i = 0; i < batch.size(); ++i) {
+        const rtcdBatchEntry& e = batch[i];
         rtcdPairSlot& slot = slots[e.slot];
-        if (slot.stamp == stamp) openManifold(slot, e.a, e.b);
+        if (slot.stamp != stamp) continue; // no result this step: Bullet's dispatch computes it alone
+        openManifold(slot, e.a, e.b);
+        if (slot.manifold) {
+            with_manifold.push_back(i);
+            continue;
+        }
+        slot.written = stamp;
+        if (e.pair_index >= 0) written_pairs[static_cast<size_t>(e.pair_index)] = 1;
     }
     worker_stats.assign(rtcd_batch_worker_count(narrowphase), rtcdWorkerStats());
-    parallelFor(static_cast<uint32_t>(batch.size()), 32, [this](uint32_t begin, uint32_t end, uint32_t worker) {
+    parallelFor(static_cast<uint32_t>(with_manifold.size()), 64, [this](uint32_t begin, uint32_t end, uint32_t worker) {
         for (uint32_t i = begin; i < end; ++i) {
-            const rtcdBatchEntry& e = batch[i];
+            const rtcdBatchEntry& e = batch[with_manifold[i]];
             rtcdPairSlot& slot = slots[e.slot];
-            if (slot.stamp != stamp) continue; // no result this step: Bullet's dispatch computes it alone
-            if (!slot.manifold) {
-                slot.written = stamp;
-                continue;
-            }
             // As Bullet's near callback and compound algorithm would pass them.
             btCollisionObjectWrapper w0(nullptr, e.shape_a, e.a, *e.pose_a, -1, slot.child[0] >= 0 ? slot.child[0] : -1);
             btCollisionObjectWrapper w1(nullptr, e.shape_b, e.b, *e.pose_b, -1, slot.child[1] >= 0 ? slot.child[1] : -1);
@@ -142,11 +147,9 @@ void rtcdPluginState::writeBack()
     });
     for (const rtcdWorkerStats& ws : worker_stats) stats.contacts += ws.contacts;
     // Serial: manifolds of pairs without contacts for a while go back to Bullet's pool.
-    std::fill(written_pairs.begin(), written_pairs.end(), 0);
-    for (const rtcdBatchEntry& e : batch) {
-        rtcdPairSlot& slot = slots[e.slot];
-        if (slot.written != stamp) continue;
-        maybeRelease(slot);
+    for (uint32_t i : with_manifold) {
+        const rtcdBatchEntry& e = batch[i];
+        maybeRelease(slots[e.slot]);
         if (e.pair_index >= 0) written_pairs[static_cast<size_t>(e.pair_index)] = 1;
     }
     stats.writeback_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
