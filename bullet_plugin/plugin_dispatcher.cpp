@@ -3,6 +3,7 @@
 #include "plugin_internal.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <new>
 #include <string>
 
@@ -12,6 +13,11 @@ rtcdCollisionDispatcher::rtcdCollisionDispatcher(btCollisionConfiguration* confi
 {
     m_state->stats = rtcd_step_stats();
     m_state->dispatcher = this;
+    if (const char* v = std::getenv("RTCD_PLUGIN_PARALLEL_MIN")) {
+        char* end = nullptr;
+        unsigned long n = std::strtoul(v, &end, 10);
+        if (end != v && *end == '\0' && n < UINT32_MAX) m_state->parallel_min = static_cast<uint32_t>(n);
+    }
     rtcd_narrowphase_def wanted = def ? *def : rtcd_default_narrowphase_def();
     rtcd_error err = m_state->open(wanted);
     if (err != RTCD_OK && err != RTCD_ERROR_OUT_OF_MEMORY) {

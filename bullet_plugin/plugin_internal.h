@@ -274,12 +274,23 @@ struct rtcdPluginState {
     // Checking mode: the standard algorithm on the pair's poses against `rays`.
     void checkPair(const rtcd_mesh* a, const rtcd_transform& pa, const rtcd_mesh* b, const rtcd_transform& pb,
                    const rtcd_ray_hit* rays, uint32_t count);
-    // fn(begin, end, worker) over [0, count) on the batch's workers.
-    template <class F> void parallelFor(uint32_t count, uint32_t min_range, F&& fn);
+    // fn(begin, end, worker) over [0, count) on the batch's workers, in
+    // ranges of at least min_range; on the calling thread when count is
+    // under min_parallel (or parallel_min when set: tests).
+    template <class F> void parallelFor(uint32_t count, uint32_t min_range, uint32_t min_parallel, F&& fn);
+    // RTCD_PLUGIN_PARALLEL_MIN (environment, read once): every loop's
+    // min_parallel, so that tests run the parallel path on small scenes.
+    uint32_t parallel_min = UINT32_MAX; // UINT32_MAX: each loop's own
 };
 
-template <class F> void rtcdPluginState::parallelFor(uint32_t count, uint32_t min_range, F&& fn)
+template <class F>
+void rtcdPluginState::parallelFor(uint32_t count, uint32_t min_range, uint32_t min_parallel, F&& fn)
 {
+    if (parallel_min != UINT32_MAX) min_parallel = parallel_min;
+    if (count < min_parallel || rtcd_batch_worker_count(narrowphase) < 2) {
+        if (count) fn(0u, count, 0u);
+        return;
+    }
     struct Ctx {
         F* f;
     } ctx{&fn};

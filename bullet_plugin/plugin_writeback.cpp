@@ -132,7 +132,7 @@ void rtcdPluginState::writeBack()
         if (e.pair_index >= 0) written_pairs[static_cast<size_t>(e.pair_index)] = 1;
     }
     worker_stats.assign(rtcd_batch_worker_count(narrowphase), rtcdWorkerStats());
-    parallelFor(static_cast<uint32_t>(with_manifold.size()), 64, [this](uint32_t begin, uint32_t end, uint32_t worker) {
+    parallelFor(static_cast<uint32_t>(with_manifold.size()), 64, 2048, [this](uint32_t begin, uint32_t end, uint32_t worker) {
         for (uint32_t i = begin; i < end; ++i) {
             const rtcdBatchEntry& e = batch[with_manifold[i]];
             rtcdPairSlot& slot = slots[e.slot];
