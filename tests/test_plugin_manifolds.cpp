@@ -90,13 +90,26 @@ struct World {
     }
 };
 
+// A program's own near callback: rtcd's pairs then write their contacts when
+// Bullet calls them, as the callback may decide (here: it counts them).
+static int g_near_calls = 0;
+static void countingNearCallback(btBroadphasePair& pair, btCollisionDispatcher& d, const btDispatcherInfo& info)
+{
+    g_near_calls++;
+    btCollisionDispatcher::defaultNearCallback(pair, d, info);
+}
+
 // Pairs without contacts (two blobs high above the plane, whose box is the
 // whole world, so both pairs are rtcd's every step) hold no manifold; once
-// the blobs land, each pair with the plane holds one.
-static void test_no_contact_no_manifold()
+// the blobs land, each pair with the plane holds one. With Bullet's near
+// callback the contacts are written before its dispatch, with a program's
+// own callback when Bullet calls each pair: the same behaviour.
+static void no_contact_no_manifold(bool own_callback)
 {
     Blob a(11), b(12);
     World w;
+    g_near_calls = 0;
+    if (own_callback) w.dispatcher.setNearCallback(countingNearCallback);
     w.world.setGravity(btVector3(0, 0, 0));
     btRigidBody* ba = w.add(a.shape.get(), 1, btVector3(0, 0, 3));
     btRigidBody* bb = w.add(b.shape.get(), 1, btVector3(3, 0, 3));
@@ -114,7 +127,17 @@ static void test_no_contact_no_manifold()
     CHECK(st.manifolds == 2 && w.dispatcher.getNumManifolds() == 2);
     CHECK(w.manifolds(ba, w.bodies[0].get()) == 1 && w.manifolds(bb, w.bodies[0].get()) == 1);
     CHECK(created >= 2);
+    if (own_callback) {
+        CHECK(g_near_calls >= 2 * 160); // every pair of every step went through it
+        CHECK(w.dispatcher.getNearCallback() == countingNearCallback);
+    } else {
+        CHECK(g_near_calls == 0);
+        CHECK(w.dispatcher.getNearCallback() == btCollisionDispatcher::defaultNearCallback); // put back after each step
+    }
 }
+
+static void test_no_contact_no_manifold() { no_contact_no_manifold(false); }
+static void test_no_contact_no_manifold_own_callback() { no_contact_no_manifold(true); }
 
 // A blob slid against a fixed one, drawn back until their manifold is
 // released, then slid against it again: the pair stays in the broadphase
@@ -182,4 +205,8 @@ static void test_contact_again_keeps_state()
     CHECK(found_by_standard == 0);
 }
 
-int main() { return rtcd_run_tests({test_no_contact_no_manifold, test_contact_again_keeps_state}); }
+int main()
+{
+    return rtcd_run_tests(
+        {test_no_contact_no_manifold, test_no_contact_no_manifold_own_callback, test_contact_again_keeps_state});
+}
