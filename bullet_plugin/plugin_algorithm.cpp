@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <new>
 #include <string>
 
 void rtcdAlgorithmTable::grow()
@@ -63,6 +64,7 @@ uint32_t rtcdPluginState::allocSlot()
         s = free_slots.back();
         free_slots.pop_back();
     } else {
+        if (slots.size() >= 0x3fffffffu) throw std::bad_alloc(); // the algorithm table packs a slot in 30 bits
         s = static_cast<uint32_t>(slots.size());
         slots.push_back(rtcdPairSlot());
     }
@@ -204,7 +206,10 @@ rtcdCollisionAlgorithm::rtcdCollisionAlgorithm(const btCollisionAlgorithmConstru
     : btCollisionAlgorithm(ci), m_state(state), m_slot(state->allocSlot()),
       m_kind(static_cast<uint8_t>(kind)), m_plane_is_a(plane_is_a ? 1 : 0)
 {
-    m_state->algorithms.insert(this, m_slot);
+    // The table holds the pair's kind with its slot: the step's walk over
+    // the pair cache reads no slot (slots stay far below 2^30).
+    m_state->algorithms.insert(this, m_slot | static_cast<uint32_t>(m_kind) << 30 |
+                                         static_cast<uint32_t>(m_plane_is_a) << 31);
     // A compound's child (one level: the wrapper's parent is the object's
     // own) joins the step's batch through its slot.
     rtcdPairSlot& slot = m_state->slots[m_slot];

@@ -223,12 +223,11 @@ void rtcdCollisionDispatcher::dispatchAllCollisionPairs(btOverlappingPairCache* 
             btCollisionObjectWrapper w1(nullptr, o1->getCollisionShape(), o1, o1->getWorldTransform(), -1, -1);
             pair.m_algorithm = findAlgorithm(&w0, &w1, nullptr, BT_CONTACT_POINT_ALGORITHMS);
         }
-        uint32_t k = pair.m_algorithm ? s.algorithms.find(pair.m_algorithm) : UINT32_MAX;
-        if (k == UINT32_MAX) continue;
-        const rtcdPairSlot& slot = s.slots[k];
-        rtcdBatchEntry e = {k,
-                            slot.kind,
-                            slot.plane_is_a,
+        uint32_t packed = pair.m_algorithm ? s.algorithms.find(pair.m_algorithm) : UINT32_MAX;
+        if (packed == UINT32_MAX) continue;
+        rtcdBatchEntry e = {packed & 0x3fffffffu,
+                            static_cast<uint8_t>(packed >> 30 & 1u),
+                            static_cast<uint8_t>(packed >> 31),
                             o0,
                             o1,
                             o0->getCollisionShape(),

@@ -86,7 +86,7 @@ class rtcdAlgorithmTable
 public:
     void insert(const void* key, uint32_t slot);
     void erase(const void* key);
-    // The slot of an rtcd algorithm; UINT32_MAX for any other.
+    // The value stored for an rtcd algorithm (its slot and kind); UINT32_MAX for any other.
     uint32_t find(const void* key) const
     {
         if (m_keys.empty()) return UINT32_MAX;
