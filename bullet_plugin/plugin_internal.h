@@ -264,6 +264,8 @@ struct rtcdPluginState {
     rtcdSide sideOf(const btCollisionObject* obj, const btCollisionShape* shape, const btTransform& pose,
                     const rtcd_mesh* mesh) const;
     void fillRecord(rtcdBodyRecord& r, const btCollisionObject* obj) const;
+    // The record of an object's own mesh this step (NULL: a compound's child, no record or no mesh).
+    const rtcdBodyRecord* recordFor(const btCollisionObject* obj, const btCollisionShape* shape) const;
     // The record of an object's own shape (NULL: not in a world); looked up serially, filled in parallel.
     rtcdBodyRecord* recordOf(const btCollisionObject* obj);
     // Adds this step's pairs of compound children to `batch`.

@@ -77,6 +77,14 @@ rtcdBodyRecord* rtcdPluginState::recordOf(const btCollisionObject* obj)
     return &r;
 }
 
+const rtcdBodyRecord* rtcdPluginState::recordFor(const btCollisionObject* obj, const btCollisionShape* shape) const
+{
+    int index = obj->getWorldArrayIndex();
+    if (shape != obj->getCollisionShape() || index < 0 || static_cast<size_t>(index) >= bodies.size()) return nullptr;
+    const rtcdBodyRecord& r = bodies[static_cast<size_t>(index)];
+    return r.stamp == stamp && r.mesh_stamp == stamp && r.mesh ? &r : nullptr;
+}
+
 rtcdSide rtcdPluginState::sideOf(const btCollisionObject* obj, const btCollisionShape* shape, const btTransform& pose,
                                  const rtcd_mesh* mesh) const
 {
@@ -255,13 +263,26 @@ void rtcdPluginState::runBatch()
             rtcd_pair_desc& d = descs[i];
             d.a = e.mesh[0];
             d.b = e.mesh[1];
+            d.key = slot.serial;
+            d.has_back = 1;
+            const rtcdBodyRecord* ra = recordFor(e.a, e.shape_a);
+            const rtcdBodyRecord* rb = recordFor(e.b, e.shape_b);
+            if (ra && rb) { // two bodies' own meshes (most pairs): straight from their records
+                slot.computedWith(ra->mesh_id, ra->mesh_version, rb->mesh_id, rb->mesh_version);
+                d.pose_a = ra->pose;
+                d.pose_b = rb->pose;
+                d.back_a = ra->back;
+                d.back_b = rb->back;
+                // pairMotion's sum, term for term
+                btScalar speed = (ra->lin - rb->lin).length() + ra->ang * ra->reach + rb->ang * rb->reach;
+                d.motion = static_cast<float>(speed * time_step);
+                continue;
+            }
             rtcdSide sa = sideOf(e.a, e.shape_a, *e.pose_a, d.a), sb = sideOf(e.b, e.shape_b, *e.pose_b, d.b);
             slot.computedWith(sa.mesh_id, sa.mesh_version, sb.mesh_id, sb.mesh_version);
             d.pose_a = sa.pose;
             d.pose_b = sb.pose;
-            d.key = slot.serial;
             d.motion = pairMotion(sa, &sb, time_step); // the speculative contacts' reach
-            d.has_back = 1;
             d.back_a = sa.back;
             d.back_b = sb.back;
         }
