@@ -3,6 +3,7 @@
 #include "plugin_internal.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <new>
 #include <string>
 
@@ -11,6 +12,12 @@ rtcdCollisionDispatcher::rtcdCollisionDispatcher(btCollisionConfiguration* confi
     : btCollisionDispatcher(configuration), m_state(new rtcdPluginState())
 {
     m_state->stats = rtcd_step_stats();
+    m_state->dispatcher = this;
+    if (const char* v = std::getenv("RTCD_PLUGIN_PARALLEL_MIN")) {
+        char* end = nullptr;
+        unsigned long n = std::strtoul(v, &end, 10);
+        if (end != v && *end == '\0' && n < UINT32_MAX) m_state->parallel_min = static_cast<uint32_t>(n);
+    }
     rtcd_narrowphase_def wanted = def ? *def : rtcd_default_narrowphase_def();
     rtcd_error err = m_state->open(wanted);
     if (err != RTCD_OK && err != RTCD_ERROR_OUT_OF_MEMORY) {
@@ -141,6 +148,41 @@ btCollisionAlgorithm* rtcdCollisionDispatcher::findAlgorithm(const btCollisionOb
     return btCollisionDispatcher::findAlgorithm(body0, body1, shared_manifold, query);
 }
 
+// The state whose dispatch runs on this thread, for the near callback.
+static thread_local rtcdPluginState* t_dispatching = nullptr;
+
+// Bullet's near callback for every pair but those whose contacts the
+// step's write-back already put in their manifolds.
+static void skipWritten(btBroadphasePair& pair, btCollisionDispatcher& dispatcher, const btDispatcherInfo& info)
+{
+    const rtcdPluginState* s = t_dispatching;
+    if (s && s->pair_base) {
+        uintptr_t at = reinterpret_cast<uintptr_t>(&pair), base = reinterpret_cast<uintptr_t>(s->pair_base);
+        size_t i = (at - base) / sizeof(btBroadphasePair);
+        if (at >= base && i < s->written_pairs.size() && s->written_pairs[i]) return;
+    }
+    btCollisionDispatcher::defaultNearCallback(pair, dispatcher, info);
+}
+
+// Bullet's dispatch with skipWritten as the near callback; the program's
+// callback back afterwards, whatever happens.
+namespace {
+struct NearCallbackSwap {
+    btCollisionDispatcher* d;
+    btNearCallback old;
+    NearCallbackSwap(btCollisionDispatcher* dispatcher, rtcdPluginState* s) : d(dispatcher), old(d->getNearCallback())
+    {
+        t_dispatching = s;
+        d->setNearCallback(skipWritten);
+    }
+    ~NearCallbackSwap()
+    {
+        d->setNearCallback(old);
+        t_dispatching = nullptr;
+    }
+};
+} // namespace
+
 void rtcdCollisionDispatcher::dispatchAllCollisionPairs(btOverlappingPairCache* pair_cache,
                                                         const btDispatcherInfo& info, btDispatcher* dispatcher)
 {
@@ -154,10 +196,21 @@ void rtcdCollisionDispatcher::dispatchAllCollisionPairs(btOverlappingPairCache* 
     if (info.m_timeStep > 0) s.time_step = info.m_timeStep;
     s.stats = rtcd_step_stats();
     s.stats.step_ms = step_ms;
+    s.dispatcher = this;
+    // rtcd's pairs are written before Bullet's dispatch, in parallel, when
+    // nothing of the program's can see the order: Bullet's own near
+    // callback, no contact callbacks, discrete dispatch. Otherwise each
+    // pair's algorithm writes its contacts when Bullet calls it.
+    s.parallel_writeback = getNearCallback() == defaultNearCallback &&
+                           info.m_dispatchFunc == btDispatcherInfo::DISPATCH_DISCRETE && !gContactAddedCallback &&
+                           !gContactProcessedCallback && !gContactDestroyedCallback && !gContactStartedCallback &&
+                           !gContactEndedCallback;
     s.batch.clear();
     int n = pair_cache->getNumOverlappingPairs();
     btBroadphasePair* pairs = n ? pair_cache->getOverlappingPairArrayPtr() : nullptr;
     s.stats.broadphase_pairs = static_cast<uint32_t>(n);
+    s.pair_base = pairs;
+    s.written_pairs.assign(static_cast<size_t>(n), 0);
     // One pass over the pair cache: create missing algorithms the way
     // Bullet's near callback would, and gather the pairs that are rtcd's.
     for (int i = 0; i < n; ++i) {
@@ -170,16 +223,35 @@ void rtcdCollisionDispatcher::dispatchAllCollisionPairs(btOverlappingPairCache* 
             btCollisionObjectWrapper w1(nullptr, o1->getCollisionShape(), o1, o1->getWorldTransform(), -1, -1);
             pair.m_algorithm = findAlgorithm(&w0, &w1, nullptr, BT_CONTACT_POINT_ALGORITHMS);
         }
-        if (!pair.m_algorithm || !s.algorithms.count(pair.m_algorithm)) continue;
-        const rtcdCollisionAlgorithm* a = static_cast<const rtcdCollisionAlgorithm*>(pair.m_algorithm);
-        rtcdBatchEntry e = {a->slot(), static_cast<uint8_t>(a->kind()), static_cast<uint8_t>(a->planeIsA()), o0, o1,
-                            o0->getCollisionShape(), o1->getCollisionShape(), o0->getWorldTransform(),
-                            o1->getWorldTransform()};
+        uint32_t packed = pair.m_algorithm ? s.algorithms.find(pair.m_algorithm) : UINT32_MAX;
+        if (packed == UINT32_MAX) continue;
+        rtcdBatchEntry e = {packed & 0x3fffffffu,
+                            static_cast<uint8_t>(packed >> 30 & 1u),
+                            static_cast<uint8_t>(packed >> 31),
+                            o0,
+                            o1,
+                            o0->getCollisionShape(),
+                            o1->getCollisionShape(),
+                            &o0->getWorldTransform(),
+                            &o1->getWorldTransform(),
+                            {nullptr, nullptr},
+                            i};
         s.batch.push_back(e);
     }
     s.gatherChildren(this);
+    s.stats.gather_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     s.runBatch();
-    btCollisionDispatcher::dispatchAllCollisionPairs(pair_cache, info, dispatcher);
-    s.stats.narrowphase_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (s.parallel_writeback) s.writeBack();
+    auto bullet_start = std::chrono::steady_clock::now();
+    if (s.parallel_writeback) {
+        NearCallbackSwap swap(this, &s);
+        btCollisionDispatcher::dispatchAllCollisionPairs(pair_cache, info, dispatcher);
+    } else {
+        btCollisionDispatcher::dispatchAllCollisionPairs(pair_cache, info, dispatcher);
+    }
+    s.pair_base = nullptr;
+    auto end = std::chrono::steady_clock::now();
+    s.stats.dispatch_ms = std::chrono::duration<double, std::milli>(end - bullet_start).count();
+    s.stats.manifolds = s.manifolds_held;
+    s.stats.narrowphase_ms = std::chrono::duration<double, std::milli>(end - start).count();
 }

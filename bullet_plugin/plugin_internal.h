@@ -77,26 +77,76 @@ private:
     std::unordered_map<const btCollisionShape*, Entry> m_entries;
 };
 
+// The live rtcd algorithms and their slots, looked up for every pair of the
+// pair cache every step: open addressing over a power-of-two table (a
+// node-based set cost a cache miss per pair, and reading the slot from the
+// algorithm another).
+class rtcdAlgorithmTable
+{
+public:
+    void insert(const void* key, uint32_t slot);
+    void erase(const void* key);
+    // The value stored for an rtcd algorithm (its slot and kind); UINT32_MAX for any other.
+    uint32_t find(const void* key) const
+    {
+        if (m_keys.empty()) return UINT32_MAX;
+        size_t mask = m_keys.size() - 1;
+        for (size_t i = hash(key) & mask;; i = (i + 1) & mask) {
+            if (m_keys[i] == key) return m_slots[i];
+            if (!m_keys[i]) return UINT32_MAX;
+        }
+    }
+
+private:
+    static size_t hash(const void* key)
+    {
+        uint64_t h = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(key)) * 0x9E3779B97F4A7C15ull;
+        return static_cast<size_t>(h >> 24);
+    }
+    void grow();
+    std::vector<const void*> m_keys; // NULL: empty
+    std::vector<uint32_t> m_slots;
+    size_t m_count = 0;
+};
+
 enum rtcdPairKind { RTCD_PAIR_MESH_MESH = 0, RTCD_PAIR_MESH_PLANE = 1 };
 
 // Result of one pair for the current step, indexed by the algorithm's slot.
+// Every pair's step reads and writes the first fields (one or two cache
+// lines); the contacts come last, touched only by pairs that have some.
 struct rtcdPairSlot {
-    rtcd_contact contacts[RTCD_MAX_MANIFOLD_POINTS];
-    uint32_t count;
-    uint32_t stamp;  // step in which the contacts were computed
     uint64_t serial; // unique per pair lifetime: the pair's key in the batch
+    uint32_t stamp;  // step in which the contacts were computed
+    uint32_t count;
+    uint32_t written;      // step whose contacts went into the manifold (UINT32_MAX: none)
+    uint32_t last_contact; // last step with contacts or manifold points
+    uint8_t kind, plane_is_a;
     bool in_use;
+    rtcd_error err;        // a mesh-plane pair's error this step, logged after the parallel part
+    // The manifold, held only while the pair has contacts (Bullet's island
+    // builder and solver walk every manifold); the pair's own state (kept
+    // rays) is the batch's, under `serial`, and outlives it.
+    btPersistentManifold* manifold;
+    // The meshes (ids, never reused, and versions) the contacts were
+    // computed with, and those of the last write: a deformed or rebuilt
+    // mesh's cached manifold points are dropped (writeSlot).
+    uint64_t mesh[2];
+    uint64_t version[2];
+    uint64_t seen_mesh[2], seen_version[2];
     // A compound's child pair (Bullet's compound algorithm made it): the
     // objects and each side's child index (-1: the object's own shape), so
     // the step's batch can run it with the others.
     const btCollisionObject* obj[2];
     int child[2];
-    uint8_t kind, plane_is_a;
-    // The meshes (ids, never reused, and versions) the contacts were
-    // computed with: a deformed or rebuilt mesh's cached manifold points are
-    // dropped (processCollision).
-    uint64_t mesh[2];
-    uint64_t version[2];
+    rtcd_contact contacts[RTCD_MAX_MANIFOLD_POINTS];
+    void computedWith(uint64_t id_a, uint64_t version_a, uint64_t id_b, uint64_t version_b)
+    {
+        // Written only when they change: most pairs' slots stay clean in the cache.
+        if (mesh[0] != id_a) mesh[0] = id_a;
+        if (mesh[1] != id_b) mesh[1] = id_b;
+        if (version[0] != version_a) version[0] = version_a;
+        if (version[1] != version_b) version[1] = version_b;
+    }
     void computedWith(const rtcd_mesh* a, const rtcd_mesh* b)
     {
         mesh[0] = rtcd_mesh_id(a);
@@ -116,29 +166,75 @@ struct rtcdBatchEntry {
     // and its pose in the world.
     const btCollisionShape* shape_a;
     const btCollisionShape* shape_b;
-    btTransform pose_a, pose_b;
+    const btTransform* pose_a; // the object's transform, or the child's in child_poses (stable for the step)
+    const btTransform* pose_b;
+    const rtcd_mesh* mesh[2]; // looked up before the parallel part (the mesh cache is not thread-safe)
+    int pair_index;           // in the pair cache's array; -1: a compound's child or a lone pair
+};
+
+// One body's motion this step, computed once and shared by all its pairs.
+struct rtcdBodyRecord {
+    uint32_t stamp = 0;      // step of the fields below
+    uint32_t mesh_stamp = 0; // step `mesh` was looked up
+    const rtcd_mesh* mesh = nullptr;
+    float reach = 0;         // how far the mesh reaches from the body's centre of rotation
+    uint64_t mesh_id = 0, mesh_version = 0;
+    rtcd_transform pose, back; // the pose, and the pose one step back along the velocities
+    btVector3 lin{0, 0, 0};
+    btScalar ang = 0;        // angular speed
+};
+
+// One side of a pair as the narrow phase needs it: a body's record, or a
+// compound child's (its place in the body) computed for the pair.
+struct rtcdSide {
+    rtcd_transform pose, back;
+    uint64_t mesh_id, mesh_version; // the mesh's (0 without one)
+    btVector3 lin;
+    btScalar ang;
+    float reach;
+};
+
+// What a worker adds to the step's statistics (summed in worker order:
+// integer counts only, so the sums do not depend on the split).
+struct rtcdWorkerStats {
+    uint32_t pairs_owned = 0, pairs_culled = 0, contacts = 0;
+    uint32_t out_of_memory = 0;
+    char pad[48];
 };
 
 struct rtcdPluginState {
     rtcdMeshCache meshes;
     std::vector<rtcdPairSlot> slots;
     std::vector<uint32_t> free_slots;
-    std::unordered_set<const btCollisionAlgorithm*> algorithms; // live rtcd algorithms
+    rtcdAlgorithmTable algorithms;        // live rtcd algorithms and their slots
+    std::vector<btTransform> child_poses; // this step's compound children in the world
     std::vector<rtcdBatchEntry> batch;
     rtcd_narrowphase_def def;             // the one def; the batch holds a copy
     rtcd_batch* narrowphase = nullptr;    // the backend seam (CPU reference or OpenCL)
+    btDispatcher* dispatcher = nullptr;   // the manifolds' pool
     bool check = false;                   // also run the standard algorithm and compare (rtcd_world_def.check)
     std::vector<rtcd_ray_hit> rays;       // scratch: the batch's rays in check mode, a lone pair's rays
     std::vector<rtcd_contact> contacts;   // scratch
     std::vector<rtcd_ray_hit> check_rays; // scratch for the checking mode
     rtcd_step_stats stats;
     uint32_t stamp = 0;
+    uint32_t manifolds_held = 0;
     std::chrono::steady_clock::time_point last_dispatch; // start of the last dispatch (step_ms)
     btScalar time_step = btScalar(1) / 60; // this step's (btDispatcherInfo::m_timeStep): bounds the pairs' motion
     uint64_t next_serial = 1;
     std::vector<rtcd_pair_desc> descs;    // this step's mesh-mesh pairs
-    std::vector<uint32_t> desc_slot;
+    std::vector<uint32_t> desc_entry;     // their entries in `batch`
+    std::vector<uint32_t> plane_entries;  // this step's mesh-plane entries
     std::vector<rtcd_pair_result> results;
+    std::vector<rtcdBodyRecord> bodies;   // by world index
+    std::vector<const btCollisionObject*> body_list; // this step's bodies
+    std::vector<rtcdWorkerStats> worker_stats;
+    // This step's pair cache entries written before Bullet's dispatch: its
+    // near callback skips them (rtcdCollisionDispatcher).
+    std::vector<uint8_t> written_pairs;
+    std::vector<uint32_t> with_manifold;  // this step's entries that hold a manifold
+    const btBroadphasePair* pair_base = nullptr;
+    bool parallel_writeback = false;
 
     ~rtcdPluginState();
 
@@ -148,21 +244,30 @@ struct rtcdPluginState {
     uint32_t allocSlot();
     std::vector<uint32_t> child_slots;   // slots of compound children's pairs
     void freeSlot(uint32_t slot);
-    // A mesh-plane pair, or a mesh-mesh pair outside the step's batch (the
-    // standard algorithm, CPU reference), into its slot; adds to stats.
+    // A pair outside the step's batch (the standard algorithm, CPU
+    // reference, or a mesh-plane pair) into its slot; adds to stats.
     void computePair(const rtcdBatchEntry& e);
+    // A mesh-plane pair whose mesh is known, into its slot (any worker).
+    void planePair(const rtcdBatchEntry& e, const rtcd_mesh* mesh, const rtcdSide& side, rtcdWorkerStats& ws);
+    // The step's batch: descriptors, mesh-plane pairs, the batch, results into slots.
     void runBatch();
-    // The body's pose one step back along its velocities (rtcd_pair_desc.back_a).
-    const rtcd_transform& backOf(const btCollisionObject* obj);
-    std::vector<rtcd_transform> back_poses; // by world index, computed once a step
-    std::vector<uint32_t> back_stamps;
-    rtcd_transform back_scratch;
-    // How far the points of body a may move relative to b (NULL: the
-    // static world) over one step, from their velocities and how far
-    // each side's mesh reaches from its centre of rotation.
-    float pairMotion(const btCollisionObject* a, float reach_a, const btCollisionObject* b, float reach_b) const;
-    // backOf for one side of an entry (a compound's child: its place in the object).
-    rtcd_transform backOfSide(const btCollisionObject* obj, const btCollisionShape* shape, const btTransform& pose);
+    // The step's contacts into manifolds before Bullet's dispatch (parallel;
+    // manifolds opened and released serially).
+    void writeBack();
+    // One pair's contacts into its manifold (opened by the caller); any worker.
+    void writeSlot(rtcdPairSlot& slot, btManifoldResult& result, rtcdWorkerStats& ws);
+    // Opens a pair's manifold if it has contacts / releases it once it has had none for a while (serial).
+    void openManifold(rtcdPairSlot& slot, const btCollisionObject* o0, const btCollisionObject* o1);
+    void maybeRelease(rtcdPairSlot& slot);
+    void releaseManifold(rtcdPairSlot& slot);
+    // Each side of an entry (record or compound child).
+    rtcdSide sideOf(const btCollisionObject* obj, const btCollisionShape* shape, const btTransform& pose,
+                    const rtcd_mesh* mesh) const;
+    void fillRecord(rtcdBodyRecord& r, const btCollisionObject* obj) const;
+    // The record of an object's own mesh this step (NULL: a compound's child, no record or no mesh).
+    const rtcdBodyRecord* recordFor(const btCollisionObject* obj, const btCollisionShape* shape) const;
+    // The record of an object's own shape (NULL: not in a world); looked up serially, filled in parallel.
+    rtcdBodyRecord* recordOf(const btCollisionObject* obj);
     // Adds this step's pairs of compound children to `batch`.
     void gatherChildren(btDispatcher* dispatcher);
     // The shape's mesh (built on first use; a build that ran out of memory
@@ -171,7 +276,31 @@ struct rtcdPluginState {
     // Checking mode: the standard algorithm on the pair's poses against `rays`.
     void checkPair(const rtcd_mesh* a, const rtcd_transform& pa, const rtcd_mesh* b, const rtcd_transform& pb,
                    const rtcd_ray_hit* rays, uint32_t count);
+    // fn(begin, end, worker) over [0, count) on the batch's workers, in
+    // ranges of at least min_range; on the calling thread when count is
+    // under min_parallel (or parallel_min when set: tests).
+    template <class F> void parallelFor(uint32_t count, uint32_t min_range, uint32_t min_parallel, F&& fn);
+    // RTCD_PLUGIN_PARALLEL_MIN (environment, read once): every loop's
+    // min_parallel, so that tests run the parallel path on small scenes.
+    uint32_t parallel_min = UINT32_MAX; // UINT32_MAX: each loop's own
 };
+
+template <class F>
+void rtcdPluginState::parallelFor(uint32_t count, uint32_t min_range, uint32_t min_parallel, F&& fn)
+{
+    if (parallel_min != UINT32_MAX) min_parallel = parallel_min;
+    if (count < min_parallel || rtcd_batch_worker_count(narrowphase) < 2) {
+        if (count) fn(0u, count, 0u);
+        return;
+    }
+    struct Ctx {
+        F* f;
+    } ctx{&fn};
+    rtcd_task_fn* tramp = [](uint32_t begin, uint32_t end, uint32_t worker, void* c) {
+        (*static_cast<Ctx*>(c)->f)(begin, end, worker);
+    };
+    rtcd_batch_parallel_for(narrowphase, count, min_range, tramp, &ctx);
+}
 
 // Small on purpose: the dispatcher's pool gives every algorithm a fixed-size
 // slot, so the state lives in rtcdPluginState and this holds an index.
@@ -192,7 +321,8 @@ public:
     }
     void getAllContactManifolds(btManifoldArray& manifolds) override
     {
-        if (m_manifold) manifolds.push_back(m_manifold);
+        btPersistentManifold* m = m_state->slots[m_slot].manifold;
+        if (m) manifolds.push_back(m);
     }
 
     uint32_t slot() const { return m_slot; }
@@ -201,14 +331,9 @@ public:
 
 private:
     rtcdPluginState* m_state;
-    btPersistentManifold* m_manifold;
     uint32_t m_slot;
     uint8_t m_kind;
     uint8_t m_plane_is_a;
-    // The meshes (ids and versions) of the last pass: a deformed mesh's
-    // old points do not move with its bodies, so Bullet's refresh would keep them.
-    uint64_t m_mesh[2] = {0, 0};
-    uint64_t m_version[2] = {0, 0};
 };
 
 // rtcd's view of a Bullet pose.
@@ -228,7 +353,7 @@ inline rtcdBatchEntry rtcdEntryOf(uint32_t slot, uint8_t kind, uint8_t plane_is_
                                   const btCollisionObjectWrapper* w1)
 {
     return {slot, kind, plane_is_a, w0->getCollisionObject(), w1->getCollisionObject(), w0->getCollisionShape(),
-            w1->getCollisionShape(), w0->getWorldTransform(), w1->getWorldTransform()};
+            w1->getCollisionShape(), &w0->getWorldTransform(), &w1->getWorldTransform(), {nullptr, nullptr}, -1};
 }
 
 // Is this shape a GImpact triangle mesh (btGImpactMeshShape)?

@@ -804,6 +804,7 @@ rtcd_error rtcd_world_step(rtcd_world* w)
     for (int i = 0; i < w->dispatcher->getNumManifolds(); ++i)
         contacts += static_cast<uint32_t>(w->dispatcher->getManifoldByIndexInternal(i)->getNumContacts());
     w->stats.contacts = contacts;
+    w->stats.manifolds_total = static_cast<uint32_t>(w->dispatcher->getNumManifolds());
     // The step ran (pairs the failure touched kept their contacts); the
     // world is as usable as before once memory is back.
     if (w->stats.out_of_memory)

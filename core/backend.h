@@ -23,6 +23,8 @@ typedef struct rtcd_backend_ops {
 /* core/cpu_batch.c */
 extern const rtcd_backend_ops rtcd_cpu_backend_ops;
 rtcd_error rtcd_cpu_backend_create(const rtcd_narrowphase_def* def, void** out);
+/* The CPU backend's workers (its pool or the engine's task system). */
+const rtcd_task_system* rtcd_cpu_backend_tasks(void* impl);
 
 #ifdef RTCD_WITH_OPENCL
 /* opencl/cl_backend.c */

@@ -335,5 +335,7 @@ static const char* cpu_device_name(const void* impl, uint32_t device)
 }
 static uint32_t cpu_thread_count(const void* impl) { return ((const cpu_backend*)impl)->workers; }
 
+const rtcd_task_system* rtcd_cpu_backend_tasks(void* impl) { return &((cpu_backend*)impl)->tasks; }
+
 const rtcd_backend_ops rtcd_cpu_backend_ops = {"cpu",        cpu_collide,     cpu_set_def,      cpu_stats,
                                                cpu_device_count, cpu_device_name, cpu_thread_count, cpu_destroy};

@@ -485,6 +485,17 @@ void demo_print_summary_json(FILE* f, const demo_summary* r)
         fprintf(f, "},\"terrain_triangles\":%u,\"tunnelled\":%u,\"off_terrain\":%u,\"min_height\":%.5f,",
                 r->terrain_triangles, r->tunnelled, r->off_terrain, (double)r->min_height);
     }
+    /* the narrow phase in parts, the manifolds, and the rest of the step (Bullet's solver and all) */
+    fprintf(f,
+            "\"narrowphase_parts\":{\"gather_ms_mean\":%.4f,\"plane_ms_mean\":%.4f,\"writeback_ms_mean\":%.4f,"
+            "\"dispatch_ms_mean\":%.4f,\"pairs_owned_mean\":%.1f,\"narrowphase_minus_batch_us_per_pair\":%.4f},"
+            "\"manifolds_mean\":%.1f,\"manifolds_total_mean\":%.1f,\"manifolds_total_last\":%u,\"manifolds_created\":%llu,"
+            "\"manifolds_released\":%llu,\"step_minus_narrowphase_ms_mean\":%.4f,\"step_minus_narrowphase_ms_median\":%.4f,",
+            r->parts.gather, r->parts.plane, r->parts.writeback, r->parts.dispatch, r->parts.pairs_owned,
+            r->parts.pairs_owned > 0 ? 1e3 * (r->np_mean - r->batch_mean) / r->parts.pairs_owned : 0.0,
+            r->parts.manifolds, r->parts.manifolds_total, r->parts.manifolds_total_last,
+            (unsigned long long)r->parts.created, (unsigned long long)r->parts.released, r->parts.rest_mean,
+            r->parts.rest_median);
     /* penetration over time, then nan_detected last (the tests match the object's end) */
     fprintf(f, "\"penetration_window_steps\":%u,\"penetration_windows_truncated\":%s,\"penetration_windows\":",
             DEMO_PENETRATION_WINDOW, r->pen_windows_truncated ? "true" : "false");
@@ -587,8 +598,10 @@ int demo_run_scene(const demo_options* o, demo_summary* r)
         }
         fprintf(csv, "step,time_s,bodies,broadphase_pairs,pairs_owned,pairs_culled,rays_cast,colliding_rays,contacts,"
                      "narrowphase_ms,step_ms,penetration_max,penetration_sum,standard_pairs,iterative_pairs,"
-                     "predictive_rays,walk_steps,kept_rays,standard_ms,iterative_ms,ray_length,%s%s\n",
-                batch_profile_csv_header, o->check ? ",check_rays,check_incorrect,check_ray_length" : "");
+                     "predictive_rays,walk_steps,kept_rays,standard_ms,iterative_ms,ray_length,%s%s%s\n",
+                batch_profile_csv_header, o->check ? ",check_rays,check_incorrect,check_ray_length" : "",
+                ",batch_ms,gather_ms,plane_ms,writeback_ms,dispatch_ms,manifolds,manifolds_created,manifolds_released,"
+                "manifolds_total");
     }
     int view_failed = 0;
 #ifdef RTCD_HAVE_VIEWER
@@ -609,6 +622,7 @@ int demo_run_scene(const demo_options* o, demo_summary* r)
     uint32_t cap = o->steps ? o->steps : 1;
     double* step_ms = calloc(cap, sizeof *step_ms);
     double* np_ms = calloc(cap, sizeof *np_ms);
+    double* rest_ms = calloc(cap, sizeof *rest_ms); /* NULL: no median of the rest, the run goes on */
     int progress = !o->quiet && isatty(STDERR_FILENO);
     double np_sum = 0, contacts_sum = 0, rays_sum = 0, colliding_sum = 0, pen_sum_sum = 0;
     uint32_t pairs_max = 0, pen_samples = 0, done = 0;
@@ -623,6 +637,17 @@ int demo_run_scene(const demo_options* o, demo_summary* r)
         rtcd_step_stats st = rtcd_world_last_step_stats(s.world);
         step_ms[step] = st.step_ms;
         np_ms[step] = st.narrowphase_ms;
+        if (rest_ms) rest_ms[step] = st.step_ms - st.narrowphase_ms;
+        r->parts.gather += st.gather_ms;
+        r->parts.plane += st.plane_ms;
+        r->parts.writeback += st.writeback_ms;
+        r->parts.dispatch += st.dispatch_ms;
+        r->parts.pairs_owned += st.pairs_owned;
+        r->parts.manifolds += st.manifolds;
+        r->parts.manifolds_total += st.manifolds_total;
+        r->parts.manifolds_total_last = st.manifolds_total;
+        r->parts.created += st.manifolds_created;
+        r->parts.released += st.manifolds_released;
         np_sum += st.narrowphase_ms;
         r->batch_mean += st.batch_ms;
         if (st.batch.ms > 0.0) batch_profile_add(&r->profile, &st.batch);
@@ -685,7 +710,8 @@ int demo_run_scene(const demo_options* o, demo_summary* r)
             if (o->check)
                 fprintf(csv, ",%llu,%llu,%.6f", (unsigned long long)st.check_rays,
                         (unsigned long long)st.check_incorrect, st.check_ray_length);
-            fprintf(csv, "\n");
+            fprintf(csv, ",%.4f,%.4f,%.4f,%.4f,%.4f,%u,%u,%u,%u\n", st.batch_ms, st.gather_ms, st.plane_ms, st.writeback_ms, st.dispatch_ms,
+                    st.manifolds, st.manifolds_created, st.manifolds_released, st.manifolds_total);
         }
         if (progress && (step % 10 == 0 || step + 1 == o->steps)) {
             int width = 40, filled = (int)((step + 1) * (uint64_t)width / o->steps);
@@ -725,6 +751,10 @@ int demo_run_scene(const demo_options* o, demo_summary* r)
         for (uint32_t i = done - r->resting_steps; i < done; ++i) r->np_resting += np_ms[i] / r->resting_steps;
         qsort(np_ms, done, sizeof *np_ms, cmp_double);
         r->np_median = done % 2 ? np_ms[done / 2] : 0.5 * (np_ms[done / 2 - 1] + np_ms[done / 2]);
+        if (rest_ms) {
+            qsort(rest_ms, done, sizeof *rest_ms, cmp_double);
+            r->parts.rest_median = done % 2 ? rest_ms[done / 2] : 0.5 * (rest_ms[done / 2 - 1] + rest_ms[done / 2]);
+        }
     }
     double n = done ? done : 1;
     r->backend = rtcd_world_backend(s.world) == RTCD_BACKEND_OPENCL ? "opencl" : "cpu";
@@ -743,6 +773,14 @@ int demo_run_scene(const demo_options* o, demo_summary* r)
     r->p95 = p95;
     r->np_mean = np_sum / n;
     r->batch_mean /= n;
+    r->parts.rest_mean = r->mean - np_sum / n;
+    r->parts.gather /= n;
+    r->parts.plane /= n;
+    r->parts.writeback /= n;
+    r->parts.dispatch /= n;
+    r->parts.pairs_owned /= n;
+    r->parts.manifolds /= n;
+    r->parts.manifolds_total /= n;
     r->batch_resting /= r->resting_steps ? r->resting_steps : 1;
     r->pairs_max = pairs_max;
     r->contacts_mean = contacts_sum / n;
@@ -783,6 +821,7 @@ int demo_run_scene(const demo_options* o, demo_summary* r)
     r->pose_checksum = demo_pose_checksum(s.world);
     free(step_ms);
     free(np_ms);
+    free(rest_ms);
     demo_scene_destroy(&s);
     return rc;
 }
@@ -860,7 +899,13 @@ int demo_run(const demo_options* o)
                r[0].mean > 0 ? r[2].mean / r[0].mean : 0.0, r[2].pen_max > 0 ? r[0].pen_max / r[2].pen_max : 0.0);
     else
         printf("\"step_speedup_vs_hull\":null,\"penetration_max_ratio_vs_hull\":null,");
-    /* Deforming bodies: the step plus the vertex updates before it, as a program pays them. */
+    /* Bullet's own part of the step (step - narrow phase) and the manifolds it walks, rtcd over GImpact */
+    printf("\"step_minus_narrowphase_ratio_vs_gimpact\":%.3f,\"step_minus_narrowphase_median_ratio_vs_gimpact\":%.3f,"
+           "\"manifolds_ratio_vs_gimpact\":%.3f,",
+           r[1].parts.rest_mean > 0 ? r[0].parts.rest_mean / r[1].parts.rest_mean : 0.0,
+           r[1].parts.rest_median > 0 ? r[0].parts.rest_median / r[1].parts.rest_median : 0.0,
+           r[1].parts.manifolds_total > 0 ? r[0].parts.manifolds_total / r[1].parts.manifolds_total : 0.0);
+        /* Deforming bodies: the step plus the vertex updates before it, as a program pays them. */
     double own = r[0].mean + r[0].deform_ms_mean, theirs = r[1].mean + r[1].deform_ms_mean;
     printf("\"step_with_deformation_speedup_vs_gimpact\":%.3f,\"penetration_max_ratio_vs_gimpact\":%.3f}\n",
            own > 0 ? theirs / own : 0.0, r[1].pen_max > 0 ? r[0].pen_max / r[1].pen_max : 0.0);

@@ -182,6 +182,15 @@ typedef struct demo_summary {
     uint32_t user_meshes;         /* shapes from --mesh files */
     uint32_t deforming;           /* deforming bodies at the end */
     double deform_ms_mean;        /* per step, in rtcd_shape_set_vertices (outside the step's timing) */
+    /* The narrow phase in parts and the manifolds, means per step
+     * (rtcd_step_stats; the parts are rtcd's only), and what is left of the
+     * step besides the narrow phase (Bullet's broadphase, islands, solver). */
+    struct {
+        double gather, plane, writeback, dispatch, pairs_owned, manifolds, manifolds_total;
+        uint64_t created, released;
+        uint32_t manifolds_total_last;
+        double rest_mean, rest_median; /* step_ms - narrowphase_ms */
+    } parts;
     /* DEMO_MIXED only (mixed_scene after the run's last step) */
     uint32_t kind_counts[MIXED_KIND_COUNT];
     uint32_t terrain_triangles;

@@ -120,6 +120,18 @@ RTCD_API const char* rtcd_batch_device_name(const rtcd_batch* batch, uint32_t de
 RTCD_API uint32_t rtcd_batch_thread_count(const rtcd_batch* batch); /* CPU workers; 0 on OpenCL */
 RTCD_API rtcd_batch_stats rtcd_batch_last_stats(const rtcd_batch* batch);
 
+/* The work around a batch call on the batch's own workers (the Bullet
+ * plugin's gathering and write-back): fn over items [0, count) in ranges of
+ * at least min_range, then waits. The CPU backend's threads, or the
+ * engine's task system (def.tasks) when it has one; on OpenCL without one,
+ * a pool of def.threads (0: all cores) made on first use, or the calling
+ * thread alone if none can be made. As with rtcd_task.h, results must not
+ * depend on the split; worker indices are below rtcd_batch_worker_count.
+ * Not from inside fn, nor while rtcd_batch_collide runs. */
+RTCD_API void rtcd_batch_parallel_for(rtcd_batch* batch, uint32_t count, uint32_t min_range, rtcd_task_fn* fn,
+                                      void* ctx);
+RTCD_API uint32_t rtcd_batch_worker_count(rtcd_batch* batch); /* >= 1; NULL batch: 1 */
+
 #ifdef __cplusplus
 }
 #endif

@@ -232,6 +232,18 @@ typedef struct rtcd_step_stats {
     /* The mesh-mesh batch's own profile (rtcd_batch_last_stats after the
      * step's batch call: host planning, devices, finishing; rtcd_batch.h). */
     rtcd_batch_stats batch;
+    /* rtcd's narrow phase in parts (rtcd only; they add up to about
+     * narrowphase_ms with batch_ms): */
+    double gather_ms;              /* the pair cache walk, new pairs' algorithms, meshes, per-body poses, descriptors */
+    double plane_ms;               /* mesh-plane pairs (CPU, vertices below the plane) */
+    double writeback_ms;           /* contacts into manifolds: points added and refreshed, manifolds opened and released */
+    double dispatch_ms;            /* Bullet's own dispatch after rtcd's: other algorithms, compound algorithms over rtcd's child pairs */
+    /* Manifolds. rtcd's pairs hold one only while they have contacts (a
+     * pair's own state stays in rtcd's batch): */
+    uint32_t manifolds;            /* held by rtcd's pairs after the step */
+    uint32_t manifolds_created;    /* opened this step */
+    uint32_t manifolds_released;   /* released this step (the pair without contacts for a few steps) */
+    uint32_t manifolds_total;      /* every manifold in the dispatcher, any algorithm (the world's step; GImpact too) */
 } rtcd_step_stats;
 
 RTCD_API rtcd_step_stats rtcd_world_last_step_stats(const rtcd_world* world);

@@ -1,0 +1,378 @@
+// The step's narrow phase for rtcd's pairs: each body's motion once, the
+// mesh-mesh descriptors and the mesh-plane pairs on the batch's workers, the
+// batch, and its results into the pairs' slots.
+#include "plugin_internal.h"
+
+#include <BulletDynamics/Dynamics/btRigidBody.h>
+#include <LinearMath/btTransformUtil.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <string>
+
+static double msSince(std::chrono::steady_clock::time_point t)
+{
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+}
+
+// The plane of a btStaticPlaneShape in world space: normal and offset.
+static void world_plane(const btCollisionObject* plane_obj, const btTransform& pt, float out[4])
+{
+    const btStaticPlaneShape* plane = static_cast<const btStaticPlaneShape*>(plane_obj->getCollisionShape());
+    btVector3 n = pt.getBasis() * plane->getPlaneNormal();
+    btScalar d = n.dot(pt * (plane->getPlaneNormal() * plane->getPlaneConstant()));
+    for (int k = 0; k < 3; ++k) out[k] = static_cast<float>(n[k]);
+    out[3] = static_cast<float>(d);
+}
+
+// Largest distance of a mesh point from its body's origin.
+static float meshReach(const rtcd_mesh* mesh)
+{
+    float lo[3], hi[3], r2 = 0.0f;
+    rtcd_mesh_bounds(mesh, lo, hi);
+    for (int k = 0; k < 3; ++k) {
+        float c = std::max(std::fabs(lo[k]), std::fabs(hi[k]));
+        r2 += c * c;
+    }
+    return std::sqrt(r2);
+}
+
+// The body's pose one step back along its present velocities: with the
+// present pose, where each of its points is heading.
+static btTransform poseBackBullet(const btCollisionObject* obj, btScalar dt)
+{
+    const btRigidBody* body = btRigidBody::upcast(obj);
+    if (!body) return obj->getWorldTransform();
+    btTransform back;
+    btTransformUtil::integrateTransform(obj->getWorldTransform(), -body->getLinearVelocity(),
+                                        -body->getAngularVelocity(), dt, back);
+    return back;
+}
+
+void rtcdPluginState::fillRecord(rtcdBodyRecord& r, const btCollisionObject* obj) const
+{
+    const btRigidBody* body = btRigidBody::upcast(obj);
+    r.pose = rtcdFromBullet(obj->getWorldTransform());
+    r.back = rtcdFromBullet(poseBackBullet(obj, time_step));
+    r.lin = body ? body->getLinearVelocity() : btVector3(0, 0, 0);
+    r.ang = body ? body->getAngularVelocity().length() : btScalar(0);
+    bool mesh = r.mesh_stamp == stamp && r.mesh;
+    r.reach = mesh ? meshReach(r.mesh) : 0.0f;
+    r.mesh_id = mesh ? rtcd_mesh_id(r.mesh) : 0;
+    r.mesh_version = mesh ? rtcd_mesh_version(r.mesh) : 0;
+}
+
+rtcdBodyRecord* rtcdPluginState::recordOf(const btCollisionObject* obj)
+{
+    int index = obj->getWorldArrayIndex();
+    if (index < 0) return nullptr;
+    size_t k = static_cast<size_t>(index);
+    if (k >= bodies.size()) bodies.resize(k + 1);
+    rtcdBodyRecord& r = bodies[k];
+    if (r.stamp != stamp) {
+        r.stamp = stamp;
+        body_list.push_back(obj);
+    }
+    return &r;
+}
+
+const rtcdBodyRecord* rtcdPluginState::recordFor(const btCollisionObject* obj, const btCollisionShape* shape) const
+{
+    int index = obj->getWorldArrayIndex();
+    if (shape != obj->getCollisionShape() || index < 0 || static_cast<size_t>(index) >= bodies.size()) return nullptr;
+    const rtcdBodyRecord& r = bodies[static_cast<size_t>(index)];
+    return r.stamp == stamp && r.mesh_stamp == stamp && r.mesh ? &r : nullptr;
+}
+
+rtcdSide rtcdPluginState::sideOf(const btCollisionObject* obj, const btCollisionShape* shape, const btTransform& pose,
+                                 const rtcd_mesh* mesh) const
+{
+    rtcdSide s;
+    int index = obj->getWorldArrayIndex();
+    if (shape == obj->getCollisionShape() && index >= 0 && static_cast<size_t>(index) < bodies.size() &&
+        bodies[static_cast<size_t>(index)].stamp == stamp) {
+        const rtcdBodyRecord& r = bodies[static_cast<size_t>(index)];
+        s.pose = r.pose;
+        s.back = r.back;
+        s.lin = r.lin;
+        s.ang = r.ang;
+        s.reach = mesh ? r.reach : 0.0f;
+        s.mesh_id = mesh ? r.mesh_id : 0;
+        s.mesh_version = mesh ? r.mesh_version : 0;
+        return s;
+    }
+    // A compound's child, or an object outside any world: computed for the
+    // pair, the same way (the child's place in its object carried along).
+    const btRigidBody* body = btRigidBody::upcast(obj);
+    s.pose = rtcdFromBullet(pose);
+    if (shape == obj->getCollisionShape()) s.back = rtcdFromBullet(poseBackBullet(obj, time_step));
+    else s.back = rtcdFromBullet(poseBackBullet(obj, time_step) * (obj->getWorldTransform().inverse() * pose));
+    s.lin = body ? body->getLinearVelocity() : btVector3(0, 0, 0);
+    s.ang = body ? body->getAngularVelocity().length() : btScalar(0);
+    s.mesh_id = mesh ? rtcd_mesh_id(mesh) : 0;
+    s.mesh_version = mesh ? rtcd_mesh_version(mesh) : 0;
+    s.reach = mesh ? meshReach(mesh) + static_cast<float>((pose.getOrigin() - obj->getWorldTransform().getOrigin()).length())
+                   : 0.0f;
+    return s;
+}
+
+// How far the points of side a may move relative to b (NULL: the static
+// world) over one step: relative translation, plus each side's turn times
+// its reach.
+static float pairMotion(const rtcdSide& a, const rtcdSide* b, btScalar dt)
+{
+    btScalar speed = (a.lin - (b ? b->lin : btVector3(0, 0, 0))).length() + a.ang * a.reach +
+                     (b ? b->ang * b->reach : btScalar(0));
+    return static_cast<float>(speed * dt);
+}
+
+void rtcdPluginState::planePair(const rtcdBatchEntry& e, const rtcd_mesh* mesh, const rtcdSide& side,
+                                rtcdWorkerStats& ws)
+{
+    rtcdPairSlot& slot = slots[e.slot];
+    uint32_t kept = slot.count; // out of memory: the pair keeps its contacts, as in runBatch
+    slot.count = 0;
+    slot.stamp = stamp;
+    slot.err = RTCD_OK;
+    ws.pairs_owned++;
+    const btCollisionObject* mesh_obj = e.plane_is_a ? e.b : e.a;
+    const btCollisionObject* plane_obj = e.plane_is_a ? e.a : e.b;
+    slot.computedWith(mesh, nullptr);
+    float plane[4];
+    world_plane(plane_obj, *(e.plane_is_a ? e.pose_a : e.pose_b), plane);
+    // Speculative points only while the body moves towards the plane: a
+    // body resting on it keeps the penetrating points it always had
+    // (measured: points within the margin above the plane changed from
+    // step to step and cost the manifold its warm start).
+    const btRigidBody* body = btRigidBody::upcast(mesh_obj);
+    btVector3 pn(plane[0], plane[1], plane[2]);
+    btVector3 lin = body ? body->getLinearVelocity() : btVector3(0, 0, 0);
+    bool closing = lin.dot(pn) * time_step < -def.speculative_margin;
+    float reach = def.speculative && closing ? def.speculative_margin + pairMotion(side, nullptr, time_step) : 0.0f;
+    // A body whose every point lies farther above the plane than the reach
+    // (its centre's height less its mesh's reach, with room for rounding)
+    // has no contact: the vertex loop is skipped (most of a pile's bodies).
+    float centre = plane[0] * side.pose.translation[0] + plane[1] * side.pose.translation[1] +
+                   plane[2] * side.pose.translation[2] - plane[3];
+    if (side.reach > 0.0f && centre - side.reach * (1.0f + 1e-4f) - 1e-6f > std::max(reach, 0.0f)) {
+        ws.pairs_culled++;
+        return;
+    }
+    rtcd_error err = rtcd_collide_plane(mesh, &side.pose, plane, e.plane_is_a, reach,
+                                        def.speculative ? def.speculative_margin : 0.0f, slot.contacts, &slot.count);
+    if (err == RTCD_ERROR_OUT_OF_MEMORY) {
+        // Counted, so the step reports it (rtcd_world_step: RTCD_ERROR_OUT_OF_MEMORY).
+        ws.out_of_memory++;
+        slot.count = kept;
+        return;
+    }
+    slot.err = err; // logged by the thread that drives the step
+    if (slot.count == 0) ws.pairs_culled++;
+}
+
+void rtcdPluginState::gatherChildren(btDispatcher* dispatcher)
+{
+    // Room for every child pose first: the entries point into it.
+    child_poses.resize(2 * child_slots.size());
+    size_t used = 0;
+    for (uint32_t k : child_slots) {
+        const rtcdPairSlot& slot = slots[k];
+        // As the pair cache's pairs: none while both bodies sleep.
+        if (!dispatcher->needsCollision(slot.obj[0], slot.obj[1])) continue;
+        const btCollisionShape* shape[2];
+        const btTransform* pose[2];
+        bool ok = true;
+        for (int i = 0; i < 2 && ok; ++i) {
+            const btCollisionObject* obj = slot.obj[i];
+            shape[i] = obj->getCollisionShape();
+            pose[i] = &obj->getWorldTransform();
+            if (slot.child[i] < 0) continue;
+            const btCompoundShape* c = static_cast<const btCompoundShape*>(shape[i]);
+            ok = slot.child[i] < c->getNumChildShapes();
+            if (!ok) break;
+            shape[i] = c->getChildShape(slot.child[i]);
+            child_poses[used] = obj->getWorldTransform() * c->getChildTransform(slot.child[i]);
+            pose[i] = &child_poses[used++];
+        }
+        if (!ok) continue;
+        rtcdBatchEntry e = {k,       slot.kind, slot.plane_is_a, slot.obj[0], slot.obj[1], shape[0], shape[1],
+                            pose[0], pose[1],   {nullptr, nullptr}, -1};
+        batch.push_back(e);
+    }
+}
+
+// The mesh of one side of an entry: the body's own (once a step, in its
+// record) or a compound child's.
+static const rtcd_mesh* sideMesh(rtcdPluginState& s, const btCollisionObject* obj, const btCollisionShape* shape)
+{
+    if (shape == obj->getCollisionShape()) {
+        rtcdBodyRecord* r = s.recordOf(obj);
+        if (r) {
+            if (r->mesh_stamp != s.stamp) {
+                r->mesh = s.meshOf(shape);
+                r->mesh_stamp = s.stamp;
+            }
+            return r->mesh;
+        }
+    }
+    return s.meshOf(shape);
+}
+
+void rtcdPluginState::runBatch()
+{
+    auto start = std::chrono::steady_clock::now();
+    // Serial: meshes (the cache may build or update one) and which bodies
+    // the step needs; every pair gets its place.
+    desc_entry.clear();
+    plane_entries.clear();
+    body_list.clear();
+    for (uint32_t i = 0; i < batch.size(); ++i) {
+        rtcdBatchEntry& e = batch[i];
+        if (e.kind == RTCD_PAIR_MESH_PLANE) {
+            const btCollisionObject* obj = e.plane_is_a ? e.b : e.a;
+            e.mesh[e.plane_is_a] = sideMesh(*this, obj, e.plane_is_a ? e.shape_b : e.shape_a);
+            if (e.mesh[e.plane_is_a]) plane_entries.push_back(i);
+            else { // no mesh yet (out of memory): no contacts this step
+                slots[e.slot].count = 0;
+                slots[e.slot].stamp = stamp;
+                stats.pairs_owned++;
+            }
+            continue;
+        }
+        e.mesh[0] = sideMesh(*this, e.a, e.shape_a);
+        e.mesh[1] = sideMesh(*this, e.b, e.shape_b);
+        if (!e.mesh[0] || !e.mesh[1]) continue; // computed alone when Bullet asks (its mesh may come back)
+        desc_entry.push_back(i);
+    }
+    worker_stats.assign(rtcd_batch_worker_count(narrowphase), rtcdWorkerStats());
+    // Each body's motion once, then the descriptors from them.
+    // Loops run on the workers only when long enough to gain (measured on
+    // 2 shared cores: a 512-blob avalanche's loops, 0.05 to 0.4 ms each,
+    // ran no faster on two threads, and a worker descheduled with a range
+    // in hand stalled the step by milliseconds).
+    parallelFor(static_cast<uint32_t>(body_list.size()), 512, 4096, [this](uint32_t begin, uint32_t end, uint32_t) {
+        for (uint32_t i = begin; i < end; ++i)
+            fillRecord(bodies[static_cast<size_t>(body_list[i]->getWorldArrayIndex())], body_list[i]);
+    });
+    descs.resize(desc_entry.size());
+    parallelFor(static_cast<uint32_t>(descs.size()), 256, 8192, [this](uint32_t begin, uint32_t end, uint32_t) {
+        for (uint32_t i = begin; i < end; ++i) {
+            const rtcdBatchEntry& e = batch[desc_entry[i]];
+            rtcdPairSlot& slot = slots[e.slot];
+            rtcd_pair_desc& d = descs[i];
+            d.a = e.mesh[0];
+            d.b = e.mesh[1];
+            d.key = slot.serial;
+            d.has_back = 1;
+            const rtcdBodyRecord* ra = recordFor(e.a, e.shape_a);
+            const rtcdBodyRecord* rb = recordFor(e.b, e.shape_b);
+            if (ra && rb) { // two bodies' own meshes (most pairs): straight from their records
+                slot.computedWith(ra->mesh_id, ra->mesh_version, rb->mesh_id, rb->mesh_version);
+                d.pose_a = ra->pose;
+                d.pose_b = rb->pose;
+                d.back_a = ra->back;
+                d.back_b = rb->back;
+                // pairMotion's sum, term for term
+                btScalar speed = (ra->lin - rb->lin).length() + ra->ang * ra->reach + rb->ang * rb->reach;
+                d.motion = static_cast<float>(speed * time_step);
+                continue;
+            }
+            rtcdSide sa = sideOf(e.a, e.shape_a, *e.pose_a, d.a), sb = sideOf(e.b, e.shape_b, *e.pose_b, d.b);
+            slot.computedWith(sa.mesh_id, sa.mesh_version, sb.mesh_id, sb.mesh_version);
+            d.pose_a = sa.pose;
+            d.pose_b = sb.pose;
+            d.motion = pairMotion(sa, &sb, time_step); // the speculative contacts' reach
+            d.back_a = sa.back;
+            d.back_b = sb.back;
+        }
+    });
+    stats.gather_ms += msSince(start);
+    // Mesh-plane pairs are a loop over vertices: here, on the same workers.
+    auto plane_start = std::chrono::steady_clock::now();
+    parallelFor(static_cast<uint32_t>(plane_entries.size()), 32, 1024, [this](uint32_t begin, uint32_t end, uint32_t worker) {
+        for (uint32_t i = begin; i < end; ++i) {
+            const rtcdBatchEntry& e = batch[plane_entries[i]];
+            const rtcd_mesh* mesh = e.mesh[e.plane_is_a];
+            const btCollisionObject* obj = e.plane_is_a ? e.b : e.a;
+            rtcdSide side = sideOf(obj, e.plane_is_a ? e.shape_b : e.shape_a, *(e.plane_is_a ? e.pose_b : e.pose_a), mesh);
+            planePair(e, mesh, side, worker_stats[worker]);
+        }
+    });
+    for (uint32_t i : plane_entries) {
+        rtcd_error err = slots[batch[i].slot].err;
+        if (err != RTCD_OK && err != RTCD_ERROR_OUT_OF_MEMORY) {
+            std::string line = std::string("rtcd: mesh-plane pair: ") + rtcd_error_name(err);
+            rtcd_log_message(RTCD_LOG_WARNING, line.c_str());
+        }
+    }
+    for (const rtcdWorkerStats& ws : worker_stats) {
+        stats.pairs_owned += ws.pairs_owned;
+        stats.pairs_culled += ws.pairs_culled;
+        stats.out_of_memory += ws.out_of_memory;
+    }
+    stats.plane_ms += msSince(plane_start);
+    results.resize(descs.size());
+    // The checking mode asks the backend for every colliding ray.
+    size_t ray_total = 0;
+    if (check)
+        for (const rtcd_pair_desc& d : descs) ray_total += rtcd_mesh_vertex_count(d.a) + rtcd_mesh_vertex_count(d.b);
+    if (rays.size() < ray_total) rays.resize(ray_total);
+    uint32_t n = static_cast<uint32_t>(descs.size());
+    auto batch_start = std::chrono::steady_clock::now();
+    rtcd_error err = narrowphase ? rtcd_batch_collide(narrowphase, descs.data(), n, results.data(),
+                                                      check ? rays.data() : nullptr)
+                                 : RTCD_ERROR_INTERNAL;
+    if (err != RTCD_OK && err != RTCD_ERROR_OUT_OF_MEMORY && narrowphase &&
+        rtcd_batch_backend(narrowphase) == RTCD_BACKEND_OPENCL) {
+        // A device failed mid-run: say so once and finish on the CPU reference.
+        std::string line = std::string("rtcd: OpenCL batch failed (") + rtcd_last_error_message() +
+                           "); switching to the CPU reference backend";
+        rtcd_log_message(RTCD_LOG_WARNING, line.c_str());
+        rtcd_narrowphase_def cpu = def;
+        cpu.backend = RTCD_BACKEND_CPU;
+        if (open(cpu) == RTCD_OK)
+            err = rtcd_batch_collide(narrowphase, descs.data(), n, results.data(), check ? rays.data() : nullptr);
+    }
+    stats.batch_ms = msSince(batch_start);
+    auto copy_start = std::chrono::steady_clock::now();
+    if (err != RTCD_OK) {
+        // No result this step (out of memory, or a backend that failed
+        // twice): every pair keeps the contacts it had, as if its bodies
+        // had not moved, and the step says so.
+        std::string line = std::string("rtcd: narrow phase failed this step (") + rtcd_error_name(err) + ": " +
+                           rtcd_last_error_message() + "); the pairs keep their previous contacts";
+        rtcd_log_message(RTCD_LOG_WARNING, line.c_str());
+        if (err == RTCD_ERROR_OUT_OF_MEMORY) stats.out_of_memory++;
+        else stats.faults++;
+        for (uint32_t k : desc_entry) slots[batch[k].slot].stamp = stamp;
+        return;
+    }
+    rtcd_batch_stats bs = rtcd_batch_last_stats(narrowphase);
+    stats.batch = bs;
+    stats.standard_ms += bs.standard_ms;
+    stats.iterative_ms += bs.iterative_ms;
+    size_t ray_offset = 0;
+    for (size_t i = 0; i < descs.size(); ++i) {
+        rtcdPairSlot& slot = slots[batch[desc_entry[i]].slot];
+        const rtcd_pair_result& r = results[i];
+        (r.standard_pass ? stats.standard_pairs : stats.iterative_pairs)++;
+        stats.predictive_rays += r.predictive_rays;
+        stats.walk_steps += r.walk_steps;
+        stats.kept_rays += r.kept_rays + r.kept_predictions;
+        stats.ray_length += r.ray_length;
+        if (check) {
+            const rtcd_pair_desc& d = descs[i];
+            checkPair(d.a, d.pose_a, d.b, d.pose_b, rays.data() + ray_offset, r.colliding_rays);
+            ray_offset += rtcd_mesh_vertex_count(d.a) + rtcd_mesh_vertex_count(d.b);
+        }
+        slot.stamp = stamp;
+        slot.count = r.contact_count;
+        for (uint32_t c = 0; c < r.contact_count; ++c) slot.contacts[c] = r.contacts[c];
+        stats.pairs_owned++;
+        stats.pairs_culled += r.standard_pass && r.rays_cast == 0; // no candidate, or the separation test
+        stats.rays_cast += r.rays_cast;
+        stats.colliding_rays += r.colliding_rays;
+    }
+    stats.writeback_ms += msSince(copy_start);
+}

@@ -1,0 +1,156 @@
+// The step's contacts into Bullet's manifolds. A pair holds a manifold only
+// while it has contacts, as Bullet's own algorithms do: Bullet's island
+// builder and solver walk every manifold. Manifolds are opened and released
+// serially (Bullet's pool and manifold array), in the step's pair order, and
+// filled in parallel, each by one worker, so the result is the same for any
+// thread count.
+#include "plugin_internal.h"
+
+#include <algorithm>
+#include <chrono>
+
+// Steps a pair keeps an empty manifold after its last contact: a pair that
+// touches again at once keeps its manifold instead of a new one each time.
+static const uint32_t k_idle_steps = 3;
+
+void rtcdPluginState::openManifold(rtcdPairSlot& slot, const btCollisionObject* o0, const btCollisionObject* o1)
+{
+    if (slot.manifold || slot.count == 0) return;
+    slot.manifold = dispatcher->getNewManifold(o0, o1);
+    slot.last_contact = stamp;
+    manifolds_held++;
+    stats.manifolds_created++;
+}
+
+void rtcdPluginState::releaseManifold(rtcdPairSlot& slot)
+{
+    if (!slot.manifold) return;
+    dispatcher->releaseManifold(slot.manifold);
+    slot.manifold = nullptr;
+    manifolds_held--;
+}
+
+void rtcdPluginState::maybeRelease(rtcdPairSlot& slot)
+{
+    if (!slot.manifold || slot.manifold->getNumContacts() > 0 || stamp - slot.last_contact < k_idle_steps) return;
+    releaseManifold(slot);
+    stats.manifolds_released++;
+}
+
+// btManifoldResult::addContactPoint without its distance limit: a point of
+// a speculative contact, matched against the cached ones within the
+// manifold's (default) breaking threshold, with Bullet's combined material.
+static void addSpeculativePoint(btManifoldResult& result, const btVector3& normal_on_b, const btVector3& point_on_b,
+                                btScalar distance)
+{
+    btPersistentManifold* m = result.getPersistentManifold();
+    const btCollisionObject* o0 = result.getBody0Internal();
+    const btCollisionObject* o1 = result.getBody1Internal();
+    bool swapped = m->getBody0() != o0;
+    btVector3 point_a = point_on_b + normal_on_b * distance;
+    const btTransform& t_a = (swapped ? o1 : o0)->getWorldTransform();
+    const btTransform& t_b = (swapped ? o0 : o1)->getWorldTransform();
+    btManifoldPoint pt(t_a.invXform(point_a), t_b.invXform(point_on_b), normal_on_b, distance);
+    pt.m_positionWorldOnA = point_a;
+    pt.m_positionWorldOnB = point_on_b;
+    pt.m_combinedFriction = btManifoldResult::calculateCombinedFriction(o0, o1);
+    pt.m_combinedRestitution = btManifoldResult::calculateCombinedRestitution(o0, o1);
+    pt.m_combinedRollingFriction = btManifoldResult::calculateCombinedRollingFriction(o0, o1);
+    pt.m_combinedSpinningFriction = btManifoldResult::calculateCombinedSpinningFriction(o0, o1);
+    int index = m->getCacheEntry(pt);
+    if (index >= 0)
+        m->replaceContactPoint(pt, index);
+    else
+        m->addManifoldPoint(pt);
+}
+
+void rtcdPluginState::writeSlot(rtcdPairSlot& slot, btManifoldResult& result, rtcdWorkerStats& ws)
+{
+    btPersistentManifold* manifold = slot.manifold;
+    result.setPersistentManifold(manifold);
+    // Speculative contacts (depth < 0) may lie farther apart than Bullet's
+    // contact breaking threshold, which addContactPoint would refuse, and the
+    // same threshold is the radius within which a new point replaces a cached
+    // one: raised to the gap, every speculative point of the step would merge
+    // into one. So points are matched with the default threshold, those past
+    // it added here (addSpeculativePoint), and the threshold raised to the
+    // largest gap only afterwards, for the refresh.
+    // A mesh that deformed (or was rebuilt) since the last pass: cached
+    // points that this pass's contacts do not match again are gone with the
+    // old shape (refreshContactPoints only follows rigid motion); matched
+    // ones keep their warm start (clearing them all left deforming piles
+    // jittering: more standard passes, deeper contacts).
+    bool changed = false;
+    for (int k = 0; k < 2; ++k) {
+        changed |= slot.mesh[k] != slot.seen_mesh[k] || slot.version[k] != slot.seen_version[k];
+        slot.seen_mesh[k] = slot.mesh[k];
+        slot.seen_version[k] = slot.version[k];
+    }
+    const int stale = 1 << 30; // not a Bullet flag; a matched point is overwritten without it
+    if (changed)
+        for (int i = 0; i < manifold->getNumContacts(); ++i) manifold->getContactPoint(i).m_contactPointFlags |= stale;
+    manifold->setContactBreakingThreshold(gContactBreakingThreshold);
+    btScalar gap = 0;
+    for (uint32_t i = 0; i < slot.count; ++i) {
+        const rtcd_contact& c = slot.contacts[i];
+        btVector3 normal(c.normal_on_b[0], c.normal_on_b[1], c.normal_on_b[2]);
+        btVector3 point(c.point_on_b[0], c.point_on_b[1], c.point_on_b[2]);
+        btScalar distance = -c.depth;
+        gap = std::max(gap, distance);
+        if (distance > gContactBreakingThreshold)
+            addSpeculativePoint(result, normal, point, distance);
+        else
+            result.addContactPoint(normal, point, distance);
+    }
+    if (changed)
+        for (int i = manifold->getNumContacts() - 1; i >= 0; --i)
+            if (manifold->getContactPoint(i).m_contactPointFlags & stale) manifold->removeContactPoint(i);
+    manifold->setContactBreakingThreshold(std::max(gContactBreakingThreshold, gap * btScalar(1.01)));
+    // Drops cached points that moved apart; the ones matched above keep their warm start.
+    result.refreshContactPoints();
+    ws.contacts += static_cast<uint32_t>(manifold->getNumContacts());
+    if (slot.count || manifold->getNumContacts()) slot.last_contact = stamp;
+    slot.written = stamp;
+}
+
+void rtcdPluginState::writeBack()
+{
+    auto start = std::chrono::steady_clock::now();
+    // Serial, in pair order: manifolds for the pairs that start touching;
+    // pairs without one are done (the near callback skips them).
+    with_manifold.clear();
+    for (uint32_t i = 0; i < batch.size(); ++i) {
+        const rtcdBatchEntry& e = batch[i];
+        rtcdPairSlot& slot = slots[e.slot];
+        if (slot.stamp != stamp) continue; // no result this step: Bullet's dispatch computes it alone
+        openManifold(slot, e.a, e.b);
+        if (slot.manifold) {
+            with_manifold.push_back(i);
+            continue;
+        }
+        slot.written = stamp;
+        if (e.pair_index >= 0) written_pairs[static_cast<size_t>(e.pair_index)] = 1;
+    }
+    worker_stats.assign(rtcd_batch_worker_count(narrowphase), rtcdWorkerStats());
+    parallelFor(static_cast<uint32_t>(with_manifold.size()), 64, 2048, [this](uint32_t begin, uint32_t end, uint32_t worker) {
+        for (uint32_t i = begin; i < end; ++i) {
+            const rtcdBatchEntry& e = batch[with_manifold[i]];
+            rtcdPairSlot& slot = slots[e.slot];
+            // As Bullet's near callback and compound algorithm would pass them.
+            btCollisionObjectWrapper w0(nullptr, e.shape_a, e.a, *e.pose_a, -1, slot.child[0] >= 0 ? slot.child[0] : -1);
+            btCollisionObjectWrapper w1(nullptr, e.shape_b, e.b, *e.pose_b, -1, slot.child[1] >= 0 ? slot.child[1] : -1);
+            btManifoldResult result(&w0, &w1);
+            if (slot.child[0] >= 0) result.setShapeIdentifiersA(-1, slot.child[0]);
+            if (slot.child[1] >= 0) result.setShapeIdentifiersB(-1, slot.child[1]);
+            writeSlot(slot, result, worker_stats[worker]);
+        }
+    });
+    for (const rtcdWorkerStats& ws : worker_stats) stats.contacts += ws.contacts;
+    // Serial: manifolds of pairs without contacts for a while go back to Bullet's pool.
+    for (uint32_t i : with_manifold) {
+        const rtcdBatchEntry& e = batch[i];
+        maybeRelease(slots[e.slot]);
+        if (e.pair_index >= 0) written_pairs[static_cast<size_t>(e.pair_index)] = 1;
+    }
+    stats.writeback_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}

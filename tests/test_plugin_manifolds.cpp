@@ -1,0 +1,212 @@
+// rtcd's pairs in Bullet hold a manifold only while they have contacts
+// (Bullet's island builder and solver walk every manifold), and a pair's own
+// state stays in rtcd's batch meanwhile: a pair that comes back into contact
+// continues from its kept rays instead of starting over.
+#include <rtcd/rtcd_bullet.h>
+
+#include <BulletCollision/Gimpact/btGImpactCollisionAlgorithm.h>
+#include <BulletCollision/Gimpact/btGImpactShape.h>
+#include <btBulletDynamicsCommon.h>
+
+#include <cstdio>
+#include <memory>
+#include <vector>
+
+#include "test_check.hpp"
+
+struct Blob {
+    std::vector<float> vertices;
+    std::vector<int> indices;
+    std::unique_ptr<btTriangleIndexVertexArray> array;
+    std::unique_ptr<btGImpactMeshShape> shape;
+    float lo[3], hi[3];
+    explicit Blob(uint64_t seed)
+    {
+        rtcd_generated_mesh g;
+        rtcd_generate_blob(RTCD_AVALANCHE_BLOB_VERTICES, 0.5f, seed, &g);
+        vertices.assign(g.vertices, g.vertices + 3 * g.vertex_count);
+        for (uint32_t i = 0; i < 3 * g.triangle_count; ++i) indices.push_back(static_cast<int>(g.indices[i]));
+        rtcd_generated_free(&g);
+        for (int k = 0; k < 3; ++k) lo[k] = 1e9f, hi[k] = -1e9f;
+        for (size_t i = 0; i < vertices.size(); ++i) {
+            lo[i % 3] = std::min(lo[i % 3], vertices[i]);
+            hi[i % 3] = std::max(hi[i % 3], vertices[i]);
+        }
+        array.reset(new btTriangleIndexVertexArray(static_cast<int>(indices.size() / 3), indices.data(), 3 * sizeof(int),
+                                                   static_cast<int>(vertices.size() / 3), vertices.data(),
+                                                   3 * sizeof(float)));
+        shape.reset(new btGImpactMeshShape(array.get()));
+        shape->updateBound();
+    }
+};
+
+struct World {
+    btDefaultCollisionConfiguration config;
+    rtcdCollisionDispatcher dispatcher{&config};
+    btDbvtBroadphase broadphase;
+    btSequentialImpulseConstraintSolver solver;
+    btDiscreteDynamicsWorld world{&dispatcher, &broadphase, &solver, &config};
+    btStaticPlaneShape ground{btVector3(0, 0, 1), 0};
+    std::vector<std::unique_ptr<btRigidBody>> bodies;
+    std::vector<std::unique_ptr<btMotionState>> motions;
+    World()
+    {
+        btGImpactCollisionAlgorithm::registerAlgorithm(&dispatcher);
+        bodies.emplace_back(new btRigidBody(0, nullptr, &ground));
+        world.addRigidBody(bodies.back().get());
+    }
+    ~World()
+    {
+        for (auto& b : bodies) world.removeRigidBody(b.get());
+    }
+    btRigidBody* add(btCollisionShape* shape, btScalar mass, const btVector3& at)
+    {
+        btVector3 inertia(0, 0, 0);
+        if (mass > 0) shape->calculateLocalInertia(mass, inertia);
+        motions.emplace_back(new btDefaultMotionState(btTransform(btQuaternion::getIdentity(), at)));
+        bodies.emplace_back(new btRigidBody(mass, motions.back().get(), shape, inertia));
+        bodies.back()->setActivationState(DISABLE_DEACTIVATION);
+        world.addRigidBody(bodies.back().get());
+        return bodies.back().get();
+    }
+    rtcd_step_stats step()
+    {
+        world.stepSimulation(1.0f / 60.0f, 1, 1.0f / 60.0f);
+        return dispatcher.lastStepStats();
+    }
+    // Manifolds between a and b, and the points they hold.
+    int manifolds(const btCollisionObject* a, const btCollisionObject* b, int* points = nullptr)
+    {
+        int n = 0, p = 0;
+        for (int i = 0; i < dispatcher.getNumManifolds(); ++i) {
+            const btPersistentManifold* m = dispatcher.getManifoldByIndexInternal(i);
+            if ((m->getBody0() == a && m->getBody1() == b) || (m->getBody0() == b && m->getBody1() == a)) {
+                n++;
+                p += m->getNumContacts();
+            }
+        }
+        if (points) *points = p;
+        return n;
+    }
+};
+
+// A program's own near callback: rtcd's pairs then write their contacts when
+// Bullet calls them, as the callback may decide (here: it counts them).
+static int g_near_calls = 0;
+static void countingNearCallback(btBroadphasePair& pair, btCollisionDispatcher& d, const btDispatcherInfo& info)
+{
+    g_near_calls++;
+    btCollisionDispatcher::defaultNearCallback(pair, d, info);
+}
+
+// Pairs without contacts (two blobs high above the plane, whose box is the
+// whole world, so both pairs are rtcd's every step) hold no manifold; once
+// the blobs land, each pair with the plane holds one. With Bullet's near
+// callback the contacts are written before its dispatch, with a program's
+// own callback when Bullet calls each pair: the same behaviour.
+static void no_contact_no_manifold(bool own_callback)
+{
+    Blob a(11), b(12);
+    World w;
+    g_near_calls = 0;
+    if (own_callback) w.dispatcher.setNearCallback(countingNearCallback);
+    w.world.setGravity(btVector3(0, 0, 0));
+    btRigidBody* ba = w.add(a.shape.get(), 1, btVector3(0, 0, 3));
+    btRigidBody* bb = w.add(b.shape.get(), 1, btVector3(3, 0, 3));
+    rtcd_step_stats st{};
+    for (int i = 0; i < 10; ++i) st = w.step();
+    std::printf("apart: %u pairs owned, %u manifolds held, %d in the dispatcher\n", st.pairs_owned, st.manifolds,
+                w.dispatcher.getNumManifolds());
+    CHECK(st.pairs_owned == 2);
+    CHECK(st.manifolds == 0 && w.dispatcher.getNumManifolds() == 0);
+    w.world.setGravity(btVector3(0, 0, -9.81f));
+    uint32_t created = 0;
+    for (int i = 0; i < 150; ++i) created += (st = w.step()).manifolds_created;
+    std::printf("landed: %u pairs owned, %u manifolds held (%u created), %d in the dispatcher\n", st.pairs_owned,
+                st.manifolds, created, w.dispatcher.getNumManifolds());
+    CHECK(st.manifolds == 2 && w.dispatcher.getNumManifolds() == 2);
+    CHECK(w.manifolds(ba, w.bodies[0].get()) == 1 && w.manifolds(bb, w.bodies[0].get()) == 1);
+    CHECK(created >= 2);
+    if (own_callback) {
+        CHECK(g_near_calls >= 2 * 160); // every pair of every step went through it
+        CHECK(w.dispatcher.getNearCallback() == countingNearCallback);
+    } else {
+        CHECK(g_near_calls == 0);
+        CHECK(w.dispatcher.getNearCallback() == btCollisionDispatcher::defaultNearCallback); // put back after each step
+    }
+}
+
+static void test_no_contact_no_manifold() { no_contact_no_manifold(false); }
+static void test_no_contact_no_manifold_own_callback() { no_contact_no_manifold(true); }
+
+// A blob slid against a fixed one, drawn back until their manifold is
+// released, then slid against it again: the pair stays in the broadphase
+// throughout, its state stays in rtcd without a manifold (iterative passes,
+// kept rays), and the renewed contact is found by an iterative pass, not a
+// standard one (which a forgotten pair would need).
+static void test_contact_again_keeps_state()
+{
+    Blob a(21), b(22);
+    World w;
+    w.world.setGravity(btVector3(0, 0, 0));
+    float gap = 0.03f;
+    btRigidBody* fixed = w.add(a.shape.get(), 0, btVector3(0, 0, 3));
+    btRigidBody* moving = w.add(b.shape.get(), 1, btVector3(a.hi[0] - b.lo[0] + gap, 0, 3));
+    moving->setDamping(0, 0);
+    uint32_t released = 0;
+    auto slide = [&](float speed, int steps, bool until_contact, rtcd_step_stats* last) {
+        for (int i = 0; i < steps; ++i) {
+            moving->setLinearVelocity(btVector3(speed, 0, 0));
+            moving->setAngularVelocity(btVector3(0, 0, 0));
+            *last = w.step();
+            released += last->manifolds_released;
+            int points = 0;
+            if (until_contact && w.manifolds(fixed, moving, &points) && points > 0) return i + 1;
+        }
+        return steps;
+    };
+    rtcd_step_stats st{};
+    int first = slide(-0.05f, 400, true, &st);
+    int points = 0;
+    CHECK(w.manifolds(fixed, moving, &points) == 1 && points > 0);
+    CHECK(released == 0);
+    std::printf("first contact after %d steps: %d points\n", first, points);
+    // Apart by more than Bullet's breaking threshold, then still.
+    slide(0.05f, 40, false, &st);
+    uint64_t kept = 0, iterative = 0, standard = 0;
+    for (int i = 0; i < 20; ++i) {
+        slide(0.0f, 1, false, &st);
+        kept += st.kept_rays;
+        iterative += st.iterative_pairs;
+        standard += st.standard_pairs;
+    }
+    std::printf("apart: %u pairs owned, manifold between them %d, released %u; %llu iterative and %llu standard "
+                "passes, %llu kept rays\n",
+                st.pairs_owned, w.manifolds(fixed, moving), released, (unsigned long long)iterative,
+                (unsigned long long)standard, (unsigned long long)kept);
+    CHECK(st.pairs_owned == 2); // the pair (and the moving blob's with the plane): still rtcd's
+    CHECK(w.manifolds(fixed, moving) == 0);
+    CHECK(released == 1); // the pair's one manifold, once it had no point left
+    CHECK(kept > 0 && iterative > 0);
+    // Back into contact: the pair's kept rays find it.
+    int again = 0, found_by_standard = -1;
+    for (int i = 0; i < 400 && again == 0; ++i) {
+        moving->setLinearVelocity(btVector3(-0.05f, 0, 0));
+        moving->setAngularVelocity(btVector3(0, 0, 0));
+        st = w.step();
+        if (w.manifolds(fixed, moving, &points) && points > 0) {
+            again = i + 1;
+            found_by_standard = static_cast<int>(st.standard_pairs);
+        }
+    }
+    std::printf("contact again after %d steps: %d points, found by %s pass\n", again, points,
+                found_by_standard ? "a standard" : "an iterative");
+    CHECK(again > 0 && points > 0);
+    CHECK(found_by_standard == 0);
+}
+
+int main()
+{
+    return rtcd_run_tests(
+        {test_no_contact_no_manifold, test_no_contact_no_manifold_own_callback, test_contact_again_keeps_state});
+}
