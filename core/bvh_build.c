@@ -243,6 +243,7 @@ done:
 void rtcd_bvh_destroy(rtcd_bvh* bvh)
 {
     rtcd_free(bvh->nodes4);
+    rtcd_free(bvh->nodes4_src);
     rtcd_free(bvh->nodes);
     rtcd_free(bvh->tris);
     rtcd_free(bvh->tri_ids);

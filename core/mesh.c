@@ -175,8 +175,10 @@ static rtcd_error build_adjacency(const rtcd_mesh_def* def, const uint32_t* idx,
 }
 
 /* Normals, box, edge lengths, facing and reach from the vertices (creation
- * and every update: each field is written afresh). */
-rtcd_error rtcd_mesh_derive_geometry(rtcd_mesh* m)
+ * and every update: each field is written afresh). Each edge's direction is
+ * normalized once and negated for the other corner (exact in floats), so a
+ * triangle costs three square roots, not six. */
+rtcd_error rtcd_mesh_derive_geometry(rtcd_mesh* m, double* sums)
 {
     m->max_edge_length = 0.0f; /* accumulated with fmaxf below */
     for (int k = 0; k < 3; ++k) {
@@ -189,9 +191,12 @@ rtcd_error rtcd_mesh_derive_geometry(rtcd_mesh* m)
             m->hi[k] = fmaxf(m->hi[k], m->vertices[3 * i + k]);
         }
     }
-    double* vn = rtcd_calloc((size_t)m->vertex_count * 3, sizeof(double));
+    double* vn = sums;
+    if (vn) memset(vn, 0, (size_t)m->vertex_count * 3 * sizeof(double));
+    else vn = rtcd_calloc((size_t)m->vertex_count * 3, sizeof(double));
     if (!vn) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "%s: no memory for vertex normals", m->name);
     double edge_sum = 0.0;
+    float max_edge = 0.0f;
     for (uint32_t t = 0; t < m->triangle_count; ++t) {
         const uint32_t* tri = m->indices + 3 * t;
         rtcd_v3 p[3] = {mesh_vertex(m, tri[0]), mesh_vertex(m, tri[1]), mesh_vertex(m, tri[2])};
@@ -199,19 +204,25 @@ rtcd_error rtcd_mesh_derive_geometry(rtcd_mesh* m)
         m->triangle_normals[3 * t] = n.x;
         m->triangle_normals[3 * t + 1] = n.y;
         m->triangle_normals[3 * t + 2] = n.z;
+        rtcd_v3 dir[3]; /* edge c: corner c to corner c + 1 */
+        float len[3];
         for (int c = 0; c < 3; ++c) {
-            rtcd_v3 e0 = v3_normalize(v3_sub(p[(c + 1) % 3], p[c]));
-            rtcd_v3 e1 = v3_normalize(v3_sub(p[(c + 2) % 3], p[c]));
+            rtcd_v3 e = v3_sub(p[(c + 1) % 3], p[c]);
+            len[c] = v3_length(e);
+            dir[c] = len[c] > 0.0f ? v3_scale(e, 1.0f / len[c]) : e; /* v3_normalize */
+        }
+        for (int c = 0; c < 3; ++c) {
+            rtcd_v3 e0 = dir[c], e1 = v3_scale(dir[(c + 2) % 3], -1.0f);
             double cosang = fmax(-1.0, fmin(1.0, (double)v3_dot(e0, e1)));
             double angle = acos(cosang); /* angle-weighted: independent of tessellation */
             vn[3 * tri[c]] += angle * n.x;
             vn[3 * tri[c] + 1] += angle * n.y;
             vn[3 * tri[c] + 2] += angle * n.z;
-            float edge = v3_length(v3_sub(p[(c + 1) % 3], p[c]));
-            edge_sum += edge;
-            m->max_edge_length = fmaxf(m->max_edge_length, edge * (1.0f + 1e-6f)); /* rounded up: a bound */
+            edge_sum += len[c];
+            max_edge = fmaxf(max_edge, len[c] * (1.0f + 1e-6f)); /* rounded up: a bound */
         }
     }
+    m->max_edge_length = max_edge;
     if (m->open_surface) {
         double f[3] = {0, 0, 0};
         for (uint32_t t = 0; t < m->triangle_count; ++t) {
@@ -251,7 +262,7 @@ rtcd_error rtcd_mesh_derive_geometry(rtcd_mesh* m)
         /* Unreferenced vertices keep a zero normal and cast no rays. */
         for (int k = 0; k < 3; ++k) m->vertex_normals[3 * i + k] = len > 0.0 ? (float)(vn[3 * i + k] / len) : 0.0f;
     }
-    rtcd_free(vn);
+    if (vn != sums) rtcd_free(vn);
     return RTCD_OK;
 }
 
@@ -327,7 +338,7 @@ rtcd_error rtcd_mesh_create(const rtcd_mesh_def* def, rtcd_mesh** out)
         if ((err = build_adjacency(def, m->indices, m->neighbors)) != RTCD_OK) goto fail;
         m->mass = rtcd_compute_mass_properties(m->vertices, m->indices, m->triangle_count);
     }
-    if ((err = rtcd_mesh_derive_geometry(m)) != RTCD_OK) goto fail;
+    if ((err = rtcd_mesh_derive_geometry(m, NULL)) != RTCD_OK) goto fail;
     err = rtcd_bvh_build(m->vertices, m->indices, m->triangle_count,
                          def->bvh_leaf_size ? def->bvh_leaf_size : RTCD_BVH_DEFAULT_LEAF_SIZE, &m->bvh);
     if (err != RTCD_OK) goto fail;
@@ -353,6 +364,9 @@ void rtcd_mesh_release(rtcd_mesh* mesh)
     rtcd_bvh_destroy(&mesh->bvh);
     rtcd_free(mesh->vertices);
     rtcd_free(mesh->prev_vertices);
+    rtcd_free(mesh->spare_vertices);
+    rtcd_free(mesh->normal_sums);
+    rtcd_free(mesh->keep);
     rtcd_free(mesh->indices);
     rtcd_free(mesh->triangle_normals);
     rtcd_free(mesh->vertex_normals);
@@ -387,5 +401,10 @@ rtcd_mass_properties rtcd_mesh_mass_properties(const rtcd_mesh* m)
 {
     rtcd_mass_properties none;
     memset(&none, 0, sizeof none);
-    return m ? m->mass : none;
+    if (!m) return none;
+    /* A deformed mesh's mass is computed when asked (an update does not
+     * need it: a deforming body's mass and inertia are the user's to set);
+     * not cached, so concurrent readers of a const mesh stay safe. */
+    if (m->mass_stale) return rtcd_compute_mass_properties(m->vertices, m->indices, m->triangle_count);
+    return m->mass;
 }

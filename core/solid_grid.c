@@ -193,12 +193,14 @@ static rtcd_error open_surface_cells(rtcd_mesh* m, uint8_t* state)
     return RTCD_OK;
 }
 
-rtcd_error rtcd_solid_grid_build(rtcd_mesh* m)
+rtcd_error rtcd_solid_grid_build(rtcd_mesh* m) { return rtcd_solid_grid_build_margin(m, 0.0f); }
+
+rtcd_error rtcd_solid_grid_build_margin(rtcd_mesh* m, float margin)
 {
     rtcd_solid_grid* g = &m->grid;
     for (int k = 0; k < 3; ++k) {
         float ext = m->hi[k] - m->lo[k];
-        float pad = 1e-4f * ext + 1e-6f * fabsf(m->lo[k]) + 1e-30f;
+        float pad = 1e-4f * ext + 1e-6f * fabsf(m->lo[k]) + 1e-30f + margin;
         g->lo[k] = m->lo[k] - pad;
         g->inv_cell[k] = RTCD_GRID_N / (ext + 2.0f * pad);
     }
@@ -267,8 +269,9 @@ rtcd_error rtcd_vertex_clusters_build(rtcd_mesh* m)
 {
     uint32_t n = m->vertex_count, nc = (n + RTCD_CLUSTER_SIZE - 1) / RTCD_CLUSTER_SIZE;
     keyed_vertex* keyed = rtcd_alloc((n ? n : 1) * sizeof *keyed);
-    m->cluster_vertices = rtcd_alloc((n ? n : 1) * sizeof *m->cluster_vertices);
-    m->clusters = rtcd_alloc((nc ? nc : 1) * sizeof *m->clusters);
+    /* A deformed mesh sorts again into the arrays it has. */
+    if (!m->cluster_vertices) m->cluster_vertices = rtcd_alloc((n ? n : 1) * sizeof *m->cluster_vertices);
+    if (!m->clusters) m->clusters = rtcd_alloc((nc ? nc : 1) * sizeof *m->clusters);
     if (!keyed || !m->cluster_vertices || !m->clusters) {
         rtcd_free(keyed);
         return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "%s: no memory for vertex clusters", m->name);
@@ -287,9 +290,20 @@ rtcd_error rtcd_vertex_clusters_build(rtcd_mesh* m)
     for (uint32_t i = 0; i < n; ++i) m->cluster_vertices[i] = keyed[i].vertex;
     rtcd_free(keyed);
     for (uint32_t c = 0; c < nc; ++c) {
+        m->clusters[c].first = c * RTCD_CLUSTER_SIZE;
+        m->clusters[c].count = n - m->clusters[c].first < RTCD_CLUSTER_SIZE ? n - m->clusters[c].first : RTCD_CLUSTER_SIZE;
+    }
+    m->cluster_count = nc;
+    rtcd_vertex_clusters_refit(m);
+    return RTCD_OK;
+}
+
+/* The balls of the runs as they are: exact for the vertices of now, whatever
+ * the runs (a deformed mesh keeps its runs between sorts). */
+void rtcd_vertex_clusters_refit(rtcd_mesh* m)
+{
+    for (uint32_t c = 0; c < m->cluster_count; ++c) {
         rtcd_vertex_cluster* cl = &m->clusters[c];
-        cl->first = c * RTCD_CLUSTER_SIZE;
-        cl->count = n - cl->first < RTCD_CLUSTER_SIZE ? n - cl->first : RTCD_CLUSTER_SIZE;
         float lo[3] = {RTCD_FLT_MAX, RTCD_FLT_MAX, RTCD_FLT_MAX}, hi[3] = {-RTCD_FLT_MAX, -RTCD_FLT_MAX, -RTCD_FLT_MAX};
         for (uint32_t j = cl->first; j < cl->first + cl->count; ++j)
             for (int k = 0; k < 3; ++k) {
@@ -309,6 +323,4 @@ rtcd_error rtcd_vertex_clusters_build(rtcd_mesh* m)
         /* a hair more, so rounding in the transform never drops a vertex */
         cl->radius = sqrtf(r2) * (1.0f + 1e-5f) + 1e-6f * (fabsf(cl->centre[0]) + fabsf(cl->centre[1]) + fabsf(cl->centre[2]));
     }
-    m->cluster_count = nc;
-    return RTCD_OK;
 }
