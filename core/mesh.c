@@ -41,10 +41,10 @@ static rtcd_error check_range(const char* name, const float* v, uint32_t n)
     uint32_t far_vertex = 0;
     for (uint32_t i = 0; i < n; ++i)
         for (int k = 0; k < 3; ++k) {
-            float x = v[3 * i + k];
-            lo[k] = fminf(lo[k], x);
-            hi[k] = fmaxf(hi[k], x);
-            if (fabsf(x) > far) far = fabsf(x), far_vertex = i;
+            float x = v[3 * i + k], ax = x < 0.0f ? -x : x; /* finite (checked first) */
+            lo[k] = x < lo[k] ? x : lo[k];
+            hi[k] = x > hi[k] ? x : hi[k];
+            if (ax > far) far = ax, far_vertex = i;
         }
     float extent = fmaxf(hi[0] - lo[0], fmaxf(hi[1] - lo[1], hi[2] - lo[2]));
     if (far > RTCD_MESH_MAX_COORDINATE)
@@ -99,11 +99,13 @@ rtcd_error rtcd_mesh_check_shape(const char* name, const float* v, uint32_t vert
         }
         double cx = e1[1] * e2[2] - e1[2] * e2[1], cy = e1[2] * e2[0] - e1[0] * e2[2],
                cz = e1[0] * e2[1] - e1[1] * e2[0];
-        double longest = fmax(fmax(e1[0] * e1[0] + e1[1] * e1[1] + e1[2] * e1[2],
-                                   e2[0] * e2[0] + e2[1] * e2[1] + e2[2] * e2[2]),
-                              e3[0] * e3[0] + e3[1] * e3[1] + e3[2] * e3[2]);
-        /* Zero area up to float precision: height below ~1e-6 of the longest edge. */
-        if (sqrt(cx * cx + cy * cy + cz * cz) <= 1e-6 * longest)
+        double l1 = e1[0] * e1[0] + e1[1] * e1[1] + e1[2] * e1[2], l2 = e2[0] * e2[0] + e2[1] * e2[1] + e2[2] * e2[2],
+               l3 = e3[0] * e3[0] + e3[1] * e3[1] + e3[2] * e3[2];
+        double longest = l1 > l2 ? l1 : l2;
+        longest = l3 > longest ? l3 : longest;
+        /* Zero area up to float precision: height below ~1e-6 of the longest
+         * edge (squared both sides: no square root per triangle). */
+        if (cx * cx + cy * cy + cz * cz <= 1e-12 * longest * longest)
             return rtcd_fail(RTCD_ERROR_MESH_DEGENERATE_TRIANGLE,
                              "%s: triangle %u (%u, %u, %u) has zero area", name, t, a, b, c);
     }
@@ -174,6 +176,19 @@ static rtcd_error build_adjacency(const rtcd_mesh_def* def, const uint32_t* idx,
     return err;
 }
 
+/* acos to within 2e-8 rad (Abramowitz and Stegun 4.4.46), several times
+ * cheaper than the library's: deformable meshes recompute their normals at
+ * every update, creation with RTCD_MESH_DEFORMABLE uses it too (an updated
+ * mesh equals a created one). */
+static double fast_acos(double x)
+{
+    double a = fabs(x);
+    double p = ((((((-0.0012624911 * a + 0.0066700901) * a - 0.0170881256) * a + 0.0308918810) * a - 0.0501743046) * a +
+                 0.0889789874) * a - 0.2145988016) * a + 1.5707963050;
+    double r = sqrt(1.0 - a) * p;
+    return x < 0.0 ? 3.14159265358979323846 - r : r;
+}
+
 /* Normals, box, edge lengths, facing and reach from the vertices (creation
  * and every update: each field is written afresh). Each edge's direction is
  * normalized once and negated for the other corner (exact in floats), so a
@@ -186,11 +201,13 @@ rtcd_error rtcd_mesh_derive_geometry(rtcd_mesh* m, double* sums)
         m->hi[k] = m->lo[k];
     }
     for (uint32_t i = 0; i < m->vertex_count; ++i) {
-        for (int k = 0; k < 3; ++k) {
-            m->lo[k] = fminf(m->lo[k], m->vertices[3 * i + k]);
-            m->hi[k] = fmaxf(m->hi[k], m->vertices[3 * i + k]);
+        for (int k = 0; k < 3; ++k) { /* finite (checked): compares do what fminf does */
+            float x = m->vertices[3 * i + k];
+            m->lo[k] = x < m->lo[k] ? x : m->lo[k];
+            m->hi[k] = x > m->hi[k] ? x : m->hi[k];
         }
     }
+    int fast = m->deformable;
     double* vn = sums;
     if (vn) memset(vn, 0, (size_t)m->vertex_count * 3 * sizeof(double));
     else vn = rtcd_calloc((size_t)m->vertex_count * 3, sizeof(double));
@@ -214,12 +231,13 @@ rtcd_error rtcd_mesh_derive_geometry(rtcd_mesh* m, double* sums)
         for (int c = 0; c < 3; ++c) {
             rtcd_v3 e0 = dir[c], e1 = v3_scale(dir[(c + 2) % 3], -1.0f);
             double cosang = fmax(-1.0, fmin(1.0, (double)v3_dot(e0, e1)));
-            double angle = acos(cosang); /* angle-weighted: independent of tessellation */
+            double angle = fast ? fast_acos(cosang) : acos(cosang); /* angle-weighted: independent of tessellation */
             vn[3 * tri[c]] += angle * n.x;
             vn[3 * tri[c] + 1] += angle * n.y;
             vn[3 * tri[c] + 2] += angle * n.z;
             edge_sum += len[c];
-            max_edge = fmaxf(max_edge, len[c] * (1.0f + 1e-6f)); /* rounded up: a bound */
+            float bound = len[c] * (1.0f + 1e-6f); /* rounded up: a bound */
+            max_edge = bound > max_edge ? bound : max_edge;
         }
     }
     m->max_edge_length = max_edge;
@@ -254,7 +272,8 @@ rtcd_error rtcd_mesh_derive_geometry(rtcd_mesh* m, double* sums)
     float reach2 = 0.0f;
     for (uint32_t i = 0; i < m->vertex_count; ++i) {
         rtcd_v3 v = v3_load(m->vertices + 3 * i);
-        reach2 = fmaxf(reach2, v3_dot(v, v));
+        float d2 = v3_dot(v, v);
+        reach2 = d2 > reach2 ? d2 : reach2;
     }
     m->reach = sqrtf(reach2) * (1.0f + 1e-6f);
     for (uint32_t i = 0; i < m->vertex_count; ++i) {

@@ -306,9 +306,10 @@ void rtcd_vertex_clusters_refit(rtcd_mesh* m)
         rtcd_vertex_cluster* cl = &m->clusters[c];
         float lo[3] = {RTCD_FLT_MAX, RTCD_FLT_MAX, RTCD_FLT_MAX}, hi[3] = {-RTCD_FLT_MAX, -RTCD_FLT_MAX, -RTCD_FLT_MAX};
         for (uint32_t j = cl->first; j < cl->first + cl->count; ++j)
-            for (int k = 0; k < 3; ++k) {
-                lo[k] = fminf(lo[k], m->vertices[3 * m->cluster_vertices[j] + k]);
-                hi[k] = fmaxf(hi[k], m->vertices[3 * m->cluster_vertices[j] + k]);
+            for (int k = 0; k < 3; ++k) { /* finite vertices: compares do what fminf does, inline */
+                float x = m->vertices[3 * m->cluster_vertices[j] + k];
+                lo[k] = x < lo[k] ? x : lo[k];
+                hi[k] = x > hi[k] ? x : hi[k];
             }
         float r2 = 0.0f;
         for (int k = 0; k < 3; ++k) cl->centre[k] = 0.5f * (lo[k] + hi[k]);
@@ -318,7 +319,7 @@ void rtcd_vertex_clusters_refit(rtcd_mesh* m)
                 float e = m->vertices[3 * m->cluster_vertices[j] + k] - cl->centre[k];
                 d2 += e * e;
             }
-            r2 = fmaxf(r2, d2);
+            r2 = d2 > r2 ? d2 : r2;
         }
         /* a hair more, so rounding in the transform never drops a vertex */
         cl->radius = sqrtf(r2) * (1.0f + 1e-5f) + 1e-6f * (fabsf(cl->centre[0]) + fabsf(cl->centre[1]) + fabsf(cl->centre[2]));
