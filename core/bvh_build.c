@@ -253,7 +253,10 @@ void rtcd_bvh_destroy(rtcd_bvh* bvh)
 static double node_area(const rtcd_bvh_node* n)
 {
     double d[3];
-    for (int k = 0; k < 3; ++k) d[k] = fmax(0.0, (double)n->hi[k] - n->lo[k]);
+    for (int k = 0; k < 3; ++k) {
+        double e = (double)n->hi[k] - n->lo[k];
+        d[k] = e > 0.0 ? e : 0.0; /* a compare, not fmax (a library call; every update measures the tree) */
+    }
     return d[0] * d[1] + d[1] * d[2] + d[2] * d[0];
 }
 

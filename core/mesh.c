@@ -182,9 +182,10 @@ static rtcd_error build_adjacency(const rtcd_mesh_def* def, const uint32_t* idx,
  * mesh equals a created one). */
 static double fast_acos(double x)
 {
-    double a = fabs(x);
-    double p = ((((((-0.0012624911 * a + 0.0066700901) * a - 0.0170881256) * a + 0.0308918810) * a - 0.0501743046) * a +
-                 0.0889789874) * a - 0.2145988016) * a + 1.5707963050;
+    double a = x < 0.0 ? -x : x, a2 = a * a, a4 = a2 * a2;
+    /* Estrin's scheme: a short dependency chain (three corners a triangle) */
+    double p = (1.5707963050 - 0.2145988016 * a) + a2 * (0.0889789874 - 0.0501743046 * a) +
+               a4 * ((0.0308918810 - 0.0170881256 * a) + a2 * (0.0066700901 - 0.0012624911 * a));
     double r = sqrt(1.0 - a) * p;
     return x < 0.0 ? 3.14159265358979323846 - r : r;
 }
@@ -230,7 +231,8 @@ rtcd_error rtcd_mesh_derive_geometry(rtcd_mesh* m, double* sums)
         }
         for (int c = 0; c < 3; ++c) {
             rtcd_v3 e0 = dir[c], e1 = v3_scale(dir[(c + 2) % 3], -1.0f);
-            double cosang = fmax(-1.0, fmin(1.0, (double)v3_dot(e0, e1)));
+            double cosang = (double)v3_dot(e0, e1);
+            cosang = cosang < -1.0 ? -1.0 : (cosang > 1.0 ? 1.0 : cosang); /* compares: no library calls */
             double angle = fast ? fast_acos(cosang) : acos(cosang); /* angle-weighted: independent of tessellation */
             vn[3 * tri[c]] += angle * n.x;
             vn[3 * tri[c] + 1] += angle * n.y;

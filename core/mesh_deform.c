@@ -34,8 +34,8 @@
  *   grouping that has drifted only culls less; sorted again with the grids.
  * - Mass properties: computed when asked for (a deforming body's mass and
  *   inertia are the user's to set); the update computes the volume only.
- * The margin is 12 updates of the current largest displacement, within 2 %
- * and 12 % of the mesh's extent: a coarser grid culls less, a rebuild costs
+ * The margin is 24 updates of the current largest displacement, within 2 %
+ * and 15 % of the mesh's extent: a coarser grid culls less, a rebuild costs
  * a few updates' worth.
  *
  * Why refit the BVH: the topology stays, and smooth deformations keep
@@ -79,9 +79,9 @@
 #define REFIT_SAH_BOUND 1.2
 /* The grids' margin: updates of the current displacement it holds, and its
  * bounds relative to the mesh's extent. */
-#define GRID_MARGIN_UPDATES 12.0f
+#define GRID_MARGIN_UPDATES 24.0f
 #define GRID_MARGIN_MIN 0.02f
-#define GRID_MARGIN_MAX 0.12f
+#define GRID_MARGIN_MAX 0.15f
 
 enum { PART_CHECK, PART_VOLUME, PART_GEOMETRY, PART_BVH, PART_GRIDS, PART_CLUSTERS };
 static const char* const k_part_names[RTCD_DEFORM_PARTS] = {"check", "volume", "geometry", "bvh", "grids", "clusters"};
