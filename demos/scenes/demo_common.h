@@ -182,6 +182,7 @@ typedef struct demo_summary {
     uint32_t user_meshes;         /* shapes from --mesh files */
     uint32_t deforming;           /* deforming bodies at the end */
     double deform_ms_mean;        /* per step, in rtcd_shape_set_vertices (outside the step's timing) */
+    double deform_parts_ms[RTCD_DEFORM_PARTS]; /* per step, rtcd's updates by part (rtcd narrow phase only) */
     /* DEMO_MIXED only (mixed_scene after the run's last step) */
     uint32_t kind_counts[MIXED_KIND_COUNT];
     uint32_t terrain_triangles;
