@@ -176,18 +176,87 @@ static rtcd_error build_adjacency(const rtcd_mesh_def* def, const uint32_t* idx,
     return err;
 }
 
-/* acos to within 2e-8 rad (Abramowitz and Stegun 4.4.46), several times
- * cheaper than the library's: deformable meshes recompute their normals at
- * every update, creation with RTCD_MESH_DEFORMABLE uses it too (an updated
- * mesh equals a created one). */
-static double fast_acos(double x)
+static inline void sqrt4(float* x)
 {
-    double a = x < 0.0 ? -x : x, a2 = a * a, a4 = a2 * a2;
-    /* Estrin's scheme: a short dependency chain (three corners a triangle) */
-    double p = (1.5707963050 - 0.2145988016 * a) + a2 * (0.0889789874 - 0.0501743046 * a) +
-               a4 * ((0.0308918810 - 0.0170881256 * a) + a2 * (0.0066700901 - 0.0012624911 * a));
-    double r = sqrt(1.0 - a) * p;
-    return x < 0.0 ? 3.14159265358979323846 - r : r;
+    for (int k = 0; k < 4; ++k) x[k] = sqrtf(x[k]);
+}
+static inline void div4(float* x, const float* y)
+{
+    for (int k = 0; k < 4; ++k) x[k] = x[k] / y[k];
+}
+
+/* Deformable meshes' normals, recomputed at every update (creation with
+ * RTCD_MESH_DEFORMABLE computes them so too: an updated mesh equals a
+ * created one): the same angle-weighted normals in floats throughout, a triangle's square roots
+ * and quotients four at a time (edge lengths and the normal's length; the
+ * corners' cosines and the normal's scale; the acos polynomial's roots),
+ * the sums in floats: several times cheaper than the double path. Edge
+ * lengths as the exact path has them. */
+static void deformable_normals(rtcd_mesh* m, float* vn, double* edge_sum_out, float* max_edge_out)
+{
+    memset(vn, 0, (size_t)m->vertex_count * 3 * sizeof(float));
+    double edge_sum = 0.0;
+    float max_edge = 0.0f;
+    for (uint32_t t = 0; t < m->triangle_count; ++t) {
+        const uint32_t* tri = m->indices + 3 * t;
+        rtcd_v3 p[3] = {mesh_vertex(m, tri[0]), mesh_vertex(m, tri[1]), mesh_vertex(m, tri[2])};
+        rtcd_v3 e[3] = {v3_sub(p[1], p[0]), v3_sub(p[2], p[1]), v3_sub(p[0], p[2])}; /* edge c: corner c to c + 1 */
+        rtcd_v3 c = v3_cross(e[0], v3_sub(p[2], p[0]));
+        float len[4] = {v3_dot(e[0], e[0]), v3_dot(e[1], e[1]), v3_dot(e[2], e[2]), v3_dot(c, c)};
+        sqrt4(len); /* edges 0..2, the normal's length */
+        /* corner k lies between edge k and edge k + 2 reversed */
+        float num[4], den[4];
+        for (int k = 0; k < 3; ++k) {
+            num[k] = -v3_dot(e[k], e[(k + 2) % 3]);
+            den[k] = len[k] * len[(k + 2) % 3];
+            if (!(den[k] > 0.0f)) num[k] = 1.0f, den[k] = 1.0f;
+        }
+        num[3] = 1.0f;
+        den[3] = len[3] > 0.0f ? len[3] : 1.0f;
+        div4(num, den); /* the corners' cosines, 1 / |c| */
+        rtcd_v3 n = len[3] > 0.0f ? v3_scale(c, num[3]) : c;
+        m->triangle_normals[3 * t] = n.x;
+        m->triangle_normals[3 * t + 1] = n.y;
+        m->triangle_normals[3 * t + 2] = n.z;
+        /* acos (Abramowitz and Stegun 4.4.46, 2e-8 rad) of each corner */
+        float root[4] = {0.0f, 0.0f, 0.0f, 0.0f}, a[3];
+        for (int k = 0; k < 3; ++k) {
+            float x = num[k] < -1.0f ? -1.0f : (num[k] > 1.0f ? 1.0f : num[k]);
+            a[k] = x < 0.0f ? -x : x;
+            root[k] = 1.0f - a[k];
+        }
+        sqrt4(root);
+        for (int k = 0; k < 3; ++k) {
+            float x = a[k], x2 = x * x, x4 = x2 * x2;
+            float poly = (1.5707963050f - 0.2145988016f * x) + x2 * (0.0889789874f - 0.0501743046f * x) +
+                         x4 * ((0.0308918810f - 0.0170881256f * x) + x2 * (0.0066700901f - 0.0012624911f * x));
+            float r = root[k] * poly;
+            float angle = num[k] < 0.0f ? 3.14159265f - r : r;
+            float* sum = vn + 3 * tri[k];
+            sum[0] += angle * n.x;
+            sum[1] += angle * n.y;
+            sum[2] += angle * n.z;
+            edge_sum += len[k];
+            float bound = len[k] * (1.0f + 1e-6f); /* rounded up: a bound */
+            max_edge = bound > max_edge ? bound : max_edge;
+        }
+    }
+    /* Unit vertex normals, four vertices at a time; unreferenced vertices keep a zero normal. */
+    for (uint32_t i = 0; i < m->vertex_count; i += 4) {
+        uint32_t n = m->vertex_count - i < 4 ? m->vertex_count - i : 4;
+        float l[4] = {1.0f, 1.0f, 1.0f, 1.0f}, one[4] = {1.0f, 1.0f, 1.0f, 1.0f};
+        for (uint32_t j = 0; j < n; ++j) {
+            const float* s = vn + 3 * (i + j);
+            l[j] = s[0] * s[0] + s[1] * s[1] + s[2] * s[2];
+        }
+        sqrt4(l);
+        for (uint32_t j = 0; j < 4; ++j) l[j] = l[j] > 0.0f ? l[j] : 1.0f;
+        div4(one, l);
+        for (uint32_t j = 0; j < n; ++j)
+            for (int k = 0; k < 3; ++k) m->vertex_normals[3 * (i + j) + k] = vn[3 * (i + j) + k] * one[j];
+    }
+    *edge_sum_out = edge_sum;
+    *max_edge_out = max_edge;
 }
 
 /* Normals, box, edge lengths, facing and reach from the vertices (creation
@@ -208,14 +277,14 @@ rtcd_error rtcd_mesh_derive_geometry(rtcd_mesh* m, double* sums)
             m->hi[k] = x > m->hi[k] ? x : m->hi[k];
         }
     }
-    int fast = m->deformable;
     double* vn = sums;
     if (vn) memset(vn, 0, (size_t)m->vertex_count * 3 * sizeof(double));
     else vn = rtcd_calloc((size_t)m->vertex_count * 3, sizeof(double));
     if (!vn) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "%s: no memory for vertex normals", m->name);
     double edge_sum = 0.0;
     float max_edge = 0.0f;
-    for (uint32_t t = 0; t < m->triangle_count; ++t) {
+    if (m->deformable) deformable_normals(m, (float*)(void*)vn, &edge_sum, &max_edge);
+    for (uint32_t t = 0; !m->deformable && t < m->triangle_count; ++t) {
         const uint32_t* tri = m->indices + 3 * t;
         rtcd_v3 p[3] = {mesh_vertex(m, tri[0]), mesh_vertex(m, tri[1]), mesh_vertex(m, tri[2])};
         rtcd_v3 n = v3_normalize(v3_cross(v3_sub(p[1], p[0]), v3_sub(p[2], p[0])));
@@ -233,7 +302,7 @@ rtcd_error rtcd_mesh_derive_geometry(rtcd_mesh* m, double* sums)
             rtcd_v3 e0 = dir[c], e1 = v3_scale(dir[(c + 2) % 3], -1.0f);
             double cosang = (double)v3_dot(e0, e1);
             cosang = cosang < -1.0 ? -1.0 : (cosang > 1.0 ? 1.0 : cosang); /* compares: no library calls */
-            double angle = fast ? fast_acos(cosang) : acos(cosang); /* angle-weighted: independent of tessellation */
+            double angle = acos(cosang); /* angle-weighted: independent of tessellation */
             vn[3 * tri[c]] += angle * n.x;
             vn[3 * tri[c] + 1] += angle * n.y;
             vn[3 * tri[c] + 2] += angle * n.z;
@@ -278,7 +347,7 @@ rtcd_error rtcd_mesh_derive_geometry(rtcd_mesh* m, double* sums)
         reach2 = d2 > reach2 ? d2 : reach2;
     }
     m->reach = sqrtf(reach2) * (1.0f + 1e-6f);
-    for (uint32_t i = 0; i < m->vertex_count; ++i) {
+    for (uint32_t i = 0; !m->deformable && i < m->vertex_count; ++i) {
         double len = sqrt(vn[3 * i] * vn[3 * i] + vn[3 * i + 1] * vn[3 * i + 1] + vn[3 * i + 2] * vn[3 * i + 2]);
         /* Unreferenced vertices keep a zero normal and cast no rays. */
         for (int k = 0; k < 3; ++k) m->vertex_normals[3 * i + k] = len > 0.0 ? (float)(vn[3 * i + k] / len) : 0.0f;
