@@ -110,9 +110,9 @@ static void lap(rtcd_mesh* m, int part, double* t)
  * that finds no memory keeps the refitted tree (exact) for now. */
 static int update_bvh(rtcd_mesh* m)
 {
-    rtcd_bvh_refit(&m->bvh, m->vertices, m->indices);
+    double sah = rtcd_bvh_refit_sah(&m->bvh, m->vertices, m->indices, m->lo, m->hi);
     rtcd_bvh4_refit(&m->bvh);
-    if (!(rtcd_bvh_sah(&m->bvh) > REFIT_SAH_BOUND * m->bvh.built_sah)) return 0;
+    if (!(sah > REFIT_SAH_BOUND * m->bvh.built_sah)) return 0;
     rtcd_bvh fresh;
     if (rtcd_bvh_build(m->vertices, m->indices, m->triangle_count, m->bvh.leaf_size, &fresh) != RTCD_OK) return 0;
     rtcd_bvh_destroy(&m->bvh);

@@ -169,6 +169,10 @@ double rtcd_bvh_sah(const rtcd_bvh* bvh);
 /* New boxes and leaf-ordered corners for moved vertices, same topology; the
  * 4-wide copy is left alone (rebuild it with rtcd_bvh4_build). */
 void rtcd_bvh_refit(rtcd_bvh* bvh, const float* vertices, const uint32_t* indices);
+/* The same in one pass for an update, returning rtcd_bvh_sah of the result;
+ * lo, hi: a box holding every vertex (the padding's scale). */
+double rtcd_bvh_refit_sah(rtcd_bvh* bvh, const float* vertices, const uint32_t* indices, const float lo[3],
+                          const float hi[3]);
 rtcd_error rtcd_bvh4_build(rtcd_bvh* bvh);
 /* The 4-wide copy's boxes from the (refitted) binary nodes; same layout. */
 void rtcd_bvh4_refit(rtcd_bvh* bvh);
