@@ -265,6 +265,7 @@ static int bench()
         btGImpactMeshShape shape(&array);
         shape.updateBound();
         std::vector<double> ours, theirs;
+        std::vector<double> parts[RTCD_DEFORM_PARTS];
         float r = 0.5f;
         for (int u = 1; u <= updates[si]; ++u) {
             double w = 2.0 * M_PI * u / 60.0, sc = 1.0 + 0.12 * std::sin(w), tw = 0.12 * std::cos(w) / r;
@@ -274,6 +275,7 @@ static int bench()
                 v[3 * i + 1] = static_cast<float>(sc * (std::sin(a) * x + std::cos(a) * y));
                 v[3 * i + 2] = static_cast<float>(sc * z);
             }
+            rtcd_mesh_deform_stats before = rtcd_mesh_get_deform_stats(m);
             double t0 = now_us();
             shape.postUpdate();
             shape.updateBound();
@@ -282,6 +284,8 @@ static int bench()
             double t2 = now_us();
             theirs.push_back(t1 - t0);
             ours.push_back(t2 - t1);
+            rtcd_mesh_deform_stats after = rtcd_mesh_get_deform_stats(m);
+            for (int p = 0; p < RTCD_DEFORM_PARTS; ++p) parts[p].push_back(1000.0 * (after.part_ms[p] - before.part_ms[p]));
         }
         rtcd_mesh_deform_stats st = rtcd_mesh_get_deform_stats(m);
         double mo = median_of(ours), mt = median_of(theirs);
@@ -294,6 +298,9 @@ static int bench()
                     static_cast<unsigned long long>(st.grid_rebuilds), static_cast<unsigned long long>(st.rebuilds));
         for (int p = 0; p < RTCD_DEFORM_PARTS; ++p)
             std::printf("%s\"%s\":%.2f", p ? "," : "", rtcd_mesh_deform_part_name(p), 1000.0 * st.part_ms[p] / updates[si]);
+        std::printf("},\"parts_us_median\":{");
+        for (int p = 0; p < RTCD_DEFORM_PARTS; ++p)
+            std::printf("%s\"%s\":%.2f", p ? "," : "", rtcd_mesh_deform_part_name(p), median_of(parts[p]));
         std::printf("}}");
         rtcd_mesh_release(m);
     }
