@@ -7,7 +7,8 @@
  *             the mass properties', without the inertia;
  *   geometry  normals, box, edge lengths (mean and longest), reach: exact,
  *             bit for bit what creation computes for the same vertices;
- *   bvh       refitted in place, the 4-wide copy's boxes with it (see below);
+ *   bvh       refitted in place in one pass with its SAH cost, the 4-wide
+ *             copy's boxes with it (see below);
  *   grids     kept conservatively, rebuilt when their slack runs out;
  *   clusters  the same runs of vertices, their balls recomputed: exact.
  * Only the checks can fail, and they run before anything of the mesh
@@ -40,8 +41,9 @@
  *
  * Why refit the BVH: the topology stays, and smooth deformations keep
  * neighbouring triangles neighbours, so the tree built for the first shape
- * still groups the triangles well. A refit (new leaf-ordered corners, boxes
- * bottom-up, padded as the build pads) is linear; the binned-SAH build is
+ * still groups the triangles well. A refit (new leaf-ordered corners, leaf
+ * boxes padded as the build pads, inner boxes their children's union) is
+ * linear; the binned-SAH build is
  * not, and dominates an update past a few thousand triangles. The traversal
  * is exact whatever the boxes (they stay conservative), so a refitted tree
  * gives the same first hits as a fresh one; only speed suffers. The 4-wide
@@ -60,8 +62,11 @@
  * follows at a little less (+11 % at 1.13, +16 % at 1.21, +34 % at 1.37),
  * with +-5..10 % of timing noise on the shared test machine. Below ~1.1 the
  * slowdown is within that noise; the bound is 1.2, where rays have become
- * measurably (15-30 %) slower: a rebuild costs 2-4x a refitting update, and
- * rays cast at that loss for a few dozen steps pay for it. The +-20 % pulses
+ * measurably (15-30 %) slower: a rebuild cost 2-4x a refitting update when
+ * updates recomputed every structure, and rays cast at that loss for a few
+ * dozen steps paid for it. Now that an update refits only, a rebuild costs
+ * 40-70 refitting updates (test_deform --bench), which argues for a bound
+ * no lower. The +-20 % pulses
  * and twists of the tests stay at 0.97-1.07 and keep refitting.
  * Known blind spot: a deformation that lowers the cost a fresh tree would
  * have (radial noise of +-100 % of the radius) can slow rays by 20-40 % at a
