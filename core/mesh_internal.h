@@ -44,16 +44,14 @@ typedef struct rtcd_solid_grid {
     float min_cell; /* smallest cell edge */
 } rtcd_solid_grid;
 
-/* Deforming meshes keep the grids lazily (core/mesh_deform.c): built over
- * the box widened by `margin`, kept as built here, and between rebuilds
- * widened (solid) and lowered (near) by `moved`, the sum of the updates'
- * largest displacements since the build. */
+/* Deforming meshes keep the grids' box and the near grid lazily
+ * (core/mesh_deform.c): built over the mesh's box widened by `margin`, the
+ * near grid kept as built here and between rebuilds lowered by `moved`, the
+ * sum of the updates' largest displacements since the build. */
 typedef struct rtcd_grid_keep {
-    uint8_t solid[RTCD_GRID_BYTES];
     uint8_t near[RTCD_NEAR_BYTES];
     float margin;      /* room the grid box has around the mesh's box when built */
     double moved;      /* displacement bound since the build (mesh frame) */
-    int dilated[3];    /* cells the current solid grid is widened by, per axis */
     int lowered;       /* steps the current near grid is lowered by */
 } rtcd_grid_keep;
 
@@ -119,6 +117,9 @@ rtcd_error rtcd_mesh_derive_geometry(rtcd_mesh* m, double* sums);
 rtcd_error rtcd_solid_grid_build(rtcd_mesh* m);
 /* The same over the mesh's box widened by margin on every side. */
 rtcd_error rtcd_solid_grid_build_margin(rtcd_mesh* m, float margin);
+/* The occupancy of the vertices of now over the grid's box as it is (which
+ * must hold the mesh's box). */
+rtcd_error rtcd_solid_grid_fill(rtcd_mesh* m);
 rtcd_error rtcd_near_grid_build(rtcd_mesh* m); /* after the BVH */
 rtcd_error rtcd_vertex_clusters_build(rtcd_mesh* m);
 /* New balls for the clusters' vertices as they are now (same runs). */

@@ -204,6 +204,82 @@ rtcd_error rtcd_solid_grid_build_margin(rtcd_mesh* m, float margin)
         g->lo[k] = m->lo[k] - pad;
         g->inv_cell[k] = RTCD_GRID_N / (ext + 2.0f * pad);
     }
+    return rtcd_solid_grid_fill(m);
+}
+
+_Static_assert(RTCD_GRID_N == 16, "a row of cells along x is one 16-bit word");
+
+/* The surface cells as rows (mark_surface_cells, a row of 16 cells along x
+ * per word): the same cells, a word operation per row a triangle touches. */
+static void mark_surface_rows(const rtcd_mesh* m, uint16_t* rows)
+{
+    const rtcd_solid_grid* g = &m->grid;
+    memset(rows, 0, RTCD_GRID_N * RTCD_GRID_N * sizeof *rows);
+    for (uint32_t t = 0; t < m->triangle_count; ++t) {
+        const float* p[3] = {m->vertices + 3 * m->indices[3 * t], m->vertices + 3 * m->indices[3 * t + 1],
+                             m->vertices + 3 * m->indices[3 * t + 2]};
+        int c0[3], c1[3];
+        for (int k = 0; k < 3; ++k) {
+            float lo = p[0][k] < p[1][k] ? p[0][k] : p[1][k], hi = p[0][k] > p[1][k] ? p[0][k] : p[1][k];
+            lo = p[2][k] < lo ? p[2][k] : lo;
+            hi = p[2][k] > hi ? p[2][k] : hi;
+            c0[k] = clamp_cell((lo - g->lo[k]) * g->inv_cell[k] - 1e-3f, 0); /* NaN: the whole range */
+            c1[k] = clamp_cell((hi - g->lo[k]) * g->inv_cell[k] + 1e-3f, RTCD_GRID_N - 1);
+        }
+        uint16_t mask = (uint16_t)((0xffffu >> (15 - c1[0])) & (0xffffu << c0[0]));
+        for (int z = c0[2]; z <= c1[2]; ++z)
+            for (int y = c0[1]; y <= c1[1]; ++y) rows[z * RTCD_GRID_N + y] |= mask;
+    }
+}
+
+/* The outside's flood of rtcd_solid_grid_build, a row at a time: sweeps
+ * forwards and backwards over the rows, each row taking its neighbours'
+ * outside cells that are free and spreading along its free runs, until
+ * nothing changes. The same fixed point as the cell-by-cell flood (the free
+ * cells connected to the border through faces), in a few sweeps. */
+static void flood_rows(const uint16_t* surface, uint16_t* out)
+{
+    enum { N = RTCD_GRID_N, R = RTCD_GRID_N * RTCD_GRID_N };
+    for (int i = 0; i < R; ++i) {
+        int y = i % N, z = i / N;
+        uint16_t free_cells = (uint16_t)~surface[i];
+        out[i] = (uint16_t)(free_cells & (y == 0 || z == 0 || y == N - 1 || z == N - 1 ? 0xffffu : 0x8001u));
+    }
+    for (int changed = 1, sweep = 0; changed; ++sweep) {
+        changed = 0;
+        for (int j = 0; j < R; ++j) {
+            int i = sweep % 2 ? R - 1 - j : j, y = i % N, z = i / N;
+            uint16_t free_cells = (uint16_t)~surface[i];
+            uint16_t o = out[i];
+            if (y > 0) o |= out[i - 1];
+            if (y < N - 1) o |= out[i + 1];
+            if (z > 0) o |= out[i - N];
+            if (z < N - 1) o |= out[i + N];
+            o &= free_cells;
+            for (;;) { /* along x */
+                uint16_t wider = (uint16_t)((o | o << 1 | o >> 1) & free_cells);
+                if (wider == o) break;
+                o = wider;
+            }
+            if (o != out[i]) out[i] = o, changed = 1;
+        }
+    }
+}
+
+rtcd_error rtcd_solid_grid_fill(rtcd_mesh* m)
+{
+    rtcd_solid_grid* g = &m->grid;
+    if (!m->open_surface) {
+        uint16_t surface[RTCD_GRID_N * RTCD_GRID_N], out[RTCD_GRID_N * RTCD_GRID_N];
+        mark_surface_rows(m, surface);
+        flood_rows(surface, out);
+        for (int i = 0; i < RTCD_GRID_N * RTCD_GRID_N; ++i) {
+            uint16_t solid = (uint16_t)~out[i]; /* bit x of row i: byte 2i + x / 8, bit x % 8 */
+            g->solid[2 * i] = (uint8_t)(solid & 0xffu);
+            g->solid[2 * i + 1] = (uint8_t)(solid >> 8);
+        }
+        return RTCD_OK;
+    }
     enum { CELLS = RTCD_GRID_N * RTCD_GRID_N * RTCD_GRID_N };
     uint8_t state[CELLS]; /* 0 unknown, 1 surface, 2 outside */
     mark_surface_cells(m, state);
