@@ -131,6 +131,60 @@ static long assert_grids_sound(const rtcd_mesh* m, const rtcd_mesh* fresh, long 
     return looser;
 }
 
+/* The occupancy a fresh mesh would have over m's grid box, cell by cell
+ * (an independent reference: each triangle's box marks the cells it
+ * touches, a widened hair, and a breadth-first flood from the border finds
+ * the outside), against the kept grid, bit for bit. */
+static void assert_occupancy_exact(const rtcd_mesh* m)
+{
+    enum { N = RTCD_GRID_N, CELLS = RTCD_GRID_N * RTCD_GRID_N * RTCD_GRID_N };
+    static uint8_t state[CELLS];
+    static uint16_t queue[CELLS];
+    const rtcd_solid_grid* g = &m->grid;
+    memset(state, 0, sizeof state);
+    for (uint32_t t = 0; t < m->triangle_count; ++t) {
+        int c0[3], c1[3];
+        for (int k = 0; k < 3; ++k) {
+            float lo = INFINITY, hi = -INFINITY;
+            for (int c = 0; c < 3; ++c) {
+                float x = m->vertices[3 * m->indices[3 * t + c] + k];
+                lo = fminf(lo, x), hi = fmaxf(hi, x);
+            }
+            float f0 = (lo - g->lo[k]) * g->inv_cell[k] - 1e-3f, f1 = (hi - g->lo[k]) * g->inv_cell[k] + 1e-3f;
+            c0[k] = f0 < 0.0f ? 0 : (f0 >= N ? N - 1 : (int)f0);
+            c1[k] = f1 < 0.0f ? 0 : (f1 >= N ? N - 1 : (int)f1);
+        }
+        for (int z = c0[2]; z <= c1[2]; ++z)
+            for (int y = c0[1]; y <= c1[1]; ++y)
+                for (int x = c0[0]; x <= c1[0]; ++x) state[(z * N + y) * N + x] = 1;
+    }
+    uint32_t head = 0, tail = 0;
+    for (int i = 0; i < CELLS; ++i) {
+        int x = i % N, y = i / N % N, z = i / (N * N);
+        if (state[i] == 0 && (x == 0 || y == 0 || z == 0 || x == N - 1 || y == N - 1 || z == N - 1))
+            state[i] = 2, queue[tail++] = (uint16_t)i;
+    }
+    while (head < tail) {
+        int i = queue[head++], x = i % N, y = i / N % N, z = i / (N * N);
+        const int d[6][3] = {{1, 0, 0}, {-1, 0, 0}, {0, 1, 0}, {0, -1, 0}, {0, 0, 1}, {0, 0, -1}};
+        for (int k = 0; k < 6; ++k) {
+            int a = x + d[k][0], b = y + d[k][1], c = z + d[k][2];
+            if (a < 0 || b < 0 || c < 0 || a >= N || b >= N || c >= N) continue;
+            int j = (c * N + b) * N + a;
+            if (state[j] == 0) state[j] = 2, queue[tail++] = (uint16_t)j;
+        }
+    }
+    for (int i = 0; i < CELLS; ++i) {
+        int kept = (g->solid[i >> 3] >> (i & 7)) & 1;
+        if (kept != (state[i] != 2)) fail_msg("%s: occupancy cell %d is %d, the reference says %d", m->name, i, kept, state[i] != 2);
+    }
+    /* and the box holds the mesh (the flood's premise) */
+    for (int k = 0; k < 3; ++k) {
+        assert_true(g->lo[k] <= m->lo[k]);
+        assert_true(g->lo[k] + N / g->inv_cell[k] >= m->hi[k]);
+    }
+}
+
 /* What the narrow phase reads, as a mesh created from the same vertices
  * has it: the geometry bit for bit, the grids sound (above), the clusters
  * a partition of the vertices with balls that hold them, mass on request
@@ -601,6 +655,8 @@ static void test_randomized_updates(void** state)
         points += deep ? 400 : 60;
         SAME(m->vertex_normals, fresh->vertex_normals, 12 * (size_t)nv);
         SAME(&m->max_edge_length, &fresh->max_edge_length, sizeof(float));
+        assert_occupancy_exact(m);
+        if (u == 1) assert_occupancy_exact(fresh); /* the reference agrees with creation too */
         if (deep) {
             assert_same_hits(m, fresh, 3000, 77 + (uint64_t)u);
             /* the narrow phase, both directions: the same rays, bit for bit */
