@@ -125,7 +125,7 @@ RTCD_API rtcd_error rtcd_mesh_update_vertices(rtcd_mesh* mesh, const float* vert
  * otherwise, nothing updated). Each update succeeds or fails on its own, as
  * rtcd_mesh_update_vertices would; errors[k] (when errors is not NULL) gets
  * its code, and the call returns the code of the lowest failed k (RTCD_OK if
- * none; the message of that failure is the last error on this thread). */
+ * none; the last error message then names that mesh and the code). */
 RTCD_API rtcd_error rtcd_mesh_update_vertices_many(rtcd_mesh* const* meshes, const float* const* vertices,
                                                    const size_t* strides, uint32_t count,
                                                    const rtcd_task_system* tasks, rtcd_error* errors);
