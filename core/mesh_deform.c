@@ -282,9 +282,9 @@ rtcd_error rtcd_mesh_update_vertices_many(rtcd_mesh* const* meshes, const float*
     qsort(sorted, count, sizeof *sorted, cmp_ptr);
     for (uint32_t k = 0; k < count; ++k)
         if (!sorted[k] || (k > 0 && sorted[k] == sorted[k - 1])) {
+            const char* what = sorted[k] ? "a repeated" : "a NULL";
             rtcd_free(scratch);
-            return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_mesh_update_vertices_many: %s mesh",
-                             sorted[k] ? "a repeated" : "a NULL");
+            return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_mesh_update_vertices_many: %s mesh", what);
         }
     update_many_ctx c = {meshes, vertices, strides, codes};
     rtcd_parallel_for(tasks, count, 1, update_range, &c);

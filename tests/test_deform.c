@@ -733,6 +733,10 @@ static void test_update_many(void** state)
     assert_int_equal(rtcd_mesh_update_vertices_many(twice, tv, NULL, 2, &ts, NULL), RTCD_ERROR_INVALID_ARGUMENT);
     assert_int_equal(ms[0]->version, solo[0]->version);
     assert_int_equal(rtcd_mesh_update_vertices_many(NULL, tv, NULL, 2, NULL, NULL), RTCD_ERROR_INVALID_ARGUMENT);
+    rtcd_mesh* with_null[2] = {ms[0], NULL};
+    assert_int_equal(rtcd_mesh_update_vertices_many(with_null, tv, NULL, 2, &ts, NULL), RTCD_ERROR_INVALID_ARGUMENT);
+    assert_true(strstr(rtcd_last_error_message(), "NULL") != NULL);
+    assert_int_equal(ms[0]->version, solo[0]->version);
     assert_int_equal(rtcd_mesh_update_vertices_many(NULL, NULL, NULL, 0, NULL, NULL), RTCD_OK);
     rtcd_thread_pool_destroy(pool);
     for (int k = 0; k < N; ++k) {
