@@ -102,7 +102,7 @@ struct rtcd_mesh {
     int mass_stale;           /* updated: mass properties computed on request (rtcd_mesh_mass_properties) */
     rtcd_grid_keep* keep;     /* the grids as built, once the mesh has deformed (NULL before) */
     float* spare_vertices;    /* the next update's vertex buffer (the one before prev_vertices) */
-    double* normal_sums;      /* scratch of the vertex normals' sums, 3 per vertex */
+    double* normal_sums;      /* scratch, 3 per vertex: the normals' sums, then the grid coordinates */
     uint64_t grid_rebuilds, cluster_sorts;
     double part_ms[RTCD_DEFORM_PARTS]; /* time spent per part over all updates */
 };

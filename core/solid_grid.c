@@ -215,16 +215,28 @@ static void mark_surface_rows(const rtcd_mesh* m, uint16_t* rows)
 {
     const rtcd_solid_grid* g = &m->grid;
     memset(rows, 0, RTCD_GRID_N * RTCD_GRID_N * sizeof *rows);
+    /* A deformed mesh has scratch for each vertex's grid coordinates, found
+     * once instead of once per triangle: (x - lo) * inv is monotone, so the
+     * smallest of a triangle's is the one of its smallest coordinate, the
+     * same float. */
+    float* f = m->normal_sums ? (float*)(void*)m->normal_sums : NULL;
+    for (uint32_t i = 0; f && i < m->vertex_count; ++i)
+        for (int k = 0; k < 3; ++k) f[3 * i + k] = (m->vertices[3 * i + k] - g->lo[k]) * g->inv_cell[k];
     for (uint32_t t = 0; t < m->triangle_count; ++t) {
-        const float* p[3] = {m->vertices + 3 * m->indices[3 * t], m->vertices + 3 * m->indices[3 * t + 1],
-                             m->vertices + 3 * m->indices[3 * t + 2]};
+        const uint32_t* tri = m->indices + 3 * t;
         int c0[3], c1[3];
         for (int k = 0; k < 3; ++k) {
-            float lo = p[0][k] < p[1][k] ? p[0][k] : p[1][k], hi = p[0][k] > p[1][k] ? p[0][k] : p[1][k];
-            lo = p[2][k] < lo ? p[2][k] : lo;
-            hi = p[2][k] > hi ? p[2][k] : hi;
-            c0[k] = clamp_cell((lo - g->lo[k]) * g->inv_cell[k] - 1e-3f, 0); /* NaN: the whole range */
-            c1[k] = clamp_cell((hi - g->lo[k]) * g->inv_cell[k] + 1e-3f, RTCD_GRID_N - 1);
+            float a, b, c;
+            if (f) a = f[3 * tri[0] + k], b = f[3 * tri[1] + k], c = f[3 * tri[2] + k];
+            else {
+                a = m->vertices[3 * tri[0] + k], b = m->vertices[3 * tri[1] + k], c = m->vertices[3 * tri[2] + k];
+            }
+            float lo = a < b ? a : b, hi = a > b ? a : b;
+            lo = c < lo ? c : lo;
+            hi = c > hi ? c : hi;
+            if (!f) lo = (lo - g->lo[k]) * g->inv_cell[k], hi = (hi - g->lo[k]) * g->inv_cell[k];
+            c0[k] = clamp_cell(lo - 1e-3f, 0); /* NaN: the whole range */
+            c1[k] = clamp_cell(hi + 1e-3f, RTCD_GRID_N - 1);
         }
         uint16_t mask = (uint16_t)((0xffffu >> (15 - c1[0])) & (0xffffu << c0[0]));
         for (int z = c0[2]; z <= c1[2]; ++z)
