@@ -244,6 +244,22 @@ static void mark_surface_rows(const rtcd_mesh* m, uint16_t* rows)
     }
 }
 
+/* The free runs of a row that hold a seed, whole: an occluded fill both
+ * ways along x (Kogge-Stone: four shifts each way, no loop). */
+static uint16_t fill_runs(uint16_t seeds, uint16_t free_cells)
+{
+    uint32_t up = seeds, down = seeds, pu = free_cells, pd = free_cells;
+    up |= pu & (up << 1), pu &= pu << 1;
+    up |= pu & (up << 2), pu &= pu << 2;
+    up |= pu & (up << 4), pu &= pu << 4;
+    up |= pu & (up << 8);
+    down |= pd & (down >> 1), pd &= pd >> 1;
+    down |= pd & (down >> 2), pd &= pd >> 2;
+    down |= pd & (down >> 4), pd &= pd >> 4;
+    down |= pd & (down >> 8);
+    return (uint16_t)((up | down) & 0xffffu);
+}
+
 /* The outside's flood of rtcd_solid_grid_build, a row at a time: sweeps
  * forwards and backwards over the rows, each row taking its neighbours'
  * outside cells that are free and spreading along its free runs, until
@@ -267,12 +283,7 @@ static void flood_rows(const uint16_t* surface, uint16_t* out)
             if (y < N - 1) o |= out[i + 1];
             if (z > 0) o |= out[i - N];
             if (z < N - 1) o |= out[i + N];
-            o &= free_cells;
-            for (;;) { /* along x */
-                uint16_t wider = (uint16_t)((o | o << 1 | o >> 1) & free_cells);
-                if (wider == o) break;
-                o = wider;
-            }
+            o = fill_runs((uint16_t)(o & free_cells), free_cells);
             if (o != out[i]) out[i] = o, changed = 1;
         }
     }
