@@ -22,7 +22,7 @@ static float node_area(const rtcd_bvh_node* n)
 }
 
 /* Emits the 4-wide node for binary node `root`; returns its index. */
-static uint32_t collapse(const rtcd_bvh* bvh, uint32_t root, rtcd_bvh4_node* out, uint32_t* count)
+static uint32_t collapse(const rtcd_bvh* bvh, uint32_t root, rtcd_bvh4_node* out, uint32_t* src, uint32_t* count)
 {
     uint32_t self = (*count)++;
     uint32_t kids[4] = {root + 1, bvh->nodes[root + 1].escape, 0, 0};
@@ -54,8 +54,9 @@ static uint32_t collapse(const rtcd_bvh* bvh, uint32_t root, rtcd_bvh4_node* out
     }
     for (uint32_t k = 0; k < n; ++k) {
         const rtcd_bvh_node* c = &bvh->nodes[kids[k]];
-        node.child[k] = c->prims ? BVH4_LEAF(c->prims) : (int32_t)collapse(bvh, kids[k], out, count);
+        node.child[k] = c->prims ? BVH4_LEAF(c->prims) : (int32_t)collapse(bvh, kids[k], out, src, count);
     }
+    for (uint32_t k = 0; k < 4; ++k) src[4 * self + k] = k < n ? kids[k] : RTCD_INVALID;
     out[self] = node;
     return self;
 }
@@ -63,15 +64,39 @@ static uint32_t collapse(const rtcd_bvh* bvh, uint32_t root, rtcd_bvh4_node* out
 rtcd_error rtcd_bvh4_build(rtcd_bvh* bvh)
 {
     bvh->nodes4 = NULL;
+    bvh->nodes4_src = NULL;
     bvh->node4_count = 0;
 #ifdef RTCD_HAVE_BVH4
     /* A single-leaf tree stays binary: nothing to collapse. */
     if (bvh->node_count < 3 || bvh->nodes[0].prims != 0) return RTCD_OK;
     bvh->nodes4 = rtcd_calloc(bvh->node_count, sizeof(rtcd_bvh4_node));
-    if (!bvh->nodes4) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "BVH: no memory for the 4-wide copy");
-    collapse(bvh, 0, bvh->nodes4, &bvh->node4_count);
+    bvh->nodes4_src = rtcd_alloc((size_t)bvh->node_count * 4 * sizeof(uint32_t));
+    if (!bvh->nodes4 || !bvh->nodes4_src) {
+        rtcd_free(bvh->nodes4);
+        rtcd_free(bvh->nodes4_src);
+        bvh->nodes4 = NULL;
+        bvh->nodes4_src = NULL;
+        return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "BVH: no memory for the 4-wide copy");
+    }
+    collapse(bvh, 0, bvh->nodes4, bvh->nodes4_src, &bvh->node4_count);
 #endif
     return RTCD_OK;
+}
+
+/* Keeps the collapse's choice of children (made on the boxes as built): the
+ * walk is exact with any grouping, only its speed follows the boxes. */
+void rtcd_bvh4_refit(rtcd_bvh* bvh)
+{
+    for (uint32_t i = 0; i < bvh->node4_count; ++i) {
+        rtcd_bvh4_node* n = &bvh->nodes4[i];
+        for (uint32_t k = 0; k < n->count; ++k) {
+            const rtcd_bvh_node* c = &bvh->nodes[bvh->nodes4_src[4 * i + k]];
+            for (int a = 0; a < 3; ++a) {
+                n->lo[a][k] = c->lo[a];
+                n->hi[a][k] = c->hi[a];
+            }
+        }
+    }
 }
 
 #ifdef RTCD_HAVE_BVH4

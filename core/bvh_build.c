@@ -243,6 +243,7 @@ done:
 void rtcd_bvh_destroy(rtcd_bvh* bvh)
 {
     rtcd_free(bvh->nodes4);
+    rtcd_free(bvh->nodes4_src);
     rtcd_free(bvh->nodes);
     rtcd_free(bvh->tris);
     rtcd_free(bvh->tri_ids);
@@ -252,7 +253,10 @@ void rtcd_bvh_destroy(rtcd_bvh* bvh)
 static double node_area(const rtcd_bvh_node* n)
 {
     double d[3];
-    for (int k = 0; k < 3; ++k) d[k] = fmax(0.0, (double)n->hi[k] - n->lo[k]);
+    for (int k = 0; k < 3; ++k) {
+        double e = (double)n->hi[k] - n->lo[k];
+        d[k] = e > 0.0 ? e : 0.0; /* a compare, not fmax (a library call; every update measures the tree) */
+    }
     return d[0] * d[1] + d[1] * d[2] + d[2] * d[0];
 }
 
@@ -273,30 +277,37 @@ void rtcd_bvh_refit(rtcd_bvh* bvh, const float* vertices, const uint32_t* indice
     /* Children follow their parent (depth-first layout): walking backwards
      * meets every child before its parent. The nodes hold raw boxes at first
      * and are padded once the root's box (the whole mesh's) gives the pad,
-     * exactly as the build pads. */
+     * exactly as the build pads. Compares, not fminf/fmaxf (library calls):
+     * the coordinates are finite (checked by the update). */
     for (uint32_t i = bvh->node_count; i-- > 0;) {
         rtcd_bvh_node* n = &bvh->nodes[i];
-        box3 b = box_empty();
+        float lo[3], hi[3];
         if (n->prims) {
             uint32_t first = n->prims >> RTCD_BVH_LEAF_BITS, count = n->prims & RTCD_BVH_MAX_LEAF_SIZE;
+            float* t = bvh->tris + 9 * first;
             for (uint32_t k = first; k < first + count; ++k) /* the leaf-ordered corner copy */
-                for (int c = 0; c < 3; ++c)
-                    memcpy(bvh->tris + 9 * k + 3 * c, vertices + 3 * indices[3 * bvh->tri_ids[k] + c],
-                           3 * sizeof(float));
-            for (uint32_t k = 9 * first; k < 9 * (first + count); k += 3) {
-                const float* p = bvh->tris + k;
-                box3 pb = {{p[0], p[1], p[2]}, {p[0], p[1], p[2]}};
-                box_grow(&b, &pb);
-            }
+                for (int c = 0; c < 3; ++c, t += 3) {
+                    const float* v = vertices + 3 * indices[3 * bvh->tri_ids[k] + c];
+                    t[0] = v[0], t[1] = v[1], t[2] = v[2];
+                }
+            t = bvh->tris + 9 * first;
+            for (int a = 0; a < 3; ++a) lo[a] = hi[a] = t[a];
+            for (uint32_t k = 3; k < 9 * count; k += 3)
+                for (int a = 0; a < 3; ++a) {
+                    float x = t[k + a];
+                    lo[a] = x < lo[a] ? x : lo[a];
+                    hi[a] = x > hi[a] ? x : hi[a];
+                }
         } else {
-            const rtcd_bvh_node* kid[2] = {n + 1, &bvh->nodes[n[1].escape]};
-            for (int c = 0; c < 2; ++c) {
-                box3 kb = {{kid[c]->lo[0], kid[c]->lo[1], kid[c]->lo[2]}, {kid[c]->hi[0], kid[c]->hi[1], kid[c]->hi[2]}};
-                box_grow(&b, &kb);
+            const rtcd_bvh_node* l = n + 1;
+            const rtcd_bvh_node* r = &bvh->nodes[n[1].escape];
+            for (int a = 0; a < 3; ++a) {
+                lo[a] = r->lo[a] < l->lo[a] ? r->lo[a] : l->lo[a];
+                hi[a] = r->hi[a] > l->hi[a] ? r->hi[a] : l->hi[a];
             }
         }
-        memcpy(n->lo, b.lo, sizeof b.lo);
-        memcpy(n->hi, b.hi, sizeof b.hi);
+        memcpy(n->lo, lo, sizeof lo);
+        memcpy(n->hi, hi, sizeof hi);
     }
     if (bvh->node_count == 0) return;
     box3 all = {{bvh->nodes[0].lo[0], bvh->nodes[0].lo[1], bvh->nodes[0].lo[2]},
@@ -307,4 +318,56 @@ void rtcd_bvh_refit(rtcd_bvh* bvh, const float* vertices, const uint32_t* indice
         box3 raw = {{n->lo[0], n->lo[1], n->lo[2]}, {n->hi[0], n->hi[1], n->hi[2]}};
         store_padded(n, &raw, pad);
     }
+}
+
+/* The update's refit (core/mesh_deform.c): one backward pass. Leaves get
+ * their corners' box padded as the build pads (the pad from `lo`, `hi`, a
+ * box holding every vertex); an inner node gets the union of its
+ * children's padded boxes, unpadded: it holds them, and the slab test is
+ * monotone in the box, so a ray that meets a child meets its parent. The
+ * SAH cost (rtcd_bvh_sah) comes out of the same pass. */
+double rtcd_bvh_refit_sah(rtcd_bvh* bvh, const float* vertices, const uint32_t* indices, const float lo_all[3],
+                          const float hi_all[3])
+{
+    if (bvh->node_count == 0) return 0.0;
+    box3 all = {{lo_all[0], lo_all[1], lo_all[2]}, {hi_all[0], hi_all[1], hi_all[2]}};
+    float pad = mesh_pad(&all);
+    double sum = 0.0;
+    for (uint32_t i = bvh->node_count; i-- > 0;) {
+        rtcd_bvh_node* n = &bvh->nodes[i];
+        float lo[3], hi[3];
+        double weight = 1.0;
+        if (n->prims) {
+            uint32_t first = n->prims >> RTCD_BVH_LEAF_BITS, count = n->prims & RTCD_BVH_MAX_LEAF_SIZE;
+            float* t = bvh->tris + 9 * first;
+            for (uint32_t k = first; k < first + count; ++k) { /* the leaf-ordered corner copy */
+                const uint32_t* tri = indices + 3 * bvh->tri_ids[k];
+                for (int c = 0; c < 3; ++c, t += 3) {
+                    const float* v = vertices + 3 * tri[c];
+                    t[0] = v[0], t[1] = v[1], t[2] = v[2];
+                }
+            }
+            t = bvh->tris + 9 * first;
+            for (int a = 0; a < 3; ++a) lo[a] = hi[a] = t[a];
+            for (uint32_t k = 3; k < 9 * count; k += 3)
+                for (int a = 0; a < 3; ++a) {
+                    float x = t[k + a];
+                    lo[a] = x < lo[a] ? x : lo[a];
+                    hi[a] = x > hi[a] ? x : hi[a];
+                }
+            box3 raw = {{lo[0], lo[1], lo[2]}, {hi[0], hi[1], hi[2]}};
+            store_padded(n, &raw, pad);
+            weight = (double)count;
+        } else {
+            const rtcd_bvh_node* l = n + 1;
+            const rtcd_bvh_node* r = &bvh->nodes[n[1].escape];
+            for (int a = 0; a < 3; ++a) {
+                n->lo[a] = r->lo[a] < l->lo[a] ? r->lo[a] : l->lo[a];
+                n->hi[a] = r->hi[a] > l->hi[a] ? r->hi[a] : l->hi[a];
+            }
+        }
+        sum += node_area(n) * weight;
+    }
+    double root = node_area(&bvh->nodes[0]);
+    return root > 0.0 ? sum / root : 1.0;
 }

@@ -51,3 +51,21 @@ rtcd_mass_properties rtcd_compute_mass_properties(const float* vertices, const u
     for (int k = 0; k < 3; ++k) out.center_of_mass[k] = com[k] + ref[k];
     return out;
 }
+
+/* The volume sum of rtcd_compute_mass_properties, term for term: the same
+ * double (an update's inside-out check, without the inertia). */
+double rtcd_compute_volume(const float* vertices, const uint32_t* indices, uint32_t triangle_count)
+{
+    double volume = 0.0;
+    double ref[3] = {vertices[0], vertices[1], vertices[2]};
+    for (uint32_t t = 0; t < triangle_count; ++t) {
+        double a[3][3];
+        for (int c = 0; c < 3; ++c)
+            for (int k = 0; k < 3; ++k) a[k][c] = (double)vertices[3 * indices[3 * t + c] + k] - ref[k];
+        double det = a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1]) -
+                     a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0]) +
+                     a[0][2] * (a[1][0] * a[2][1] - a[1][1] * a[2][0]);
+        volume += det / 6.0;
+    }
+    return volume;
+}

@@ -41,10 +41,10 @@ static rtcd_error check_range(const char* name, const float* v, uint32_t n)
     uint32_t far_vertex = 0;
     for (uint32_t i = 0; i < n; ++i)
         for (int k = 0; k < 3; ++k) {
-            float x = v[3 * i + k];
-            lo[k] = fminf(lo[k], x);
-            hi[k] = fmaxf(hi[k], x);
-            if (fabsf(x) > far) far = fabsf(x), far_vertex = i;
+            float x = v[3 * i + k], ax = x < 0.0f ? -x : x; /* finite (checked first) */
+            lo[k] = x < lo[k] ? x : lo[k];
+            hi[k] = x > hi[k] ? x : hi[k];
+            if (ax > far) far = ax, far_vertex = i;
         }
     float extent = fmaxf(hi[0] - lo[0], fmaxf(hi[1] - lo[1], hi[2] - lo[2]));
     if (far > RTCD_MESH_MAX_COORDINATE)
@@ -99,11 +99,13 @@ rtcd_error rtcd_mesh_check_shape(const char* name, const float* v, uint32_t vert
         }
         double cx = e1[1] * e2[2] - e1[2] * e2[1], cy = e1[2] * e2[0] - e1[0] * e2[2],
                cz = e1[0] * e2[1] - e1[1] * e2[0];
-        double longest = fmax(fmax(e1[0] * e1[0] + e1[1] * e1[1] + e1[2] * e1[2],
-                                   e2[0] * e2[0] + e2[1] * e2[1] + e2[2] * e2[2]),
-                              e3[0] * e3[0] + e3[1] * e3[1] + e3[2] * e3[2]);
-        /* Zero area up to float precision: height below ~1e-6 of the longest edge. */
-        if (sqrt(cx * cx + cy * cy + cz * cz) <= 1e-6 * longest)
+        double l1 = e1[0] * e1[0] + e1[1] * e1[1] + e1[2] * e1[2], l2 = e2[0] * e2[0] + e2[1] * e2[1] + e2[2] * e2[2],
+               l3 = e3[0] * e3[0] + e3[1] * e3[1] + e3[2] * e3[2];
+        double longest = l1 > l2 ? l1 : l2;
+        longest = l3 > longest ? l3 : longest;
+        /* Zero area up to float precision: height below ~1e-6 of the longest
+         * edge (squared both sides: no square root per triangle). */
+        if (cx * cx + cy * cy + cz * cz <= 1e-12 * longest * longest)
             return rtcd_fail(RTCD_ERROR_MESH_DEGENERATE_TRIANGLE,
                              "%s: triangle %u (%u, %u, %u) has zero area", name, t, a, b, c);
     }
@@ -174,9 +176,94 @@ static rtcd_error build_adjacency(const rtcd_mesh_def* def, const uint32_t* idx,
     return err;
 }
 
+static inline void sqrt4(float* x)
+{
+    for (int k = 0; k < 4; ++k) x[k] = sqrtf(x[k]);
+}
+static inline void div4(float* x, const float* y)
+{
+    for (int k = 0; k < 4; ++k) x[k] = x[k] / y[k];
+}
+
+/* Deformable meshes' normals, recomputed at every update (creation with
+ * RTCD_MESH_DEFORMABLE computes them so too: an updated mesh equals a
+ * created one): the same angle-weighted normals in floats throughout, a triangle's square roots
+ * and quotients four at a time (edge lengths and the normal's length; the
+ * corners' cosines and the normal's scale; the acos polynomial's roots),
+ * the sums in floats: several times cheaper than the double path. Edge
+ * lengths as the exact path has them. */
+static void deformable_normals(rtcd_mesh* m, float* vn, double* edge_sum_out, float* max_edge_out)
+{
+    memset(vn, 0, (size_t)m->vertex_count * 3 * sizeof(float));
+    double edge_sum = 0.0;
+    float max_edge = 0.0f;
+    for (uint32_t t = 0; t < m->triangle_count; ++t) {
+        const uint32_t* tri = m->indices + 3 * t;
+        rtcd_v3 p[3] = {mesh_vertex(m, tri[0]), mesh_vertex(m, tri[1]), mesh_vertex(m, tri[2])};
+        rtcd_v3 e[3] = {v3_sub(p[1], p[0]), v3_sub(p[2], p[1]), v3_sub(p[0], p[2])}; /* edge c: corner c to c + 1 */
+        rtcd_v3 c = v3_cross(e[0], v3_sub(p[2], p[0]));
+        float len[4] = {v3_dot(e[0], e[0]), v3_dot(e[1], e[1]), v3_dot(e[2], e[2]), v3_dot(c, c)};
+        sqrt4(len); /* edges 0..2, the normal's length */
+        /* corner k lies between edge k and edge k + 2 reversed */
+        float num[4], den[4];
+        for (int k = 0; k < 3; ++k) {
+            num[k] = -v3_dot(e[k], e[(k + 2) % 3]);
+            den[k] = len[k] * len[(k + 2) % 3];
+            if (!(den[k] > 0.0f)) num[k] = 1.0f, den[k] = 1.0f;
+        }
+        num[3] = 1.0f;
+        den[3] = len[3] > 0.0f ? len[3] : 1.0f;
+        div4(num, den); /* the corners' cosines, 1 / |c| */
+        rtcd_v3 n = len[3] > 0.0f ? v3_scale(c, num[3]) : c;
+        m->triangle_normals[3 * t] = n.x;
+        m->triangle_normals[3 * t + 1] = n.y;
+        m->triangle_normals[3 * t + 2] = n.z;
+        /* acos (Abramowitz and Stegun 4.4.46, 2e-8 rad) of each corner */
+        float root[4] = {0.0f, 0.0f, 0.0f, 0.0f}, a[3];
+        for (int k = 0; k < 3; ++k) {
+            float x = num[k] < -1.0f ? -1.0f : (num[k] > 1.0f ? 1.0f : num[k]);
+            a[k] = x < 0.0f ? -x : x;
+            root[k] = 1.0f - a[k];
+        }
+        sqrt4(root);
+        for (int k = 0; k < 3; ++k) {
+            float x = a[k], x2 = x * x, x4 = x2 * x2;
+            float poly = (1.5707963050f - 0.2145988016f * x) + x2 * (0.0889789874f - 0.0501743046f * x) +
+                         x4 * ((0.0308918810f - 0.0170881256f * x) + x2 * (0.0066700901f - 0.0012624911f * x));
+            float r = root[k] * poly;
+            float angle = num[k] < 0.0f ? 3.14159265f - r : r;
+            float* sum = vn + 3 * tri[k];
+            sum[0] += angle * n.x;
+            sum[1] += angle * n.y;
+            sum[2] += angle * n.z;
+            edge_sum += len[k];
+            float bound = len[k] * (1.0f + 1e-6f); /* rounded up: a bound */
+            max_edge = bound > max_edge ? bound : max_edge;
+        }
+    }
+    /* Unit vertex normals, four vertices at a time; unreferenced vertices keep a zero normal. */
+    for (uint32_t i = 0; i < m->vertex_count; i += 4) {
+        uint32_t n = m->vertex_count - i < 4 ? m->vertex_count - i : 4;
+        float l[4] = {1.0f, 1.0f, 1.0f, 1.0f}, one[4] = {1.0f, 1.0f, 1.0f, 1.0f};
+        for (uint32_t j = 0; j < n; ++j) {
+            const float* s = vn + 3 * (i + j);
+            l[j] = s[0] * s[0] + s[1] * s[1] + s[2] * s[2];
+        }
+        sqrt4(l);
+        for (uint32_t j = 0; j < 4; ++j) l[j] = l[j] > 0.0f ? l[j] : 1.0f;
+        div4(one, l);
+        for (uint32_t j = 0; j < n; ++j)
+            for (int k = 0; k < 3; ++k) m->vertex_normals[3 * (i + j) + k] = vn[3 * (i + j) + k] * one[j];
+    }
+    *edge_sum_out = edge_sum;
+    *max_edge_out = max_edge;
+}
+
 /* Normals, box, edge lengths, facing and reach from the vertices (creation
- * and every update: each field is written afresh). */
-rtcd_error rtcd_mesh_derive_geometry(rtcd_mesh* m)
+ * and every update: each field is written afresh). Each edge's direction is
+ * normalized once and negated for the other corner (exact in floats), so a
+ * triangle costs three square roots, not six. */
+rtcd_error rtcd_mesh_derive_geometry(rtcd_mesh* m, double* sums)
 {
     m->max_edge_length = 0.0f; /* accumulated with fmaxf below */
     for (int k = 0; k < 3; ++k) {
@@ -184,34 +271,47 @@ rtcd_error rtcd_mesh_derive_geometry(rtcd_mesh* m)
         m->hi[k] = m->lo[k];
     }
     for (uint32_t i = 0; i < m->vertex_count; ++i) {
-        for (int k = 0; k < 3; ++k) {
-            m->lo[k] = fminf(m->lo[k], m->vertices[3 * i + k]);
-            m->hi[k] = fmaxf(m->hi[k], m->vertices[3 * i + k]);
+        for (int k = 0; k < 3; ++k) { /* finite (checked): compares do what fminf does */
+            float x = m->vertices[3 * i + k];
+            m->lo[k] = x < m->lo[k] ? x : m->lo[k];
+            m->hi[k] = x > m->hi[k] ? x : m->hi[k];
         }
     }
-    double* vn = rtcd_calloc((size_t)m->vertex_count * 3, sizeof(double));
+    double* vn = sums;
+    if (vn) memset(vn, 0, (size_t)m->vertex_count * 3 * sizeof(double));
+    else vn = rtcd_calloc((size_t)m->vertex_count * 3, sizeof(double));
     if (!vn) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "%s: no memory for vertex normals", m->name);
     double edge_sum = 0.0;
-    for (uint32_t t = 0; t < m->triangle_count; ++t) {
+    float max_edge = 0.0f;
+    if (m->deformable) deformable_normals(m, (float*)(void*)vn, &edge_sum, &max_edge);
+    for (uint32_t t = 0; !m->deformable && t < m->triangle_count; ++t) {
         const uint32_t* tri = m->indices + 3 * t;
         rtcd_v3 p[3] = {mesh_vertex(m, tri[0]), mesh_vertex(m, tri[1]), mesh_vertex(m, tri[2])};
         rtcd_v3 n = v3_normalize(v3_cross(v3_sub(p[1], p[0]), v3_sub(p[2], p[0])));
         m->triangle_normals[3 * t] = n.x;
         m->triangle_normals[3 * t + 1] = n.y;
         m->triangle_normals[3 * t + 2] = n.z;
+        rtcd_v3 dir[3]; /* edge c: corner c to corner c + 1 */
+        float len[3];
         for (int c = 0; c < 3; ++c) {
-            rtcd_v3 e0 = v3_normalize(v3_sub(p[(c + 1) % 3], p[c]));
-            rtcd_v3 e1 = v3_normalize(v3_sub(p[(c + 2) % 3], p[c]));
-            double cosang = fmax(-1.0, fmin(1.0, (double)v3_dot(e0, e1)));
+            rtcd_v3 e = v3_sub(p[(c + 1) % 3], p[c]);
+            len[c] = v3_length(e);
+            dir[c] = len[c] > 0.0f ? v3_scale(e, 1.0f / len[c]) : e; /* v3_normalize */
+        }
+        for (int c = 0; c < 3; ++c) {
+            rtcd_v3 e0 = dir[c], e1 = v3_scale(dir[(c + 2) % 3], -1.0f);
+            double cosang = (double)v3_dot(e0, e1);
+            cosang = cosang < -1.0 ? -1.0 : (cosang > 1.0 ? 1.0 : cosang); /* compares: no library calls */
             double angle = acos(cosang); /* angle-weighted: independent of tessellation */
             vn[3 * tri[c]] += angle * n.x;
             vn[3 * tri[c] + 1] += angle * n.y;
             vn[3 * tri[c] + 2] += angle * n.z;
-            float edge = v3_length(v3_sub(p[(c + 1) % 3], p[c]));
-            edge_sum += edge;
-            m->max_edge_length = fmaxf(m->max_edge_length, edge * (1.0f + 1e-6f)); /* rounded up: a bound */
+            edge_sum += len[c];
+            float bound = len[c] * (1.0f + 1e-6f); /* rounded up: a bound */
+            max_edge = bound > max_edge ? bound : max_edge;
         }
     }
+    m->max_edge_length = max_edge;
     if (m->open_surface) {
         double f[3] = {0, 0, 0};
         for (uint32_t t = 0; t < m->triangle_count; ++t) {
@@ -243,15 +343,16 @@ rtcd_error rtcd_mesh_derive_geometry(rtcd_mesh* m)
     float reach2 = 0.0f;
     for (uint32_t i = 0; i < m->vertex_count; ++i) {
         rtcd_v3 v = v3_load(m->vertices + 3 * i);
-        reach2 = fmaxf(reach2, v3_dot(v, v));
+        float d2 = v3_dot(v, v);
+        reach2 = d2 > reach2 ? d2 : reach2;
     }
     m->reach = sqrtf(reach2) * (1.0f + 1e-6f);
-    for (uint32_t i = 0; i < m->vertex_count; ++i) {
+    for (uint32_t i = 0; !m->deformable && i < m->vertex_count; ++i) {
         double len = sqrt(vn[3 * i] * vn[3 * i] + vn[3 * i + 1] * vn[3 * i + 1] + vn[3 * i + 2] * vn[3 * i + 2]);
         /* Unreferenced vertices keep a zero normal and cast no rays. */
         for (int k = 0; k < 3; ++k) m->vertex_normals[3 * i + k] = len > 0.0 ? (float)(vn[3 * i + k] / len) : 0.0f;
     }
-    rtcd_free(vn);
+    if (vn != sums) rtcd_free(vn);
     return RTCD_OK;
 }
 
@@ -327,7 +428,7 @@ rtcd_error rtcd_mesh_create(const rtcd_mesh_def* def, rtcd_mesh** out)
         if ((err = build_adjacency(def, m->indices, m->neighbors)) != RTCD_OK) goto fail;
         m->mass = rtcd_compute_mass_properties(m->vertices, m->indices, m->triangle_count);
     }
-    if ((err = rtcd_mesh_derive_geometry(m)) != RTCD_OK) goto fail;
+    if ((err = rtcd_mesh_derive_geometry(m, NULL)) != RTCD_OK) goto fail;
     err = rtcd_bvh_build(m->vertices, m->indices, m->triangle_count,
                          def->bvh_leaf_size ? def->bvh_leaf_size : RTCD_BVH_DEFAULT_LEAF_SIZE, &m->bvh);
     if (err != RTCD_OK) goto fail;
@@ -353,6 +454,9 @@ void rtcd_mesh_release(rtcd_mesh* mesh)
     rtcd_bvh_destroy(&mesh->bvh);
     rtcd_free(mesh->vertices);
     rtcd_free(mesh->prev_vertices);
+    rtcd_free(mesh->spare_vertices);
+    rtcd_free(mesh->normal_sums);
+    rtcd_free(mesh->keep);
     rtcd_free(mesh->indices);
     rtcd_free(mesh->triangle_normals);
     rtcd_free(mesh->vertex_normals);
@@ -387,5 +491,10 @@ rtcd_mass_properties rtcd_mesh_mass_properties(const rtcd_mesh* m)
 {
     rtcd_mass_properties none;
     memset(&none, 0, sizeof none);
-    return m ? m->mass : none;
+    if (!m) return none;
+    /* A deformed mesh's mass is computed when asked (an update does not
+     * need it: a deforming body's mass and inertia are the user's to set);
+     * not cached, so concurrent readers of a const mesh stay safe. */
+    if (m->mass_stale) return rtcd_compute_mass_properties(m->vertices, m->indices, m->triangle_count);
+    return m->mass;
 }

@@ -19,6 +19,7 @@ typedef struct rtcd_bvh4_node {
 
 typedef struct rtcd_bvh {
     rtcd_bvh4_node* nodes4; /* NULL: use the binary walk */
+    uint32_t* nodes4_src;   /* 4 per 4-wide node: the binary node of each child (refits copy its box) */
     uint32_t node4_count;
     rtcd_bvh_node* nodes;
     float* tris;        /* 9 per slot: leaf-ordered triangle corners */
@@ -42,6 +43,19 @@ typedef struct rtcd_solid_grid {
     uint8_t near[RTCD_NEAR_BYTES];
     float min_cell; /* smallest cell edge */
 } rtcd_solid_grid;
+
+/* Deforming meshes keep the grids' box and the near grid lazily
+ * (core/mesh_deform.c): built over the mesh's box widened by `margin`, the
+ * near grid kept as built here and between rebuilds lowered by `moved`, the
+ * sum of the updates' largest displacements since the build. */
+typedef struct rtcd_grid_keep {
+    uint8_t near[RTCD_NEAR_BYTES];
+    float margin;      /* room the grid box has around the mesh's box when built */
+    double moved;      /* displacement bound since the build (mesh frame) */
+    int lowered;       /* steps the current near grid is lowered by */
+} rtcd_grid_keep;
+
+
 
 /* Vertices in spatial runs of up to RTCD_CLUSTER_SIZE (Morton order), each
  * with a bounding sphere: the candidate sweep skips whole runs far from the
@@ -85,17 +99,31 @@ struct rtcd_mesh {
     double deformation;       /* sum over updates of the largest vertex displacement: a bound on
                                  how far any vertex moved between two versions (mesh frame) */
     uint64_t bvh_refits, bvh_rebuilds; /* how the updates kept the BVH (rtcd_mesh_deform_stats) */
+    int mass_stale;           /* updated: mass properties computed on request (rtcd_mesh_mass_properties) */
+    rtcd_grid_keep* keep;     /* the grids as built, once the mesh has deformed (NULL before) */
+    float* spare_vertices;    /* the next update's vertex buffer (the one before prev_vertices) */
+    double* normal_sums;      /* scratch, 3 per vertex: the normals' sums, then the grid coordinates */
+    uint64_t grid_rebuilds, cluster_sorts;
+    double part_ms[RTCD_DEFORM_PARTS]; /* time spent per part over all updates */
 };
 
 /* Shared by creation and rtcd_mesh_update_vertices (core/mesh.c). */
 rtcd_error rtcd_mesh_check_shape(const char* name, const float* v, uint32_t vertex_count, const uint32_t* idx,
                                  uint32_t triangle_count);
 rtcd_error rtcd_mesh_fail_inside_out(const char* name, double volume, int flip_hint);
-rtcd_error rtcd_mesh_derive_geometry(rtcd_mesh* m);
+/* sums: 3 doubles per vertex of scratch, or NULL to allocate them here. */
+rtcd_error rtcd_mesh_derive_geometry(rtcd_mesh* m, double* sums);
 
 rtcd_error rtcd_solid_grid_build(rtcd_mesh* m);
+/* The same over the mesh's box widened by margin on every side. */
+rtcd_error rtcd_solid_grid_build_margin(rtcd_mesh* m, float margin);
+/* The occupancy of the vertices of now over the grid's box as it is (which
+ * must hold the mesh's box). */
+rtcd_error rtcd_solid_grid_fill(rtcd_mesh* m);
 rtcd_error rtcd_near_grid_build(rtcd_mesh* m); /* after the BVH */
 rtcd_error rtcd_vertex_clusters_build(rtcd_mesh* m);
+/* New balls for the clusters' vertices as they are now (same runs). */
+void rtcd_vertex_clusters_refit(rtcd_mesh* m);
 
 /* May a ball (centre c, radius r, in m's frame) come within `dist` of m's grid box? */
 static inline int rtcd_ball_near_grid(const rtcd_mesh* m, rtcd_v3 c, float r, float dist)
@@ -142,7 +170,13 @@ double rtcd_bvh_sah(const rtcd_bvh* bvh);
 /* New boxes and leaf-ordered corners for moved vertices, same topology; the
  * 4-wide copy is left alone (rebuild it with rtcd_bvh4_build). */
 void rtcd_bvh_refit(rtcd_bvh* bvh, const float* vertices, const uint32_t* indices);
+/* The same in one pass for an update, returning rtcd_bvh_sah of the result;
+ * lo, hi: a box holding every vertex (the padding's scale). */
+double rtcd_bvh_refit_sah(rtcd_bvh* bvh, const float* vertices, const uint32_t* indices, const float lo[3],
+                          const float hi[3]);
 rtcd_error rtcd_bvh4_build(rtcd_bvh* bvh);
+/* The 4-wide copy's boxes from the (refitted) binary nodes; same layout. */
+void rtcd_bvh4_refit(rtcd_bvh* bvh);
 /* Nearest hit through the 4-wide copy; same answer as bvh_first_hit. */
 rtcd_tri_hit rtcd_bvh4_first_hit(const rtcd_bvh* bvh, const rtcd_bvh_view* view, rtcd_v3 org, rtcd_v3 dir,
                                  float tmin, float tmax, uint32_t skip_vertex);
@@ -195,6 +229,8 @@ static inline rtcd_v3 mesh_vertex(const rtcd_mesh* m, uint32_t i) { return v3_lo
 /* Mass properties of a closed surface (core/mass.c). */
 rtcd_mass_properties rtcd_compute_mass_properties(const float* vertices, const uint32_t* indices,
                                                   uint32_t triangle_count);
+/* Its volume alone, the same value, at a fraction of the cost. */
+double rtcd_compute_volume(const float* vertices, const uint32_t* indices, uint32_t triangle_count);
 
 /* Do the surfaces of a and b (b placed by b_in_a, the pose of b in a's frame)
  * intersect? Conservative: touching or coplanar overlap counts as yes

@@ -193,14 +193,115 @@ static rtcd_error open_surface_cells(rtcd_mesh* m, uint8_t* state)
     return RTCD_OK;
 }
 
-rtcd_error rtcd_solid_grid_build(rtcd_mesh* m)
+rtcd_error rtcd_solid_grid_build(rtcd_mesh* m) { return rtcd_solid_grid_build_margin(m, 0.0f); }
+
+rtcd_error rtcd_solid_grid_build_margin(rtcd_mesh* m, float margin)
 {
     rtcd_solid_grid* g = &m->grid;
     for (int k = 0; k < 3; ++k) {
         float ext = m->hi[k] - m->lo[k];
-        float pad = 1e-4f * ext + 1e-6f * fabsf(m->lo[k]) + 1e-30f;
+        float pad = 1e-4f * ext + 1e-6f * fabsf(m->lo[k]) + 1e-30f + margin;
         g->lo[k] = m->lo[k] - pad;
         g->inv_cell[k] = RTCD_GRID_N / (ext + 2.0f * pad);
+    }
+    return rtcd_solid_grid_fill(m);
+}
+
+_Static_assert(RTCD_GRID_N == 16, "a row of cells along x is one 16-bit word");
+
+/* The surface cells as rows (mark_surface_cells, a row of 16 cells along x
+ * per word): the same cells, a word operation per row a triangle touches. */
+static void mark_surface_rows(const rtcd_mesh* m, uint16_t* rows)
+{
+    const rtcd_solid_grid* g = &m->grid;
+    memset(rows, 0, RTCD_GRID_N * RTCD_GRID_N * sizeof *rows);
+    /* A deformed mesh has scratch for each vertex's grid coordinates, found
+     * once instead of once per triangle: (x - lo) * inv is monotone, so the
+     * smallest of a triangle's is the one of its smallest coordinate, the
+     * same float. */
+    float* f = m->normal_sums ? (float*)(void*)m->normal_sums : NULL;
+    for (uint32_t i = 0; f && i < m->vertex_count; ++i)
+        for (int k = 0; k < 3; ++k) f[3 * i + k] = (m->vertices[3 * i + k] - g->lo[k]) * g->inv_cell[k];
+    for (uint32_t t = 0; t < m->triangle_count; ++t) {
+        const uint32_t* tri = m->indices + 3 * t;
+        int c0[3], c1[3];
+        for (int k = 0; k < 3; ++k) {
+            float a, b, c;
+            if (f) a = f[3 * tri[0] + k], b = f[3 * tri[1] + k], c = f[3 * tri[2] + k];
+            else {
+                a = m->vertices[3 * tri[0] + k], b = m->vertices[3 * tri[1] + k], c = m->vertices[3 * tri[2] + k];
+            }
+            float lo = a < b ? a : b, hi = a > b ? a : b;
+            lo = c < lo ? c : lo;
+            hi = c > hi ? c : hi;
+            if (!f) lo = (lo - g->lo[k]) * g->inv_cell[k], hi = (hi - g->lo[k]) * g->inv_cell[k];
+            c0[k] = clamp_cell(lo - 1e-3f, 0); /* NaN: the whole range */
+            c1[k] = clamp_cell(hi + 1e-3f, RTCD_GRID_N - 1);
+        }
+        uint16_t mask = (uint16_t)((0xffffu >> (15 - c1[0])) & (0xffffu << c0[0]));
+        for (int z = c0[2]; z <= c1[2]; ++z)
+            for (int y = c0[1]; y <= c1[1]; ++y) rows[z * RTCD_GRID_N + y] |= mask;
+    }
+}
+
+/* The free runs of a row that hold a seed, whole: an occluded fill both
+ * ways along x (Kogge-Stone: four shifts each way, no loop). */
+static uint16_t fill_runs(uint16_t seeds, uint16_t free_cells)
+{
+    uint32_t up = seeds, down = seeds, pu = free_cells, pd = free_cells;
+    up |= pu & (up << 1), pu &= pu << 1;
+    up |= pu & (up << 2), pu &= pu << 2;
+    up |= pu & (up << 4), pu &= pu << 4;
+    up |= pu & (up << 8);
+    down |= pd & (down >> 1), pd &= pd >> 1;
+    down |= pd & (down >> 2), pd &= pd >> 2;
+    down |= pd & (down >> 4), pd &= pd >> 4;
+    down |= pd & (down >> 8);
+    return (uint16_t)((up | down) & 0xffffu);
+}
+
+/* The outside's flood of rtcd_solid_grid_build, a row at a time: sweeps
+ * forwards and backwards over the rows, each row taking its neighbours'
+ * outside cells that are free and spreading along its free runs, until
+ * nothing changes. The same fixed point as the cell-by-cell flood (the free
+ * cells connected to the border through faces), in a few sweeps. */
+static void flood_rows(const uint16_t* surface, uint16_t* out)
+{
+    enum { N = RTCD_GRID_N, R = RTCD_GRID_N * RTCD_GRID_N };
+    for (int i = 0; i < R; ++i) {
+        int y = i % N, z = i / N;
+        uint16_t free_cells = (uint16_t)~surface[i];
+        out[i] = (uint16_t)(free_cells & (y == 0 || z == 0 || y == N - 1 || z == N - 1 ? 0xffffu : 0x8001u));
+    }
+    for (int changed = 1, sweep = 0; changed; ++sweep) {
+        changed = 0;
+        for (int j = 0; j < R; ++j) {
+            int i = sweep % 2 ? R - 1 - j : j, y = i % N, z = i / N;
+            uint16_t free_cells = (uint16_t)~surface[i];
+            uint16_t o = out[i];
+            if (y > 0) o |= out[i - 1];
+            if (y < N - 1) o |= out[i + 1];
+            if (z > 0) o |= out[i - N];
+            if (z < N - 1) o |= out[i + N];
+            o = fill_runs((uint16_t)(o & free_cells), free_cells);
+            if (o != out[i]) out[i] = o, changed = 1;
+        }
+    }
+}
+
+rtcd_error rtcd_solid_grid_fill(rtcd_mesh* m)
+{
+    rtcd_solid_grid* g = &m->grid;
+    if (!m->open_surface) {
+        uint16_t surface[RTCD_GRID_N * RTCD_GRID_N], out[RTCD_GRID_N * RTCD_GRID_N];
+        mark_surface_rows(m, surface);
+        flood_rows(surface, out);
+        for (int i = 0; i < RTCD_GRID_N * RTCD_GRID_N; ++i) {
+            uint16_t solid = (uint16_t)~out[i]; /* bit x of row i: byte 2i + x / 8, bit x % 8 */
+            g->solid[2 * i] = (uint8_t)(solid & 0xffu);
+            g->solid[2 * i + 1] = (uint8_t)(solid >> 8);
+        }
+        return RTCD_OK;
     }
     enum { CELLS = RTCD_GRID_N * RTCD_GRID_N * RTCD_GRID_N };
     uint8_t state[CELLS]; /* 0 unknown, 1 surface, 2 outside */
@@ -267,8 +368,9 @@ rtcd_error rtcd_vertex_clusters_build(rtcd_mesh* m)
 {
     uint32_t n = m->vertex_count, nc = (n + RTCD_CLUSTER_SIZE - 1) / RTCD_CLUSTER_SIZE;
     keyed_vertex* keyed = rtcd_alloc((n ? n : 1) * sizeof *keyed);
-    m->cluster_vertices = rtcd_alloc((n ? n : 1) * sizeof *m->cluster_vertices);
-    m->clusters = rtcd_alloc((nc ? nc : 1) * sizeof *m->clusters);
+    /* A deformed mesh sorts again into the arrays it has. */
+    if (!m->cluster_vertices) m->cluster_vertices = rtcd_alloc((n ? n : 1) * sizeof *m->cluster_vertices);
+    if (!m->clusters) m->clusters = rtcd_alloc((nc ? nc : 1) * sizeof *m->clusters);
     if (!keyed || !m->cluster_vertices || !m->clusters) {
         rtcd_free(keyed);
         return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "%s: no memory for vertex clusters", m->name);
@@ -287,14 +389,26 @@ rtcd_error rtcd_vertex_clusters_build(rtcd_mesh* m)
     for (uint32_t i = 0; i < n; ++i) m->cluster_vertices[i] = keyed[i].vertex;
     rtcd_free(keyed);
     for (uint32_t c = 0; c < nc; ++c) {
+        m->clusters[c].first = c * RTCD_CLUSTER_SIZE;
+        m->clusters[c].count = n - m->clusters[c].first < RTCD_CLUSTER_SIZE ? n - m->clusters[c].first : RTCD_CLUSTER_SIZE;
+    }
+    m->cluster_count = nc;
+    rtcd_vertex_clusters_refit(m);
+    return RTCD_OK;
+}
+
+/* The balls of the runs as they are: exact for the vertices of now, whatever
+ * the runs (a deformed mesh keeps its runs between sorts). */
+void rtcd_vertex_clusters_refit(rtcd_mesh* m)
+{
+    for (uint32_t c = 0; c < m->cluster_count; ++c) {
         rtcd_vertex_cluster* cl = &m->clusters[c];
-        cl->first = c * RTCD_CLUSTER_SIZE;
-        cl->count = n - cl->first < RTCD_CLUSTER_SIZE ? n - cl->first : RTCD_CLUSTER_SIZE;
         float lo[3] = {RTCD_FLT_MAX, RTCD_FLT_MAX, RTCD_FLT_MAX}, hi[3] = {-RTCD_FLT_MAX, -RTCD_FLT_MAX, -RTCD_FLT_MAX};
         for (uint32_t j = cl->first; j < cl->first + cl->count; ++j)
-            for (int k = 0; k < 3; ++k) {
-                lo[k] = fminf(lo[k], m->vertices[3 * m->cluster_vertices[j] + k]);
-                hi[k] = fmaxf(hi[k], m->vertices[3 * m->cluster_vertices[j] + k]);
+            for (int k = 0; k < 3; ++k) { /* finite vertices: compares do what fminf does, inline */
+                float x = m->vertices[3 * m->cluster_vertices[j] + k];
+                lo[k] = x < lo[k] ? x : lo[k];
+                hi[k] = x > hi[k] ? x : hi[k];
             }
         float r2 = 0.0f;
         for (int k = 0; k < 3; ++k) cl->centre[k] = 0.5f * (lo[k] + hi[k]);
@@ -304,11 +418,9 @@ rtcd_error rtcd_vertex_clusters_build(rtcd_mesh* m)
                 float e = m->vertices[3 * m->cluster_vertices[j] + k] - cl->centre[k];
                 d2 += e * e;
             }
-            r2 = fmaxf(r2, d2);
+            r2 = d2 > r2 ? d2 : r2;
         }
         /* a hair more, so rounding in the transform never drops a vertex */
         cl->radius = sqrtf(r2) * (1.0f + 1e-5f) + 1e-6f * (fabsf(cl->centre[0]) + fabsf(cl->centre[1]) + fabsf(cl->centre[2]));
     }
-    m->cluster_count = nc;
-    return RTCD_OK;
 }

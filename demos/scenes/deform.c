@@ -55,10 +55,12 @@ rtcd_error demo_deformer_add(demo_deformer* d, rtcd_world* world, const rtcd_sha
         free(rest);
         return err;
     }
+    rtcd_mesh* body = (rtcd_mesh*)rtcd_shape_body_mesh(*out);
+    rtcd_mesh_retain(body);
     float r2 = 0.0f;
     for (uint32_t i = 0; i < n; ++i)
         r2 = fmaxf(r2, rest[3 * i] * rest[3 * i] + rest[3 * i + 1] * rest[3 * i + 1] + rest[3 * i + 2] * rest[3 * i + 2]);
-    d->items[d->count++] = (demo_deforming){*out, rest, n, sqrtf(r2), phase};
+    d->items[d->count++] = (demo_deforming){*out, body, rest, n, sqrtf(r2), phase};
     return RTCD_OK;
 }
 
@@ -79,9 +81,19 @@ rtcd_error demo_deformer_step(demo_deformer* d, uint32_t step, double dt)
     return RTCD_OK;
 }
 
+void demo_deformer_parts(const demo_deformer* d, double part_ms[RTCD_DEFORM_PARTS])
+{
+    for (int p = 0; p < RTCD_DEFORM_PARTS; ++p) part_ms[p] = 0.0;
+    for (uint32_t k = 0; k < d->count; ++k) {
+        rtcd_mesh_deform_stats st = rtcd_mesh_get_deform_stats(d->items[k].mesh);
+        for (int p = 0; p < RTCD_DEFORM_PARTS; ++p) part_ms[p] += st.part_ms[p];
+    }
+}
+
 void demo_deformer_free(demo_deformer* d)
 {
     for (uint32_t k = 0; k < d->count; ++k) {
+        rtcd_mesh_release(d->items[k].mesh);
         rtcd_shape_release(d->items[k].shape);
         free(d->items[k].rest);
     }

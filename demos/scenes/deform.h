@@ -16,6 +16,7 @@
 /* One deforming body's shape. */
 typedef struct demo_deforming {
     rtcd_shape* shape;     /* held */
+    rtcd_mesh* mesh;       /* its body mesh, held: rtcd's updates of it (rtcd_mesh_get_deform_stats) */
     float* rest;           /* its vertices as created (its mesh frame) */
     uint32_t vertex_count;
     float radius;          /* largest distance of a rest vertex from the origin */
@@ -34,6 +35,9 @@ typedef struct demo_deformer {
  * is held by the deformer (the caller adds bodies with it). */
 rtcd_error demo_deformer_add(demo_deformer* d, rtcd_world* world, const rtcd_shape* like, float phase,
                              rtcd_shape** out);
+/* rtcd's update time per part (rtcd_mesh_deform_part_name), summed over
+ * the deforming meshes and every update so far, milliseconds. */
+void demo_deformer_parts(const demo_deformer* d, double part_ms[RTCD_DEFORM_PARTS]);
 /* Every shape at time step * dt. */
 rtcd_error demo_deformer_step(demo_deformer* d, uint32_t step, double dt);
 void demo_deformer_free(demo_deformer* d);

@@ -471,6 +471,17 @@ void demo_print_summary_json(FILE* f, const demo_summary* r)
             "\"deform_ms_mean\":%.4f,",
             r->step_median, r->active_steps, r->step_mean_active, r->np_mean_active, r->pen_mean, r->user_meshes,
             r->deforming, r->deform_ms_mean);
+    /* rtcd's share of deform_ms by part (the rest: the world's copy, GImpact's refit of its box tree, the
+     * deformation itself); the other narrow phases update rtcd's meshes only when asked (not timed) */
+    if (rtcd && r->deforming) {
+        double sum = 0.0;
+        fprintf(f, "\"deform_ms_parts\":{");
+        for (int p = 0; p < RTCD_DEFORM_PARTS; ++p) {
+            fprintf(f, "%s\"%s\":%.4f", p ? "," : "", rtcd_mesh_deform_part_name(p), r->deform_parts_ms[p]);
+            sum += r->deform_parts_ms[p];
+        }
+        fprintf(f, ",\"rtcd_update\":%.4f},", sum);
+    }
     /* the mesh-mesh batch's profile, means per call (rtcd_batch_stats) */
     if (rtcd) {
         fprintf(f, "\"batch_profile\":");
@@ -811,6 +822,8 @@ int demo_run_scene(const demo_options* o, demo_summary* r)
     r->user_meshes = s.user_meshes;
     r->deforming = s.deform.count;
     r->deform_ms_mean = s.deform.ms_total / n;
+    demo_deformer_parts(&s.deform, r->deform_parts_ms);
+    for (int p = 0; p < RTCD_DEFORM_PARTS; ++p) r->deform_parts_ms[p] /= n;
     if (o->scene == DEMO_MIXED) {
         memcpy(r->kind_counts, s.mixed.kind_counts, sizeof r->kind_counts);
         r->terrain_triangles = s.mixed.terrain_triangles;

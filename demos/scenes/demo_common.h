@@ -191,6 +191,7 @@ typedef struct demo_summary {
         uint32_t manifolds_total_last;
         double rest_mean, rest_median; /* step_ms - narrowphase_ms */
     } parts;
+    double deform_parts_ms[RTCD_DEFORM_PARTS]; /* per step, rtcd's updates by part (rtcd narrow phase only) */
     /* DEMO_MIXED only (mixed_scene after the run's last step) */
     uint32_t kind_counts[MIXED_KIND_COUNT];
     uint32_t terrain_triangles;

@@ -8,6 +8,7 @@
 #define RTCD_MESH_H
 
 #include "rtcd_common.h"
+#include "rtcd_task.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -29,9 +30,12 @@ enum rtcd_mesh_flags {
     /* A mesh that will deform (rtcd_mesh_update_vertices): its near grid
      * (the predictive candidates' culling) is a bound from the surface
      * cells, about 20x cheaper to build than exact distances (0.12 ms
-     * against 2.2 ms for 902 triangles) and a little looser. A mesh's
-     * first update makes it deformable: an updated mesh equals one created
-     * from the same vertices with this flag. */
+     * against 2.2 ms for 902 triangles) and a little looser, and its
+     * vertex normals are computed in floats (the same angle weights, acos
+     * by a polynomial within 2e-8 rad): about twice as fast. A mesh's
+     * first update makes it deformable: an updated mesh has the normals,
+     * box and edge lengths of one created from the same vertices with this
+     * flag, bit for bit. */
     RTCD_MESH_DEFORMABLE = 1u << 2
 };
 
@@ -104,24 +108,47 @@ RTCD_API rtcd_mass_properties rtcd_mesh_mass_properties(const rtcd_mesh* mesh);
  * not inside out; the same codes and messages, less the hint to flip: the
  * triangles stay as they are); on failure the mesh is unchanged. Then the
  * BVH is refitted (rebuilt instead once refitting has degraded it past a
- * measured bound, core/mesh_deform.c), and the normals,
- * box, grids, vertex clusters and mass properties are recomputed: the mesh
- * answers every query as a mesh created from the same vertices would.
+ * measured bound; a rebuild that finds no memory keeps the refitted tree,
+ * exact and slower, and is tried again at the next update), the normals,
+ * box, edge lengths and vertex clusters' balls are recomputed, and the
+ * occupancy and near grids are kept conservatively, rebuilt when their
+ * slack runs out (core/mesh_deform.c): the mesh's rays, contacts and point
+ * queries answer as a mesh created from the same vertices would. Mass
+ * properties are computed when asked for (rtcd_mesh_mass_properties).
  * Every holder of the mesh sees the new shape: bodies sharing a mesh deform
  * together. Backends notice the change by the version and upload it before
  * their next call. Not to be called while a call that reads the mesh runs. */
 RTCD_API rtcd_error rtcd_mesh_update_vertices(rtcd_mesh* mesh, const float* vertices, size_t stride);
+
+/* Many meshes updated in one call, spread over `tasks` (NULL: on the
+ * calling thread): mesh k gets vertices[k], strides[k] bytes apart (strides
+ * NULL: all packed). The meshes must be distinct (RTCD_ERROR_INVALID_ARGUMENT
+ * otherwise, nothing updated). Each update succeeds or fails on its own, as
+ * rtcd_mesh_update_vertices would; errors[k] (when errors is not NULL) gets
+ * its code, and the call returns the code of the lowest failed k (RTCD_OK if
+ * none; the last error message then names that mesh and the code). */
+RTCD_API rtcd_error rtcd_mesh_update_vertices_many(rtcd_mesh* const* meshes, const float* const* vertices,
+                                                   const size_t* strides, uint32_t count,
+                                                   const rtcd_task_system* tasks, rtcd_error* errors);
 /* 0 at creation, one more per successful update. */
 RTCD_API uint64_t rtcd_mesh_version(const rtcd_mesh* mesh);
 
 /* What the updates did so far (all zero for a NULL mesh). */
+#define RTCD_DEFORM_PARTS 6
 typedef struct rtcd_mesh_deform_stats {
     uint64_t version;     /* rtcd_mesh_version */
     uint64_t refits;      /* updates that refitted the BVH */
     uint64_t rebuilds;    /* updates that rebuilt it: refitting had degraded it past the bound */
     double deformation;   /* sum over updates of the largest vertex displacement (mesh frame) */
     double sah_ratio;     /* the BVH's SAH cost now over its cost when last built (1: as built) */
+    uint64_t grid_rebuilds; /* updates whose grids' slack had run out (rebuilt) */
+    uint64_t cluster_sorts; /* updates that sorted the vertex clusters again (with the grids) */
+    /* Time spent per part over all updates, milliseconds (names:
+     * rtcd_mesh_deform_part_name). */
+    double part_ms[RTCD_DEFORM_PARTS];
 } rtcd_mesh_deform_stats;
+/* "check", "volume", "geometry", "bvh", "grids", "clusters"; "" past the last. */
+RTCD_API const char* rtcd_mesh_deform_part_name(int part);
 RTCD_API rtcd_mesh_deform_stats rtcd_mesh_get_deform_stats(const rtcd_mesh* mesh);
 
 #ifdef __cplusplus
