@@ -10,10 +10,18 @@ if(RTCD_WITH_WRAP)
   find_path(RTCD_BOOST_INCLUDE boost/numeric/conversion/conversion_traits.hpp) # OpenVDB's headers need it
   if(RTCD_OPENVDB_INCLUDE AND RTCD_OPENVDB_LIB AND RTCD_TBB_LIB AND RTCD_BOOST_INCLUDE)
     set(RTCD_WRAP_FOUND ON)
-    target_include_directories(rtcd SYSTEM PRIVATE ${RTCD_OPENVDB_INCLUDE})
-    target_link_libraries(rtcd PRIVATE ${RTCD_OPENVDB_LIB} ${RTCD_TBB_LIB})
+    # OpenVDB lives in a module of its own, loaded on the first wrap
+    # (core/wrap.cpp says why: log4cplus's thread pool and fork), written
+    # beside librtcd so that the loader finds it in the build tree and installed.
+    add_library(rtcd_wrap_vdb MODULE core/wrap_vdb.cpp)
+    target_include_directories(rtcd_wrap_vdb SYSTEM PRIVATE ${RTCD_OPENVDB_INCLUDE})
+    target_include_directories(rtcd_wrap_vdb PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/include)
+    target_link_libraries(rtcd_wrap_vdb PRIVATE rtcd ${RTCD_OPENVDB_LIB} ${RTCD_TBB_LIB})
+    set_target_properties(rtcd_wrap_vdb PROPERTIES LIBRARY_OUTPUT_DIRECTORY $<TARGET_FILE_DIR:rtcd>
+                          CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
+    target_link_libraries(rtcd PRIVATE ${CMAKE_DL_LIBS})
     target_compile_definitions(rtcd PRIVATE RTCD_WITH_WRAP)
-    message(STATUS "rtcd: watertight wrap with OpenVDB (${RTCD_OPENVDB_LIB})")
+    message(STATUS "rtcd: watertight wrap with OpenVDB (${RTCD_OPENVDB_LIB}), module rtcd_wrap_vdb")
   else()
     message(STATUS "rtcd: OpenVDB not found (Debian libopenvdb-dev, libboost-dev): the wrap is not available")
   endif()

@@ -374,9 +374,23 @@ static void sampled_distance(void** state)
     soup_free(&b);
 }
 
+/* A build with OpenVDB loads the wrap's module (librtcd_wrap_vdb.so beside
+ * librtcd); without this the cases below would all be skipped. */
+static void module_loads(void** state)
+{
+    (void)state;
+#ifdef RTCD_EXPECT_WRAP
+    assert_true(rtcd_wrap_available());
+#else
+    print_message("built without the wrap: it says 'wrap not available'\n");
+    assert_false(rtcd_wrap_available());
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(module_loads),
         cmocka_unit_test(open_cube),         cmocka_unit_test(cube_hole20),
         cmocka_unit_test(single_quad),       cmocka_unit_test(cloth_grid),
         cmocka_unit_test(interpenetrating_boxes), cmocka_unit_test(cavity_removed),

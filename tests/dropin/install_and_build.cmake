@@ -71,7 +71,7 @@ foreach(want "${libdir_rel}/librtcd.so" "${libdir_rel}/librtcd_bullet.so" "${lib
   endif()
 endforeach()
 foreach(f IN LISTS installed)
-  if(NOT f MATCHES "^(bin/rtcd_mesh_check|include/rtcd/[a-z_]+\\.h|${libdir_re}/(librtcd(_bullet|_import)?\\.so(\\.[0-9]+)*|cmake/rtcd/rtcd[A-Za-z-]*\\.cmake|pkgconfig/rtcd\\.pc))$")
+  if(NOT f MATCHES "^(bin/rtcd_mesh_check|include/rtcd/[a-z_]+\\.h|${libdir_re}/(librtcd(_bullet|_import)?\\.so(\\.[0-9]+)*|librtcd_wrap_vdb\\.so|cmake/rtcd/rtcd[A-Za-z-]*\\.cmake|pkgconfig/rtcd\\.pc))$")
     message(FATAL_ERROR "installed, but not part of the package: ${f}")
   endif()
 endforeach()
