@@ -91,8 +91,14 @@ void rtcdPluginState::writeSlot(rtcdPairSlot& slot, btManifoldResult& result, rt
         for (int i = 0; i < manifold->getNumContacts(); ++i) manifold->getContactPoint(i).m_contactPointFlags |= stale;
     manifold->setContactBreakingThreshold(gContactBreakingThreshold);
     btScalar gap = 0;
-    for (uint32_t i = 0; i < slot.count; ++i) {
-        const rtcd_contact& c = slot.contacts[i];
+    // Bullet replaces the cached point nearest a new one within the breaking
+    // threshold (2 cm), this step's points included, and a resting patch's
+    // points lie 0.5-1.7 cm apart: the last one added wins such a merge. rtcd
+    // reduces deepest first, so its points go in the other way round and the
+    // deepest is never the one overwritten (demos/rest_why: the deepest
+    // resting vertices were in rtcd's points and missing from the manifold).
+    for (uint32_t n = slot.count; n-- > 0;) {
+        const rtcd_contact& c = slot.contacts[n];
         btVector3 normal(c.normal_on_b[0], c.normal_on_b[1], c.normal_on_b[2]);
         btVector3 point(c.point_on_b[0], c.point_on_b[1], c.point_on_b[2]);
         btScalar distance = -c.depth;
