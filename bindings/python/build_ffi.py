@@ -232,6 +232,8 @@ typedef struct rtcd_step_stats {
     uint32_t out_of_memory;
     uint32_t faults;
     rtcd_batch_stats batch;
+    double gather_ms, plane_ms, writeback_ms, dispatch_ms;
+    uint32_t manifolds, manifolds_created, manifolds_released, manifolds_total;
     ...;
 } rtcd_step_stats;
 rtcd_step_stats rtcd_world_last_step_stats(const rtcd_world* world);

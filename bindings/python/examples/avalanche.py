@@ -148,6 +148,12 @@ def run(o: argparse.Namespace) -> Dict[str, Any]:
                     "reduce_ms", "cpu_fallback_pairs", "upload_bytes", "download_bytes"]
     profile = dict.fromkeys(profile_keys, 0.0)
     profile_calls = 0
+    # rtcd's narrow phase in parts and the manifolds (rtcd_step_stats), as the C demo's.
+    part_keys = ["gather_ms", "plane_ms", "writeback_ms", "dispatch_ms", "pairs_owned", "manifolds", "manifolds_total",
+                 "manifolds_created", "manifolds_released"]
+    parts = dict.fromkeys(part_keys, 0.0)
+    manifolds_total_last = 0
+    rest_ms: List[float] = []
     pairs_max = 0
     pen_max = 0.0
     windows: Dict[int, Dict[str, Any]] = {}
@@ -157,6 +163,10 @@ def run(o: argparse.Namespace) -> Dict[str, Any]:
         st = world.last_step_stats()
         step_ms.append(st["step_ms"])
         np_ms.append(st["narrowphase_ms"])
+        rest_ms.append(st["step_ms"] - st["narrowphase_ms"])
+        for k in part_keys:
+            parts[k] += st[k]
+        manifolds_total_last = st["manifolds_total"]
         sums["batch"] += st["batch_ms"]
         if st["batch"]["ms"] > 0.0:
             profile_calls += 1
@@ -274,6 +284,18 @@ def run(o: argparse.Namespace) -> Dict[str, Any]:
         "batch_profile": {"calls": profile_calls,
                           **{("fallback_pairs" if k == "cpu_fallback_pairs" else k): profile[k] / (profile_calls or 1)
                              for k in profile_keys}},
+        "narrowphase_parts": {**{f"{k}_mean": parts[k] / n for k in ("gather_ms", "plane_ms", "writeback_ms",
+                                                                      "dispatch_ms", "pairs_owned")},
+                              "narrowphase_minus_batch_us_per_pair":
+                                  1e3 * (sum(np_ms) / n - sums["batch"] / n) / (parts["pairs_owned"] / n)
+                                  if parts["pairs_owned"] > 0 else 0.0},
+        "manifolds_mean": parts["manifolds"] / n,
+        "manifolds_total_mean": parts["manifolds_total"] / n,
+        "manifolds_total_last": manifolds_total_last,
+        "manifolds_created": int(parts["manifolds_created"]),
+        "manifolds_released": int(parts["manifolds_released"]),
+        "step_minus_narrowphase_ms_mean": sum(step_ms) / n - sum(np_ms) / n,
+        "step_minus_narrowphase_ms_median": _median(rest_ms) if done else 0.0,
         "penetration_window_steps": PENETRATION_WINDOW,
         "penetration_windows_truncated": truncated,
         "penetration_windows": window_list,
@@ -291,7 +313,12 @@ _FORMATS = {"speculative_margin": "%.6g", "contacts_mean": "%.1f", "rays_cast_me
             # batch_profile's fields
             **dict.fromkeys(["ms", "plan_ms", "run_ms", "finish_ms", "upload_ms", "device_ms", "download_ms",
                              "fallback_ms", "reduce_ms"], "%.4f"),
-            "fallback_pairs": "%.1f", "upload_bytes": "%.0f", "download_bytes": "%.0f"}
+            "fallback_pairs": "%.1f", "upload_bytes": "%.0f", "download_bytes": "%.0f",
+            # narrowphase_parts and the manifolds
+            **dict.fromkeys(["gather_ms_mean", "plane_ms_mean", "writeback_ms_mean", "dispatch_ms_mean",
+                             "narrowphase_minus_batch_us_per_pair", "step_minus_narrowphase_ms_mean",
+                             "step_minus_narrowphase_ms_median"], "%.4f"),
+            **dict.fromkeys(["pairs_owned_mean", "manifolds_mean", "manifolds_total_mean"], "%.1f")}
 
 
 def _json_value(key: str, value: Any) -> str:
