@@ -26,7 +26,7 @@ rtcd_error check_range(const char* fn, const char* what, float x, float lo, floa
     return fail(RTCD_ERROR_INVALID_ARGUMENT, line);
 }
 
-// The world's range of validity (README, "Range of validity"): where Bullet
+// The world's range of validity (docs/validity.md): where Bullet
 // and rtcd's float pipeline give the right answers.
 const float k_max_coordinate = RTCD_WORLD_MAX_COORDINATE;
 const float k_max_speed = RTCD_WORLD_MAX_SPEED;

@@ -38,7 +38,7 @@ rtcd_iterative_def rtcd_default_iterative_def(void)
 /* The adaptive threshold: this many steps of the pair's present motion,
  * and at least this many edge lengths (measured on the avalanche: 4 steps
  * and 0.05 edges ran a standard pass for one resting pair in eight every
- * step; see the README's figures). */
+ * step; see docs/narrowphase.md and docs/benchmarks.md). */
 #define RTCD_ADAPTIVE_STEPS 16.0f
 #define RTCD_ADAPTIVE_MIN_EDGES 0.25f
 

@@ -1,6 +1,6 @@
 /* Runs rtcd's standard narrow phase (CPU reference) over every overlapping
  * pair of a generated pile of avalanche blobs and prints a one-line JSON
- * summary. This is the README's first command until the Bullet demos land.
+ * summary. (The README's first command runs the avalanche demo now.)
  * Usage: rtcd_scene [--objects N] [--spacing S] [--seed N] [--brute-force] [--no-cull] */
 #include "demo_cli.h"
 #include "pile.h"

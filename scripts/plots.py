@@ -278,7 +278,7 @@ def figure_scaling(args):
     return save(fig, args, "scaling")
 
 
-# The README's pictures: (program, extra options, steps, frame kept). The
+# The pictures of README.md and docs/: (program, extra options, steps, frame kept). The
 # avalanche mid-collapse, the spawner's pile with a turn of drops above it.
 PICTURES = [("avalanche", ["--objects", 512], 51, 50), ("spawner", [], 720, 719)]
 

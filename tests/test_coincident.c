@@ -146,7 +146,7 @@ static void test_nested_body_comes_out(void** state)
     rtcd_world_release(w);
 }
 
-/* test_coincident --pile N: the README's figures for N blobs at one pose
+/* test_coincident --pile N: the figures in docs/validity.md for N blobs at one pose
  * (the first step's rays and time, the ruler's answer and time, how far
  * apart they end after 240 steps). */
 static double seconds(void)

@@ -2,7 +2,7 @@
  *
  * Between meshes, no tunnelling while the relative displacement in one step
  * stays within twice the smaller body's diameter: 120 m/s for 1 m bodies at
- * 60 Hz, 24 m/s for a 20 cm one (README, "Range of validity"). That holds
+ * 60 Hz, 24 m/s for a 20 cm one (docs/validity.md). That holds
  * because the speculative reach covers the whole step's motion (no longer
  * capped at the meshes' size) and because a speculative contact whose foot
  * on the triangle's plane lies off the other body runs along the motion
@@ -140,7 +140,7 @@ static void test_plane_at_absurd_speed(void** state)
     }
 }
 
-/* test_fast_bodies --sweep: the measurements behind the README's figures
+/* test_fast_bodies --sweep: the measurements behind the figures in docs/validity.md
  * (how many of 20 go through, over speeds, sizes and mass ratios). */
 static int sweep(void)
 {

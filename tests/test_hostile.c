@@ -307,7 +307,7 @@ static void test_contact_from_nonfinite_ray(void** state)
     rtcd_set_error_callback(NULL, NULL);
 }
 
-/* The README's pattern (rtcd_collide_standard, rtcd_contact_from_ray,
+/* The pattern of docs/c-api.md (rtcd_collide_standard, rtcd_contact_from_ray,
  * rtcd_reduce_contacts) on two overlapping spheres of radius `radius`.
  * Returns the number of colliding rays (0 when the mesh is refused). */
 static uint32_t readme_pattern(float radius)
