@@ -1195,6 +1195,7 @@ static void test_grazing_crossing_matches(void** state)
                   serial ? ", the same on OpenCL" : "; no OpenCL here");
     rtcd_batch_release(serial);
     rtcd_batch_release(cpu);
+    rtcd_shape_release(shape);
     rtcd_world_release(world);
     rtcd_mesh_release(blob);
 }
