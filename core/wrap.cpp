@@ -150,42 +150,31 @@ rtcd_error rtcd_wrapped_mesh(const rtcd_wrapped* w, const float** vertices, uint
 
 namespace {
 
-rtcd_error fail(rtcd_error code, const char* format, ...) __attribute__((format(printf, 2, 3)));
-rtcd_error fail(rtcd_error code, const char* format, ...)
-{
-    char msg[512];
-    va_list args;
-    va_start(args, format);
-    std::vsnprintf(msg, sizeof msg, format, args);
-    va_end(args);
-    return rtcd_report_error(code, msg);
-}
-
 rtcd_error check_args(const rtcd_wrap_def* def, const float* vertices, uint32_t nv, size_t stride,
                       const uint32_t* indices, uint32_t nt)
 {
     if (!def || !vertices || !indices)
-        return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_wrap: NULL definition, vertices, indices or output");
-    if (nv == 0 || nt == 0) return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_wrap: no vertices or no triangles");
+        return rtcd_wrap_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_wrap: NULL definition, vertices, indices or output");
+    if (nv == 0 || nt == 0) return rtcd_wrap_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_wrap: no vertices or no triangles");
     if (stride != 0 && stride < 3 * sizeof(float))
-        return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_wrap: vertex stride %zu below 12 bytes", stride);
+        return rtcd_wrap_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_wrap: vertex stride %zu below 12 bytes", stride);
     if (!(def->voxel_size > 0.0f && def->voxel_size <= 1.0f))
-        return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_wrap: voxel_size %g must be in (0, 1]", (double)def->voxel_size);
+        return rtcd_wrap_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_wrap: voxel_size %g must be in (0, 1]", (double)def->voxel_size);
     if (!(def->offset >= 0.75f && def->offset <= 16.0f))
-        return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_wrap: offset %g voxels must be in [0.75, 16]", (double)def->offset);
+        return rtcd_wrap_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_wrap: offset %g voxels must be in [0.75, 16]", (double)def->offset);
     if (!(def->adaptivity >= 0.0f && def->adaptivity <= 1.0f))
-        return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_wrap: adaptivity %g must be in [0, 1]", (double)def->adaptivity);
+        return rtcd_wrap_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_wrap: adaptivity %g must be in [0, 1]", (double)def->adaptivity);
     if (def->max_triangles < 1000 || def->max_voxels == 0)
-        return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_wrap: max_triangles below 1000 or max_voxels 0");
+        return rtcd_wrap_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_wrap: max_triangles below 1000 or max_voxels 0");
     for (size_t i = 0; i < 3 * static_cast<size_t>(nt); ++i)
         if (indices[i] >= nv)
-            return fail(RTCD_ERROR_MESH_INDEX_OUT_OF_RANGE, "rtcd_wrap: triangle %zu refers to vertex %u of %u", i / 3,
+            return rtcd_wrap_fail(RTCD_ERROR_MESH_INDEX_OUT_OF_RANGE, "rtcd_wrap: triangle %zu refers to vertex %u of %u", i / 3,
                         indices[i], nv);
     const size_t step = stride ? stride : 3 * sizeof(float);
     for (uint32_t i = 0; i < nv; ++i) {
         const float* p = reinterpret_cast<const float*>(reinterpret_cast<const char*>(vertices) + i * step);
         if (!std::isfinite(p[0]) || !std::isfinite(p[1]) || !std::isfinite(p[2]))
-            return fail(RTCD_ERROR_MESH_NONFINITE_VERTEX, "rtcd_wrap: vertex %u is not finite", i);
+            return rtcd_wrap_fail(RTCD_ERROR_MESH_NONFINITE_VERTEX, "rtcd_wrap: vertex %u is not finite", i);
     }
     return RTCD_OK;
 }
@@ -197,16 +186,16 @@ extern "C" rtcd_error rtcd_wrap(const rtcd_wrap_def* def, const float* vertices,
                                 rtcd_wrapped** out)
 {
     if (out) *out = nullptr;
-    if (!out) return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_wrap: NULL output");
+    if (!out) return rtcd_wrap_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_wrap: NULL output");
     rtcd_error err = check_args(def, vertices, vertex_count, vertex_stride, indices, triangle_count);
     if (err != RTCD_OK) return err;
 #ifdef RTCD_WITH_WRAP
     rtcd_wrap_module_entry entry = module_entry();
     if (!entry)
-        return fail(RTCD_ERROR_UNSUPPORTED, "rtcd_wrap: wrap not available (its OpenVDB module did not load: %s)",
+        return rtcd_wrap_fail(RTCD_ERROR_UNSUPPORTED, "rtcd_wrap: wrap not available (its OpenVDB module did not load: %s)",
                     g_module_error);
     return entry(def, vertices, vertex_count, vertex_stride, indices, triangle_count, out);
 #else
-    return fail(RTCD_ERROR_UNSUPPORTED, "rtcd_wrap: wrap not available (rtcd was built without OpenVDB: RTCD_WITH_WRAP)");
+    return rtcd_wrap_fail(RTCD_ERROR_UNSUPPORTED, "rtcd_wrap: wrap not available (rtcd was built without OpenVDB: RTCD_WITH_WRAP)");
 #endif
 }

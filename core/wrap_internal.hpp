@@ -5,6 +5,8 @@
 
 #include <rtcd/rtcd_wrap.h>
 
+#include <cstdarg>
+#include <cstdio>
 #include <vector>
 
 struct rtcd_wrapped {
@@ -13,6 +15,18 @@ struct rtcd_wrapped {
     std::vector<float> vertices;
     std::vector<uint32_t> indices;
 };
+
+// A formatted message to rtcd's error report (rtcd_report_error); returns code.
+inline rtcd_error rtcd_wrap_fail(rtcd_error code, const char* format, ...) __attribute__((format(printf, 2, 3)));
+inline rtcd_error rtcd_wrap_fail(rtcd_error code, const char* format, ...)
+{
+    char msg[512];
+    va_list args;
+    va_start(args, format);
+    std::vsnprintf(msg, sizeof msg, format, args);
+    va_end(args);
+    return rtcd_report_error(code, msg);
+}
 
 // The module's one entry point, arguments checked by rtcd_wrap.
 #define RTCD_WRAP_MODULE_ENTRY "rtcd_wrap_vdb_entry"

@@ -29,21 +29,6 @@
 
 namespace {
 
-rtcd_error fail(rtcd_error code, const char* format, ...) __attribute__((format(printf, 2, 3)));
-rtcd_error fail(rtcd_error code, const char* format, ...)
-{
-    char msg[512];
-    va_list args;
-    va_start(args, format);
-    std::vsnprintf(msg, sizeof msg, format, args);
-    va_end(args);
-    return rtcd_report_error(code, msg);
-}
-
-} // namespace
-
-namespace {
-
 // Union-find over the envelope's points: its closed pieces.
 uint32_t find_root(std::vector<uint32_t>& parent, uint32_t a)
 {
@@ -196,7 +181,7 @@ rtcd_error wrap_vdb(const rtcd_wrap_def& def, const float* vertices, uint32_t nv
     const openvdb::Vec3d centre = 0.5 * (lo + hi), extent = hi - lo;
     const double diag = extent.length();
     if (!(diag > 0) || !std::isfinite(diag))
-        return fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_wrap: the triangles have no extent (every vertex at one point)");
+        return rtcd_wrap_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_wrap: the triangles have no extent (every vertex at one point)");
     std::vector<openvdb::Vec3s> points(nv);
     for (uint32_t i = 0; i < nv; ++i) {
         const float* v = vertex(i);
@@ -212,7 +197,7 @@ rtcd_error wrap_vdb(const rtcd_wrap_def& def, const float* vertices, uint32_t nv
         double count = 1;
         for (int a = 0; a < 3; ++a) count *= std::ceil(extent[a] / h) + 2.0 * band + 2.0;
         if (count > static_cast<double>(def.max_voxels))
-            return fail(RTCD_ERROR_MESH_TOO_LARGE,
+            return rtcd_wrap_fail(RTCD_ERROR_MESH_TOO_LARGE,
                         "rtcd_wrap: voxel_size %g asks for %.0f voxels, above max_voxels (%llu)",
                         (double)def.voxel_size, count, static_cast<unsigned long long>(def.max_voxels));
     }
@@ -248,7 +233,7 @@ rtcd_error wrap_vdb(const rtcd_wrap_def& def, const float* vertices, uint32_t nv
         }
         if (tri.size() / 3 <= def.max_triangles || coarsened >= 40) break;
     }
-    if (tri.empty()) return fail(RTCD_ERROR_INTERNAL, "rtcd_wrap: the envelope came out empty");
+    if (tri.empty()) return rtcd_wrap_fail(RTCD_ERROR_INTERNAL, "rtcd_wrap: the envelope came out empty");
     // Outward: the outer surface encloses more than all inner ones together,
     // so the total volume has the outer surface's sign.
     double total = 0;
@@ -313,9 +298,9 @@ rtcd_error wrap_vdb(const rtcd_wrap_def& def, const float* vertices, uint32_t nv
         rep.volume += c[0].dot(c[1].cross(c[2])) / 6.0;
     }
     if (err == RTCD_ERROR_MESH_OUT_OF_RANGE) // the input's scale, not the wrap's doing
-        return fail(err, "rtcd_wrap: the envelope is outside rtcd's range: %s", rtcd_last_error_message());
+        return rtcd_wrap_fail(err, "rtcd_wrap: the envelope is outside rtcd's range: %s", rtcd_last_error_message());
     if (err != RTCD_OK)
-        return fail(err == RTCD_ERROR_OUT_OF_MEMORY ? err : RTCD_ERROR_INTERNAL,
+        return rtcd_wrap_fail(err == RTCD_ERROR_OUT_OF_MEMORY ? err : RTCD_ERROR_INTERNAL,
                     "rtcd_wrap: the envelope is not a valid mesh (%s)", rtcd_last_error_message());
 
     const clock::time_point t1 = clock::now();
@@ -325,7 +310,7 @@ rtcd_error wrap_vdb(const rtcd_wrap_def& def, const float* vertices, uint32_t nv
     const double d = rtcd_sampled_distance(in.data(), nv, indices, nt, w->vertices.data(), rep.output_vertices,
                                            w->indices.data(), rep.output_triangles, def.distance_samples,
                                            &rep.distance_in_out, &rep.distance_out_in);
-    if (d < 0) return fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_wrap: out of memory measuring the distance");
+    if (d < 0) return rtcd_wrap_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_wrap: out of memory measuring the distance");
     rep.distance = d;
     const clock::time_point t2 = clock::now();
     rep.ms = std::chrono::duration<double, std::milli>(t2 - t0).count();
@@ -347,8 +332,8 @@ extern "C" __attribute__((visibility("default"))) rtcd_error rtcd_wrap_vdb_entry
     try {
         return wrap_vdb(*def, vertices, vertex_count, vertex_stride, indices, triangle_count, out);
     } catch (const std::bad_alloc&) {
-        return fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_wrap: out of memory");
+        return rtcd_wrap_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_wrap: out of memory");
     } catch (const std::exception& e) {
-        return fail(RTCD_ERROR_INTERNAL, "rtcd_wrap: OpenVDB failed: %s", e.what());
+        return rtcd_wrap_fail(RTCD_ERROR_INTERNAL, "rtcd_wrap: OpenVDB failed: %s", e.what());
     }
 }

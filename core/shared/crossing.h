@@ -67,15 +67,24 @@ RTCD_INLINE int pair_may_cross(const rtcd_pair_ctx* c, rtcd_u32 direction)
     return 0;
 }
 
-/* Bit k set when ball k of the caster's first 32 passes pair_ball_may_cross:
- * a vertex of a ball without it is not one pair_vertex_may_cross lets
- * through (it is in the ball, the ball is outside and far). */
-RTCD_INLINE rtcd_u32 pair_crossing_ball_mask(const rtcd_pair_ctx* c, rtcd_u32 direction)
+/* Ball k of the caster (the first 32 of mesh_view.spheres) by the standard
+ * pass's test (pair_ball_may_hold) or, `crossing`, the second phase's
+ * (pair_ball_may_cross: a vertex of a ball without it is not one that
+ * pair_vertex_may_cross lets through, the ball being outside and far). */
+RTCD_INLINE int pair_ball_passes(const rtcd_pair_ctx* c, rtcd_u32 direction, rtcd_u32 k, int crossing)
 {
     const rtcd_mesh_view* caster = direction ? &c->b : &c->a;
-    rtcd_u32 mask = 0u, n = caster->sphere_count < 32u ? caster->sphere_count : 32u;
-    for (rtcd_u32 k = 0; k < n; ++k)
-        if (pair_ball_may_cross(c, direction, caster->spheres + k * caster->sphere_stride)) mask |= 1u << k;
+    if (k >= caster->sphere_count) return 0;
+    const RTCD_GLOBAL float* ball = caster->spheres + k * caster->sphere_stride;
+    return crossing ? pair_ball_may_cross(c, direction, ball) : pair_ball_may_hold(c, direction, v3_load(ball), ball[3]);
+}
+
+/* Bit k set when ball k of the caster's first 32 passes (pair_ball_passes). */
+RTCD_INLINE rtcd_u32 pair_ball_mask(const rtcd_pair_ctx* c, rtcd_u32 direction, int crossing)
+{
+    rtcd_u32 mask = 0u;
+    for (rtcd_u32 k = 0; k < 32u; ++k)
+        if (pair_ball_passes(c, direction, k, crossing)) mask |= 1u << k;
     return mask;
 }
 
@@ -93,7 +102,7 @@ RTCD_INLINE int pair_vertex_may_cross(const rtcd_pair_ctx* c, rtcd_u32 direction
 }
 
 /* Vertex v of the pair (A's then B's) by pair_vertex_may_cross, its ball
- * (balls: pair_crossing_ball_mask per direction, where the view has
+ * (balls: pair_ball_mask with crossing, per direction, where the view has
  * vertex_balls) deciding first. */
 RTCD_INLINE int pair_vertex_may_cross_at(const rtcd_pair_ctx* c, rtcd_u32 v, const rtcd_u32 balls[2])
 {

@@ -155,19 +155,6 @@ RTCD_INLINE int pair_ball_may_hold(const rtcd_pair_ctx* c, rtcd_u32 direction, r
     return view_may_contain(side.target, p) || view_may_be_near(side.target, p, radius + clear);
 }
 
-/* Bit k set when ball k of the caster's first 32 (mesh_view.spheres) may
- * hold a vertex that pair_sweep_vertex does not give up on. */
-RTCD_INLINE rtcd_u32 pair_ball_mask(const rtcd_pair_ctx* c, rtcd_u32 direction)
-{
-    const rtcd_mesh_view* caster = direction ? &c->b : &c->a;
-    rtcd_u32 mask = 0u, n = caster->sphere_count < 32u ? caster->sphere_count : 32u;
-    for (rtcd_u32 k = 0; k < n; ++k) {
-        const RTCD_GLOBAL float* ball = caster->spheres + k * caster->sphere_stride;
-        if (pair_ball_may_hold(c, direction, v3_load(ball), ball[3])) mask |= 1u << k;
-    }
-    return mask;
-}
-
 /* Is caster vertex i in a ball that `mask` (bit k: ball k let through)
  * turned down? Never without per-vertex balls (the CPU's views). */
 RTCD_INLINE int vertex_ball_skipped(const rtcd_mesh_view* caster, rtcd_u32 mask, rtcd_u32 i)

@@ -51,7 +51,7 @@ __kernel __attribute__((reqd_work_group_size(RTCD_CL_GROUP_SIZE, 1, 1))) void rt
     __local float level; /* reduce_level, from the first pick */
     __local uint marks[RTCD_CL_MARK_WORDS]; /* the second phase's vertices (pair_vertex_may_cross) */
     __local uint ball_masks[2];             /* the standard pass's balls (pair_ball_mask), A's and B's */
-    __local uint cross_masks[2];            /* the second phase's (pair_crossing_ball_mask) */
+    __local uint cross_masks[2];            /* the second phase's (pair_ball_mask, crossing) */
     __local uint any_marked;
 
     uint p = get_group_id(0), lid = get_local_id(0);
@@ -70,7 +70,7 @@ __kernel __attribute__((reqd_work_group_size(RTCD_CL_GROUP_SIZE, 1, 1))) void rt
     /* One ball per work item (64 = 2 x RTCD_CL_SPHERES). */
     uint balls[2] = {~0u, ~0u};
     if (standard && total) {
-        uint bit = pair_ball_bit(&ctx, lid);
+        uint bit = pair_ball_bit(&ctx, lid, 0);
         if (bit) atomic_or(&ball_masks[lid >= 32u], bit);
         barrier(CLK_LOCAL_MEM_FENCE);
         balls[0] = ball_masks[0], balls[1] = ball_masks[1];
@@ -102,7 +102,7 @@ __kernel __attribute__((reqd_work_group_size(RTCD_CL_GROUP_SIZE, 1, 1))) void rt
      * nothing: mark the vertices that may, once, and run only their items. */
     int marked = second && crossing_markable(&ctx);
     if (marked) {
-        uint bit = pair_crossing_ball_bit(&ctx, lid);
+        uint bit = pair_ball_bit(&ctx, lid, 1);
         if (bit) atomic_or(&cross_masks[lid >= 32u], bit);
         barrier(CLK_LOCAL_MEM_FENCE);
         uint crossing_balls[2] = {cross_masks[0], cross_masks[1]};
@@ -204,6 +204,17 @@ __kernel __attribute__((reqd_work_group_size(RTCD_CL_GROUP_SIZE, 1, 1))) void rt
     }
 }
 
+/* The serial kernel's second-phase item k: its contact kept when it hits. */
+inline void serial_crossing(const rtcd_pair_ctx* c, uint k, uint mode, rtcd_pass_counts* n, rtcd_contact_v* contacts,
+                            uint* count, uint* crossings)
+{
+    rtcd_ray_rec r;
+    if (pair_crossing_item(c, k, n, &r) != RTCD_WALK_HIT) return;
+    if (*count < RTCD_CL_LOCAL_RAYS) contacts[*count] = pair_contact(c, r, (int)mode);
+    ++*count;
+    ++*crossings;
+}
+
 __kernel void rtcd_collide_pairs_serial(RTCD_PAIR_KERNEL_ARGS)
 {
     uint p = get_global_id(0);
@@ -221,7 +232,7 @@ __kernel void rtcd_collide_pairs_serial(RTCD_PAIR_KERNEL_ARGS)
     uint count = 0, hits = 0, kept = 0, predictions = 0;
     float length = 0.0f;
     uint balls[2] = {~0u, ~0u};
-    if (standard && total) balls[0] = pair_ball_mask(&ctx, 0u), balls[1] = pair_ball_mask(&ctx, 1u);
+    if (standard && total) balls[0] = pair_ball_mask(&ctx, 0u, 0), balls[1] = pair_ball_mask(&ctx, 1u, 0);
     for (uint k = standard ? next_swept_item(&ctx, balls, 0u, total) : 0u; k < total;
          k = standard ? next_swept_item(&ctx, balls, k + 1u, total) : k + 1u) {
         rtcd_ray_rec r;
@@ -243,7 +254,7 @@ __kernel void rtcd_collide_pairs_serial(RTCD_PAIR_KERNEL_ARGS)
     uint marks[RTCD_CL_MARK_WORDS]; /* as in the group kernel */
     int marked = second && crossing_markable(&ctx);
     uint crossing_balls[2] = {0u, 0u};
-    if (marked) crossing_balls[0] = pair_crossing_ball_mask(&ctx, 0u), crossing_balls[1] = pair_crossing_ball_mask(&ctx, 1u);
+    if (marked) crossing_balls[0] = pair_ball_mask(&ctx, 0u, 1), crossing_balls[1] = pair_ball_mask(&ctx, 1u, 1);
     uint any_marked = 0u;
     for (uint w = 0; marked && w < crossing_mark_words(&ctx); ++w) {
         marks[w] = pair_crossing_mark_word(&ctx, w, crossing_balls);
@@ -256,26 +267,15 @@ __kernel void rtcd_collide_pairs_serial(RTCD_PAIR_KERNEL_ARGS)
     for (uint u = 0; u < units; ++u) {
         uint first, v[3], items = pair_crossing_unit(&ctx, u, &first, v);
         uint mask = marked ? crossing_unit_mask(items, CROSSING_UNIT_MARKS(marks, v)) : 7u;
-        for (uint j = 0; j < items; ++j) {
-            rtcd_ray_rec r;
-            if (!((mask >> j) & 1u) || pair_crossing_item(&ctx, first + j, &n, &r) != RTCD_WALK_HIT) continue;
-            if (count < RTCD_CL_LOCAL_RAYS) contacts[count] = pair_contact(&ctx, r, (int)mode);
-            count++;
-            crossings++;
-        }
+        for (uint j = 0; j < items; ++j)
+            if ((mask >> j) & 1u) serial_crossing(&ctx, first + j, mode, &n, contacts, &count, &crossings);
     }
     for (uint w = 0; second && fans && any_marked && w < crossing_mark_words(&ctx); ++w) {
         for (uint bits = marks[w]; bits; bits &= bits - 1u) {
             uint items[RTCD_CL_FAN_ITEMS];
             uint g = 32u * w + (31u - clz(bits & (0u - bits))); /* the lowest set bit */
             uint count_g = fan_items(&ctx, &buffers, pair, marks, g, items);
-            for (uint j = 0; j < count_g; ++j) {
-                rtcd_ray_rec r;
-                if (pair_crossing_item(&ctx, items[j], &n, &r) != RTCD_WALK_HIT) continue;
-                if (count < RTCD_CL_LOCAL_RAYS) contacts[count] = pair_contact(&ctx, r, (int)mode);
-                count++;
-                crossings++;
-            }
+            for (uint j = 0; j < count_g; ++j) serial_crossing(&ctx, items[j], mode, &n, contacts, &count, &crossings);
         }
     }
     __global rtcd_cl_result* res = results + p;

@@ -107,33 +107,18 @@ inline uint next_swept_item(const rtcd_pair_ctx* c, const uint balls[2], uint k,
     for (uint direction = k >= na; direction < 2u && k < total; ++direction) {
         const rtcd_mesh_view* caster = direction ? &c->b : &c->a;
         uint base = direction ? na : 0u, mask = balls[direction];
-        for (uint i = k - base; i < caster->vertex_count; ++i) {
-            uint ball = caster->vertex_balls[i];
-            if (ball >= 32u || ((mask >> ball) & 1u)) return base + i;
-        }
+        for (uint i = k - base; i < caster->vertex_count; ++i)
+            if (!vertex_ball_skipped(caster, mask, i)) return base + i;
         k = base + caster->vertex_count;
     }
     return total;
 }
 
-/* Ball `ball` of either mesh (0..31: A's, 32..63: B's) by pair_ball_may_hold,
+/* Ball `ball` of either mesh (0..31: A's, 32..63: B's) by pair_ball_passes,
  * as its bit in the direction's mask; the group kernel's items test one each. */
-inline uint pair_ball_bit(const rtcd_pair_ctx* c, uint ball)
+inline uint pair_ball_bit(const rtcd_pair_ctx* c, uint ball, int crossing)
 {
-    uint direction = ball >= 32u, k = ball & 31u;
-    const rtcd_mesh_view* caster = direction ? &c->b : &c->a;
-    if (k >= caster->sphere_count) return 0u;
-    __global const float* s = caster->spheres + k * caster->sphere_stride;
-    return pair_ball_may_hold(c, direction, v3_load(s), s[3]) ? 1u << k : 0u;
-}
-
-/* Ball `ball` (as pair_ball_bit) by pair_ball_may_cross: the second phase's marks. */
-inline uint pair_crossing_ball_bit(const rtcd_pair_ctx* c, uint ball)
-{
-    uint direction = ball >= 32u, k = ball & 31u;
-    const rtcd_mesh_view* caster = direction ? &c->b : &c->a;
-    if (k >= caster->sphere_count) return 0u;
-    return pair_ball_may_cross(c, direction, caster->spheres + k * caster->sphere_stride) ? 1u << k : 0u;
+    return pair_ball_passes(c, ball >= 32u, ball & 31u, crossing) ? 1u << (ball & 31u) : 0u;
 }
 
 /* Item k of the pass: a vertex (standard pass) or kept ray k (iterative
