@@ -199,13 +199,19 @@ static void cast_direction(const rtcd_pair_ctx* c, uint32_t direction, uint32_t 
 
 /* No triangle pair crosses and neither mesh holds the other: no vertex of
  * either lies inside the other, so no ray can collide. */
-static int provably_separated(const rtcd_pair_ctx* c, const rtcd_mesh* a, const rtcd_mesh* b)
+int rtcd_meshes_provably_apart(const rtcd_mesh* a, const rtcd_mesh* b, const rtcd_xform* a_in_b,
+                               const rtcd_xform* b_in_a)
 {
-    if (rtcd_surfaces_intersect(a, b, &c->b_in_a)) return 0;
-    rtcd_v3 pa0 = xf_point(&c->a_in_b, mesh_vertex(a, a->indices[0]));
-    rtcd_v3 pb0 = xf_point(&c->b_in_a, mesh_vertex(b, b->indices[0]));
+    if (rtcd_surfaces_intersect(a, b, b_in_a)) return 0;
+    rtcd_v3 pa0 = xf_point(a_in_b, mesh_vertex(a, a->indices[0]));
+    rtcd_v3 pb0 = xf_point(b_in_a, mesh_vertex(b, b->indices[0]));
     float qa[3] = {pa0.x, pa0.y, pa0.z}, qb[3] = {pb0.x, pb0.y, pb0.z};
     return !rtcd_mesh_contains_point(b, qa) && !rtcd_mesh_contains_point(a, qb);
+}
+
+static int provably_separated(const rtcd_pair_ctx* c, const rtcd_mesh* a, const rtcd_mesh* b)
+{
+    return rtcd_meshes_provably_apart(a, b, &c->a_in_b, &c->b_in_a);
 }
 
 rtcd_error rtcd_check_pair_args(const char* fn, const rtcd_mesh* a, const rtcd_transform* pose_a, const rtcd_mesh* b,

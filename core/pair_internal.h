@@ -82,6 +82,12 @@ void rtcd_pair_second_phase(const rtcd_narrowphase_def* def, const rtcd_mesh* a,
 /* The shared pipeline's context of one pair on the CPU (shared/pair.h):
  * params NULL for the standard algorithm, before (b in a's frame one call
  * earlier) NULL when unknown, deformed as rtcd_pair_track.deformed. */
+/* Do the surfaces not cross and neither mesh hold the other (exact, with a
+ * tolerance that covers the float second phase)? Then no item of the
+ * second phase can find anything (the CPU's gate; the OpenCL host's too). */
+int rtcd_meshes_provably_apart(const rtcd_mesh* a, const rtcd_mesh* b, const rtcd_xform* a_in_b,
+                               const rtcd_xform* b_in_a);
+
 void rtcd_pair_ctx_init(rtcd_pair_ctx* c, const rtcd_narrowphase_def* def, const rtcd_mesh* a, const rtcd_xform* pa,
                         const rtcd_mesh* b, const rtcd_xform* pb, rtcd_algorithm algorithm,
                         const rtcd_iterative_params* params, const rtcd_xform* before, uint32_t deformed,

@@ -121,6 +121,7 @@ typedef struct cl_pair_info {
     uint32_t entries_at; /* its kept rays in its device's arena_in */
     uint32_t entries;    /* how many */
     uint8_t device;      /* 0xff: none yet */
+    uint8_t second_phase; /* its last standard pass on a device had second-phase items (cl_plan.c) */
 } cl_pair_info;
 
 /* One call's view of its pairs, per pair i (cl_plan.c). */

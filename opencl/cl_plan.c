@@ -123,7 +123,7 @@ static rtcd_error place_pairs(rtcd_opencl* cl, uint32_t n)
 /* Pair i's device record: meshes (registry indices), poses, and for the
  * iterative algorithms its planned pass and where its kept rays are read
  * and written. */
-static void describe_pair(const rtcd_opencl* cl, uint32_t i, rtcd_cl_pair* cp)
+static void describe_pair(const rtcd_opencl* cl, uint32_t i, int serial, rtcd_cl_pair* cp)
 {
     const rtcd_pair_desc* p = &cl->call.pairs[i];
     cl_pair_info* info = pair_info(cl, i);
@@ -137,13 +137,24 @@ static void describe_pair(const rtcd_opencl* cl, uint32_t i, rtcd_cl_pair* cp)
     int edges, deep;
     rtcd_pair_second_phase(&cl->def, p->a, p->b, &edges, &deep);
     uint32_t second = (edges ? RTCD_CL_EDGES : 0u) | (deep ? RTCD_CL_DEEP : 0u);
+    int standard = !info || idef->algorithm == RTCD_ALGORITHM_STANDARD || cl->call.standard[i];
+    /* A CPU device runs the CPU reference's exact gate here, on the host's
+     * workers, for the pairs whose last standard pass had a second phase:
+     * a pair that is provably apart skips it (its items would find
+     * nothing), where the serial kernel would mark every vertex near the
+     * other surface first. A GPU marks them in parallel. */
+    uint32_t apart = 0u;
+    if (serial && standard && second && info && info->second_phase) {
+        rtcd_xform xa = rtcd_to_xform(&p->pose_a), xb = rtcd_to_xform(&p->pose_b);
+        rtcd_xform a_in_b = xf_relative(&xb, &xa), b_in_a = xf_relative(&xa, &xb);
+        if (rtcd_meshes_provably_apart(p->a, p->b, &a_in_b, &b_in_a)) apart = RTCD_CL_APART;
+    }
     if (!info || idef->algorithm == RTCD_ALGORITHM_STANDARD) {
-        cp->flags = RTCD_CL_STANDARD_PASS | second;
+        cp->flags = RTCD_CL_STANDARD_PASS | second | apart;
         return;
     }
-    int standard = cl->call.standard[i];
     const rtcd_iterative_params* prm = &info->track.params;
-    cp->flags = (uint32_t)idef->algorithm | (standard ? RTCD_CL_STANDARD_PASS : 0u) | second;
+    cp->flags = (uint32_t)idef->algorithm | (standard ? RTCD_CL_STANDARD_PASS : 0u) | second | apart;
     cp->entries_in = info->entries_at;
     cp->entry_count = standard ? 0u : info->entries;
     cp->entries_out = cl->call.keep_at[i];
@@ -169,7 +180,7 @@ static void describe_range(uint32_t begin, uint32_t end, uint32_t worker, void* 
         if (dv == RTCD_CL_OFF_DEVICE) continue;
         cl_device_state* d = &cl->devices[dv];
         uint32_t s = cl->call.pos[i];
-        describe_pair(cl, i, &d->host_pairs[s]);
+        describe_pair(cl, i, d->serial, &d->host_pairs[s]);
         d->batch_index[s] = i;
     }
 }
@@ -284,6 +295,7 @@ static void finish_pair(rtcd_opencl* cl, uint32_t i, finish_counts* fc)
     r->kept_predictions = cr->kept_predictions;
     r->ray_length = cr->ray_length;
     r->crossing_contacts = cr->crossings;
+    if (info && r->standard_pass) info->second_phase = (uint8_t)cr->second_phase;
     for (uint32_t c = 0; c < cr->contact_count; ++c) {
         memcpy(r->contacts[c].point_on_b, cr->point[c], sizeof r->contacts[c].point_on_b);
         memcpy(r->contacts[c].normal_on_b, cr->normal[c], sizeof r->contacts[c].normal_on_b);

@@ -26,6 +26,7 @@
 #define RTCD_CL_EDGES 16u          /* rtcd_narrowphase_def.edge_crossings */
 #define RTCD_CL_DEEP 32u           /* rtcd_narrowphase_def.deep_contacts */
 #define RTCD_CL_DEFORMED_SHIFT 6u  /* 2 bits: rtcd_pair_track.deformed (mesh A, B updated since `before`) */
+#define RTCD_CL_APART 256u         /* the host proved the surfaces apart (rtcd_meshes_provably_apart): no second phase */
 
 #if RTCD_CL_SPHERES > 32 || RTCD_CL_GROUP_SIZE != 2 * RTCD_CL_SPHERES
 #error "the group kernel tests one ball per work item, both meshes' in one pass"
@@ -69,6 +70,7 @@ typedef struct rtcd_cl_result {
     rtcd_u32 predictive_rays, walk_steps, kept_rays, kept_predictions;
     rtcd_u32 state_overflow; /* more kept rays than RTCD_CL_STATE_ENTRIES: the host resets the pair */
     rtcd_u32 crossings;      /* second-phase records (shared/crossing.h) */
+    rtcd_u32 second_phase;   /* 1: the pass found nothing and its second phase had items (RTCD_CL_APART or not) */
     float ray_length;
 } rtcd_cl_result;
 

@@ -97,7 +97,8 @@ __kernel __attribute__((reqd_work_group_size(RTCD_CL_GROUP_SIZE, 1, 1))) void rt
     barrier(CLK_LOCAL_MEM_FENCE);
     uint found = count + predictions; /* read by every item before any adds a crossing */
     barrier(CLK_LOCAL_MEM_FENCE);
-    uint second = crossing_items(&ctx, standard, found);
+    uint wanted = crossing_items(&ctx, standard, found);
+    uint second = pair->flags & RTCD_CL_APART ? 0u : wanted;
     /* The items of vertices and edges far from the other surface find
      * nothing: mark the vertices that may, once, and run only their items. */
     int marked = second && crossing_markable(&ctx);
@@ -201,6 +202,7 @@ __kernel __attribute__((reqd_work_group_size(RTCD_CL_GROUP_SIZE, 1, 1))) void rt
         results[p].overflow = (uint)overflow;
         write_counts(results + p, hits, &all, kept, predictions, length);
         results[p].crossings = crossings;
+        results[p].second_phase = wanted != 0u;
     }
 }
 
@@ -250,7 +252,8 @@ __kernel void rtcd_collide_pairs_serial(RTCD_PAIR_KERNEL_ARGS)
         if (count < RTCD_CL_LOCAL_RAYS) contacts[count] = pair_contact(&ctx, r, (int)mode);
         count++;
     }
-    uint second = crossing_items(&ctx, standard, count + predictions), crossings = 0;
+    uint wanted = crossing_items(&ctx, standard, count + predictions), crossings = 0;
+    uint second = pair->flags & RTCD_CL_APART ? 0u : wanted;
     uint marks[RTCD_CL_MARK_WORDS]; /* as in the group kernel */
     int marked = second && crossing_markable(&ctx);
     uint crossing_balls[2] = {0u, 0u};
@@ -290,4 +293,5 @@ __kernel void rtcd_collide_pairs_serial(RTCD_PAIR_KERNEL_ARGS)
     res->overflow = (uint)overflow;
     write_counts(res, hits, &n, kept, predictions, length);
     res->crossings = crossings;
+    res->second_phase = wanted != 0u;
 }
