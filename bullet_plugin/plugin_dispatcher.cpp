@@ -154,12 +154,19 @@ btCollisionAlgorithm* rtcdCollisionDispatcher::findAlgorithm(const btCollisionOb
     ci.m_manifold = shared_manifold;
     rtcdPairKind kind;
     bool plane_is_a;
-    if (query == BT_CLOSEST_POINT_ALGORITHMS && rtcdTakes(*m_state, s0, s1, &kind, &plane_is_a)) {
-        void* mem = allocateCollisionAlgorithm(sizeof(rtcdQueryAlgorithm));
-        return new (mem) rtcdQueryAlgorithm(ci, m_state, kind, plane_is_a);
+    if (query == BT_CLOSEST_POINT_ALGORITHMS) {
+        if (rtcdTakes(*m_state, s0, s1, &kind, &plane_is_a)) {
+            void* mem = allocateCollisionAlgorithm(sizeof(rtcdQueryAlgorithm));
+            return new (mem) rtcdQueryAlgorithm(ci, m_state, kind, plane_is_a);
+        }
+        if (s0->isCompound() || s1->isCompound()) return rtcdCompoundQuery(this, body0, body1, shared_manifold);
     }
     if (query == BT_CONTACT_POINT_ALGORITHMS) {
         if (rtcdTakes(*m_state, s0, s1, &kind, &plane_is_a)) {
+            if (rtcdInQuery()) { // a compound's child inside a query
+                void* mem = allocateCollisionAlgorithm(sizeof(rtcdQueryAlgorithm));
+                return new (mem) rtcdQueryAlgorithm(ci, m_state, kind, plane_is_a);
+            }
             void* mem = allocateCollisionAlgorithm(sizeof(rtcdCollisionAlgorithm));
             return new (mem) rtcdCollisionAlgorithm(ci, m_state, kind, plane_is_a, body0, body1);
         }

@@ -235,6 +235,13 @@ private:
     uint8_t m_kind;
     uint8_t m_plane_is_a;
 };
+// A compound's closest-points algorithm is Bullet's, which asks the
+// dispatcher for its children's contact algorithms: made and run inside a
+// query scope, where findAlgorithm gives rtcd's children this query
+// algorithm instead of the step's.
+bool rtcdInQuery();
+btCollisionAlgorithm* rtcdCompoundQuery(btCollisionDispatcher* dispatcher, const btCollisionObjectWrapper* body0,
+                                        const btCollisionObjectWrapper* body1, btPersistentManifold* shared_manifold);
 // ---- closest-points queries (end) ----
 
 struct rtcdPluginState {

@@ -6,6 +6,7 @@
 #include "plugin_internal.h"
 
 #include <algorithm>
+#include <new>
 #include <string>
 
 struct rtcdQueryState {
@@ -145,4 +146,63 @@ void rtcdQueryAlgorithm::processCollision(const btCollisionObjectWrapper* body0,
                                 btVector3(c.point_on_b[0], c.point_on_b[1], c.point_on_b[2]), distance);
     }
     result->setPersistentManifold(previous);
+}
+
+// How deep this thread is in a compound's query (nested compounds nest).
+static thread_local int t_query_depth = 0;
+
+bool rtcdInQuery() { return t_query_depth > 0; }
+
+namespace {
+struct QueryScope {
+    QueryScope() { ++t_query_depth; }
+    ~QueryScope() { --t_query_depth; }
+};
+
+// Bullet's algorithm for a compound query, run inside a query scope.
+class QueryScopeAlgorithm : public btCollisionAlgorithm
+{
+public:
+    QueryScopeAlgorithm(const btCollisionAlgorithmConstructionInfo& ci, btCollisionAlgorithm* inner)
+        : btCollisionAlgorithm(ci), m_inner(inner)
+    {
+    }
+    ~QueryScopeAlgorithm() override
+    {
+        QueryScope scope;
+        m_inner->~btCollisionAlgorithm();
+        m_dispatcher->freeCollisionAlgorithm(m_inner);
+    }
+    void processCollision(const btCollisionObjectWrapper* body0, const btCollisionObjectWrapper* body1,
+                          const btDispatcherInfo& info, btManifoldResult* result) override
+    {
+        QueryScope scope;
+        m_inner->processCollision(body0, body1, info, result);
+    }
+    btScalar calculateTimeOfImpact(btCollisionObject* o0, btCollisionObject* o1, const btDispatcherInfo& info,
+                                   btManifoldResult* result) override
+    {
+        QueryScope scope;
+        return m_inner->calculateTimeOfImpact(o0, o1, info, result);
+    }
+    void getAllContactManifolds(btManifoldArray& manifolds) override { m_inner->getAllContactManifolds(manifolds); }
+
+private:
+    btCollisionAlgorithm* m_inner;
+};
+} // namespace
+
+btCollisionAlgorithm* rtcdCompoundQuery(btCollisionDispatcher* dispatcher, const btCollisionObjectWrapper* body0,
+                                        const btCollisionObjectWrapper* body1, btPersistentManifold* shared_manifold)
+{
+    btCollisionAlgorithm* inner;
+    {
+        QueryScope scope; // Bullet's compound algorithm makes its children's algorithms as it is made
+        inner = dispatcher->btCollisionDispatcher::findAlgorithm(body0, body1, shared_manifold, BT_CLOSEST_POINT_ALGORITHMS);
+    }
+    if (!inner) return nullptr;
+    btCollisionAlgorithmConstructionInfo ci;
+    ci.m_dispatcher1 = dispatcher;
+    ci.m_manifold = shared_manifold;
+    return new (dispatcher->allocateCollisionAlgorithm(sizeof(QueryScopeAlgorithm))) QueryScopeAlgorithm(ci, inner);
 }

@@ -116,8 +116,8 @@ static void test_contact_queries()
         s.world->contactTest(a, single);
         std::printf("%-7s overlapping: contactPairTest %d points (deepest %.4f, analytic %.4f, normal %.3f %.3f %.3f), "
                     "contactTest %d points (deepest %.4f)\n",
-                    name(use), pair.count, pair.deepest, overlap, pair.normal.x(), pair.normal.y(), pair.normal.z(),
-                    single.count, single.deepest);
+                    name(use), pair.count, pair.count ? pair.deepest : 0.0f, overlap, pair.normal.x(), pair.normal.y(),
+                    pair.normal.z(), single.count, single.count ? single.deepest : 0.0f);
         if (use) {
             CHECK(pair.count >= 1 && single.count >= 1);
             CHECK(std::fabs(pair.deepest - overlap) <= 0.1f * overlap);
@@ -280,8 +280,67 @@ static void test_compound_child_rests()
     }
 }
 
+// A sphere mesh against a plane (rtcd's mesh-plane pairs: every vertex
+// within the threshold, exactly), and a compound with a GImpact sphere
+// child against a sphere mesh (Bullet's compound algorithm asks the
+// dispatcher for each child's algorithm).
+static void test_plane_and_compound_queries()
+{
+    for (int use = 0; use < 2; ++use) {
+        CollisionScene s(use != 0);
+        SphereMesh ma, mb;
+        btStaticPlaneShape plane_shape(btVector3(0, 0, 1), 0);
+        btCollisionObject* plane = s.add(&plane_shape, at(0, 0, 0));
+        btCollisionObject* a = s.add(ma.shape.get(), at(0, 0, k_radius - 0.05f)); // 5 cm into the plane
+        Collect sunk(a);
+        s.world->contactPairTest(a, plane, sunk);
+        a->setWorldTransform(at(0, 0, k_radius + 0.003f)); // 3 mm above it
+        s.world->updateAabbs();
+        Collect above0(a), above1(a, 0.01f);
+        s.world->contactPairTest(a, plane, above0);
+        s.world->contactPairTest(a, plane, above1);
+        std::printf("%-7s sphere mesh and plane: %d points 5 cm in (deepest %.4f); 3 mm above: %d at threshold 0, %d at "
+                    "0.01 (largest distance %.4f)\n",
+                    name(use), sunk.count, sunk.count ? sunk.deepest : 0.0f, above0.count, above1.count, above1.count ? above1.farthest : 0.0f);
+        CHECK(above0.count == 0);
+        if (use) {
+            CHECK(sunk.count >= 1 && std::fabs(sunk.deepest - 0.05f) <= 0.005f);
+            CHECK(sunk.normal.z() > 0.999f);
+            CHECK(above1.count >= 1 && above1.farthest >= 0.003f && above1.farthest <= 0.01f);
+        } else {
+            CHECK(sunk.count == 0 && above1.count == 0); // no closest-points algorithm for GImpact against a plane
+        }
+        // The compound's child overlaps the other sphere by 0.15.
+        s.world->removeCollisionObject(plane);
+        a->setWorldTransform(at(0, 0, 0));
+        btCompoundShape compound;
+        compound.addChildShape(at(0.5f, 0, 0), mb.shape.get());
+        btCollisionObject* c = s.add(&compound, at(2 * k_radius - 0.15f - 0.5f, 0, 0));
+        s.world->performDiscreteCollisionDetection();
+        rtcd_step_stats before = use ? s.rtcd->lastStepStats() : rtcd_step_stats();
+        int manifolds = s.dispatcher->getNumManifolds();
+        Collect child(a), child_far(a, 0.01f);
+        s.world->contactPairTest(a, c, child);
+        s.world->contactPairTest(a, c, child_far); // Bullet's compound algorithm asks for closest points then
+        std::printf("%-7s compound child: %d points (deepest %.4f, analytic 0.15, normal %.3f %.3f %.3f); %d at "
+                    "threshold 0.01\n",
+                    name(use), child.count, child.count ? child.deepest : 0.0f, child.normal.x(), child.normal.y(),
+                    child.normal.z(), child_far.count);
+        CHECK(s.dispatcher->getNumManifolds() == manifolds);
+        if (use) {
+            CHECK(child.count >= 1 && std::fabs(child.deepest - 0.15f) <= 0.015f);
+            CHECK(child.normal.x() < -0.95f);
+            CHECK(child_far.count >= 1 && std::fabs(child_far.deepest - child.deepest) < 1e-6f);
+            // The query ran beside the step, not in it.
+            rtcd_step_stats after = s.rtcd->lastStepStats();
+            CHECK(after.pairs_owned == before.pairs_owned && after.standard_pairs == before.standard_pairs &&
+                  after.contacts == before.contacts && after.manifolds_created == before.manifolds_created);
+        }
+    }
+}
+
 int main()
 {
     return rtcd_run_tests({test_contact_queries, test_query_matches_world_and_leaves_it_alone, test_collision_world_only,
-                           test_compound_child_rests});
+                           test_plane_and_compound_queries, test_compound_child_rests});
 }
