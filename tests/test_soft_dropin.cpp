@@ -5,6 +5,7 @@
 // place, and the cloth land and stay as it does without rtcd.
 #include <rtcd/rtcd_bullet.h>
 
+#include <BulletCollision/CollisionDispatch/btEmptyCollisionAlgorithm.h>
 #include <BulletCollision/Gimpact/btGImpactCollisionAlgorithm.h>
 #include <BulletCollision/Gimpact/btGImpactShape.h>
 #include <BulletSoftBody/btSoftBodyHelpers.h>
@@ -16,6 +17,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <typeinfo>
 #include <vector>
 
 #include "test_check.hpp"
@@ -154,4 +156,40 @@ static void test_cloth_on_dynamic_box()
     CHECK(std::fabs((rtcd.mean - rtcd.box_top) - (bullet.mean - bullet.box_top)) < 0.01f);
 }
 
-int main() { return rtcd_run_tests({test_cloth_on_static_box, test_cloth_on_dynamic_box}); }
+// The dispatcher's contact table against its configuration, pairing by
+// pairing: every pairing as the configuration set it, but GImpact pairings
+// the configuration has no algorithm for (its empty one), which get
+// GImpact's (for the pairs rtcd declines). rtcd's own pairs are chosen in
+// findAlgorithm, before the table.
+struct TablePeek : rtcdCollisionDispatcher {
+    using rtcdCollisionDispatcher::rtcdCollisionDispatcher;
+    btCollisionAlgorithmCreateFunc* contact(int a, int b) const { return m_doubleDispatchContactPoints[a][b]; }
+    btCollisionAlgorithmCreateFunc* closest(int a, int b) const { return m_doubleDispatchClosestPoints[a][b]; }
+};
+
+static void test_pairings_left_to_the_configuration()
+{
+    btSoftBodyRigidBodyCollisionConfiguration config;
+    TablePeek dispatcher(&config);
+    int same = 0, gimpact = 0, wrong = 0;
+    for (int a = 0; a < MAX_BROADPHASE_COLLISION_TYPES; ++a)
+        for (int b = 0; b < MAX_BROADPHASE_COLLISION_TYPES; ++b) {
+            btCollisionAlgorithmCreateFunc* want = config.getCollisionAlgorithmCreateFunc(a, b);
+            btCollisionAlgorithmCreateFunc* got = dispatcher.contact(a, b);
+            bool empty = typeid(*want) == typeid(btEmptyAlgorithm::CreateFunc);
+            bool is_gimpact = typeid(*got) == typeid(btGImpactCollisionAlgorithm::CreateFunc);
+            bool gimpact_pairing = a == GIMPACT_SHAPE_PROXYTYPE || b == GIMPACT_SHAPE_PROXYTYPE;
+            if (got == want && !(gimpact_pairing && empty)) ++same;
+            else if (gimpact_pairing && empty && is_gimpact) ++gimpact;
+            else ++wrong;
+            if (dispatcher.closest(a, b) != config.getClosestPointsAlgorithmCreateFunc(a, b)) ++wrong;
+        }
+    std::printf("contact table: %d pairings as configured, %d GImpact's (empty in the configuration), %d otherwise\n",
+                same, gimpact, wrong);
+    CHECK(wrong == 0);
+    CHECK(gimpact >= 2 * 8 - 1); // GImpact against the concave types at least (both orders)
+    CHECK(dispatcher.contact(SOFTBODY_SHAPE_PROXYTYPE, GIMPACT_SHAPE_PROXYTYPE) ==
+          config.getCollisionAlgorithmCreateFunc(SOFTBODY_SHAPE_PROXYTYPE, GIMPACT_SHAPE_PROXYTYPE));
+}
+
+int main() { return rtcd_run_tests({test_pairings_left_to_the_configuration, test_cloth_on_static_box, test_cloth_on_dynamic_box}); }
