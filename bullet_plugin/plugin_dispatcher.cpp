@@ -51,7 +51,8 @@ rtcdCollisionDispatcher::rtcdCollisionDispatcher(btCollisionConfiguration* confi
         const int pairing[2][2] = {{GIMPACT_SHAPE_PROXYTYPE, i}, {i, GIMPACT_SHAPE_PROXYTYPE}};
         for (const auto& p : pairing) {
             btCollisionAlgorithmCreateFunc* f = configuration->getCollisionAlgorithmCreateFunc(p[0], p[1]);
-            if (!f || typeid(*f) == typeid(btEmptyAlgorithm::CreateFunc)) registerCollisionCreateFunc(p[0], p[1], &gimpact);
+            if (!f || typeid(*f) == typeid(btEmptyAlgorithm::CreateFunc))
+                registerCollisionCreateFunc(p[0], p[1], &gimpact);
         }
     }
 }

@@ -74,7 +74,8 @@ static const rtcd_mesh* queryMesh(rtcdPluginState& s, const btCollisionShape* sh
 {
     bool oom = false;
     const rtcd_mesh* m = s.meshes.current(shape, s.stamp, &oom);
-    if (!m && oom) rtcd_log_message(RTCD_LOG_WARNING, "rtcd: closest-points query: out of memory building a mesh; no points");
+    if (!m && oom)
+        rtcd_log_message(RTCD_LOG_WARNING, "rtcd: closest-points query: out of memory building a mesh; no points");
     return m;
 }
 
@@ -103,7 +104,8 @@ void rtcdQueryAlgorithm::processCollision(const btCollisionObjectWrapper* body0,
                                             s.def.speculative ? s.def.speculative_margin : 0.0f, contacts, &count);
         if (err != RTCD_OK) {
             rtcd_log_message(RTCD_LOG_WARNING, rtcd_last_error_message());
-            if (err != RTCD_ERROR_OUT_OF_MEMORY) return; // out of memory still reduces the contacts (rtcd_reduce_contacts)
+            // Out of memory still reduces the contacts (rtcd_reduce_contacts).
+            if (err != RTCD_ERROR_OUT_OF_MEMORY) return;
         }
     } else {
         rtcd_pair_desc d = rtcd_pair_desc();
@@ -198,7 +200,8 @@ btCollisionAlgorithm* rtcdCompoundQuery(btCollisionDispatcher* dispatcher, const
     btCollisionAlgorithm* inner;
     {
         QueryScope scope; // Bullet's compound algorithm makes its children's algorithms as it is made
-        inner = dispatcher->btCollisionDispatcher::findAlgorithm(body0, body1, shared_manifold, BT_CLOSEST_POINT_ALGORITHMS);
+        inner = dispatcher->btCollisionDispatcher::findAlgorithm(body0, body1, shared_manifold,
+                                                                 BT_CLOSEST_POINT_ALGORITHMS);
     }
     if (!inner) return nullptr;
     btCollisionAlgorithmConstructionInfo ci;

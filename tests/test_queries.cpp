@@ -58,7 +58,8 @@ struct CollisionScene {
     {
         if (use_rtcd) dispatcher.reset(rtcd = new rtcdCollisionDispatcher(&config));
         else dispatcher.reset(new btCollisionDispatcher(&config));
-        btGImpactCollisionAlgorithm::registerAlgorithm(dispatcher.get()); // the usual GImpact set-up, kept by the drop-in
+        // The usual GImpact set-up, which the drop-in keeps.
+        btGImpactCollisionAlgorithm::registerAlgorithm(dispatcher.get());
         world.reset(new btCollisionWorld(dispatcher.get(), &broadphase, &config));
     }
     ~CollisionScene()
@@ -81,7 +82,10 @@ struct Collect : btCollisionWorld::ContactResultCallback {
     int count = 0;
     float deepest = -1e30f, farthest = -1e30f; // largest penetration, largest distance
     btVector3 normal{0, 0, 0};                  // the deepest point's, pushing self
-    explicit Collect(const btCollisionObject* o, float threshold = 0) : self(o) { m_closestDistanceThreshold = threshold; }
+    explicit Collect(const btCollisionObject* o, float threshold = 0) : self(o)
+    {
+        m_closestDistanceThreshold = threshold;
+    }
     btScalar addSingleResult(btManifoldPoint& cp, const btCollisionObjectWrapper* w0, int, int,
                              const btCollisionObjectWrapper*, int, int) override
     {
@@ -255,7 +259,8 @@ static void test_compound_child_rests()
         world.addRigidBody(&ground);
         SphereMesh m;
         btCompoundShape compound;
-        compound.addChildShape(at(0, 0, 0.3f), m.shape.get()); // off the body's origin (above its centre of mass: upright)
+        // Off the body's origin, above its centre of mass: it stays upright.
+        compound.addChildShape(at(0, 0, 0.3f), m.shape.get());
         btVector3 inertia;
         compound.calculateLocalInertia(1, inertia);
         btDefaultMotionState motion(at(0, 0, 1.0f));
@@ -301,7 +306,8 @@ static void test_plane_and_compound_queries()
         s.world->contactPairTest(a, plane, above1);
         std::printf("%-7s sphere mesh and plane: %d points 5 cm in (deepest %.4f); 3 mm above: %d at threshold 0, %d at "
                     "0.01 (largest distance %.4f)\n",
-                    name(use), sunk.count, sunk.count ? sunk.deepest : 0.0f, above0.count, above1.count, above1.count ? above1.farthest : 0.0f);
+                    name(use), sunk.count, sunk.count ? sunk.deepest : 0.0f, above0.count, above1.count,
+                    above1.count ? above1.farthest : 0.0f);
         CHECK(above0.count == 0);
         if (use) {
             CHECK(sunk.count >= 1 && std::fabs(sunk.deepest - 0.05f) <= 0.005f);

@@ -128,7 +128,8 @@ static void test_cloth_on_static_box()
     }
     CHECK(on_box(o[BULLET]));
     CHECK(on_box(o[RTCD]));
-    CHECK(o[RTCD].lowest == o[BULLET].lowest && o[RTCD].mean == o[BULLET].mean); // nothing of rtcd's in the cloth's pairs
+    // Nothing of rtcd's in the cloth's pairs: the same numbers.
+    CHECK(o[RTCD].lowest == o[BULLET].lowest && o[RTCD].mean == o[BULLET].mean);
     CHECK(o[BULLET_RESTORED].lowest == o[BULLET].lowest);
     CHECK(o[BULLET_GIMPACT].lowest < 0); // fell through
     CHECK(o[RTCD_GIMPACT].lowest == o[BULLET_GIMPACT].lowest);
@@ -192,4 +193,7 @@ static void test_pairings_left_to_the_configuration()
           config.getCollisionAlgorithmCreateFunc(SOFTBODY_SHAPE_PROXYTYPE, GIMPACT_SHAPE_PROXYTYPE));
 }
 
-int main() { return rtcd_run_tests({test_pairings_left_to_the_configuration, test_cloth_on_static_box, test_cloth_on_dynamic_box}); }
+int main()
+{
+    return rtcd_run_tests({test_pairings_left_to_the_configuration, test_cloth_on_static_box, test_cloth_on_dynamic_box});
+}
