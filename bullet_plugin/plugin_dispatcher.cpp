@@ -6,6 +6,9 @@
 #include <cstdlib>
 #include <new>
 #include <string>
+#include <typeinfo>
+
+#include <BulletCollision/CollisionDispatch/btEmptyCollisionAlgorithm.h>
 
 rtcdCollisionDispatcher::rtcdCollisionDispatcher(btCollisionConfiguration* configuration,
                                                  const rtcd_narrowphase_def* def)
@@ -36,8 +39,22 @@ rtcdCollisionDispatcher::rtcdCollisionDispatcher(btCollisionConfiguration* confi
         m_state = nullptr;
         throw std::bad_alloc();
     }
-    // Bullet's GImpact algorithm for every pair rtcd declines.
-    btGImpactCollisionAlgorithm::registerAlgorithm(this);
+    // Bullet's GImpact algorithm for the GImpact pairs rtcd declines and the
+    // configuration has no algorithm for (its empty one: GImpact against
+    // GImpact, concave meshes, planes). Every other pairing stays as the
+    // configuration set it: a soft body against a GImpact mesh keeps
+    // btSoftRigidDynamicsWorld's soft-concave algorithm, a convex shape
+    // rtcd declines Bullet's convex-concave one (btGImpactCollisionAlgorithm::
+    // registerAlgorithm would overwrite them all).
+    static btGImpactCollisionAlgorithm::CreateFunc gimpact;
+    for (int i = 0; i < MAX_BROADPHASE_COLLISION_TYPES; ++i) {
+        const int pairing[2][2] = {{GIMPACT_SHAPE_PROXYTYPE, i}, {i, GIMPACT_SHAPE_PROXYTYPE}};
+        for (const auto& p : pairing) {
+            btCollisionAlgorithmCreateFunc* f = configuration->getCollisionAlgorithmCreateFunc(p[0], p[1]);
+            if (!f || typeid(*f) == typeid(btEmptyAlgorithm::CreateFunc))
+                registerCollisionCreateFunc(p[0], p[1], &gimpact);
+        }
+    }
 }
 
 rtcdCollisionDispatcher::~rtcdCollisionDispatcher() { delete m_state; }
@@ -98,40 +115,61 @@ static bool holdsMesh(rtcdMeshCache& meshes, const btCollisionShape* s, bool* ou
     return false;
 }
 
+// Is the pair rtcd's, and which kind? A pair is rtcd's when one side is a
+// concave mesh rtcd took and the other a mesh, a convex shape or a static
+// surface it took, or a plane. A mesh that could not be built for want of
+// memory counts as taken: the pair stays rtcd's and the mesh is built on a
+// later step.
+static bool rtcdTakes(rtcdPluginState& s, const btCollisionShape* s0, const btCollisionShape* s1, rtcdPairKind* kind,
+                      bool* plane_is_a)
+{
+    rtcdShapeRole r0 = rtcdRoleOf(s0), r1 = rtcdRoleOf(s1);
+    bool oom0 = false, oom1 = false, oom = false;
+    bool mesh0 = r0 == RTCD_ROLE_MESH && (s.meshes.meshFor(s0, &oom0) || oom0);
+    bool mesh1 = r1 == RTCD_ROLE_MESH && (s.meshes.meshFor(s1, &oom1) || oom1);
+    if (!mesh0 && !mesh1) return false;
+    rtcdShapeRole other = mesh0 ? r1 : r0;
+    const btCollisionShape* os = mesh0 ? s1 : s0;
+    bool plane = other == RTCD_ROLE_PLANE;
+    bool takes = plane || ((other == RTCD_ROLE_MESH || other == RTCD_ROLE_CONVEX || other == RTCD_ROLE_SURFACE) &&
+                           (s.meshes.meshFor(os, &oom) || oom));
+    if (oom0 || oom1 || oom) s.stats.out_of_memory++;
+    *kind = plane ? RTCD_PAIR_MESH_PLANE : RTCD_PAIR_MESH_MESH;
+    *plane_is_a = plane && !mesh0;
+    return takes;
+}
+
 // Chosen here rather than through registerCollisionCreateFunc, so a program
 // that calls btGImpactCollisionAlgorithm::registerAlgorithm after creating the
-// dispatcher (the usual GImpact set-up) still gets rtcd.
+// dispatcher (the usual GImpact set-up) still gets rtcd. The same pairs get
+// rtcd's closest-points algorithm (contactTest, contactPairTest).
 btCollisionAlgorithm* rtcdCollisionDispatcher::findAlgorithm(const btCollisionObjectWrapper* body0,
                                                             const btCollisionObjectWrapper* body1,
                                                             btPersistentManifold* shared_manifold,
                                                             ebtDispatcherQueryType query)
 {
+    const btCollisionShape* s0 = body0->getCollisionShape();
+    const btCollisionShape* s1 = body1->getCollisionShape();
+    btCollisionAlgorithmConstructionInfo ci;
+    ci.m_dispatcher1 = this;
+    ci.m_manifold = shared_manifold;
+    rtcdPairKind kind;
+    bool plane_is_a;
+    if (query == BT_CLOSEST_POINT_ALGORITHMS) {
+        if (rtcdTakes(*m_state, s0, s1, &kind, &plane_is_a)) {
+            void* mem = allocateCollisionAlgorithm(sizeof(rtcdQueryAlgorithm));
+            return new (mem) rtcdQueryAlgorithm(ci, m_state, kind, plane_is_a);
+        }
+        if (s0->isCompound() || s1->isCompound()) return rtcdCompoundQuery(this, body0, body1, shared_manifold);
+    }
     if (query == BT_CONTACT_POINT_ALGORITHMS) {
-        const btCollisionShape* s0 = body0->getCollisionShape();
-        const btCollisionShape* s1 = body1->getCollisionShape();
-        rtcdShapeRole r0 = rtcdRoleOf(s0), r1 = rtcdRoleOf(s1);
-        btCollisionAlgorithmConstructionInfo ci;
-        ci.m_dispatcher1 = this;
-        ci.m_manifold = shared_manifold;
-        // A pair is rtcd's when one side is a concave mesh rtcd took and the
-        // other a mesh, a convex shape or a static surface it took, or a
-        // plane. A mesh that could not be built for want of memory counts as
-        // taken: the pair stays rtcd's and the mesh is built on a later step.
-        bool oom0 = false, oom1 = false, oom = false;
-        bool mesh0 = r0 == RTCD_ROLE_MESH && (m_state->meshes.meshFor(s0, &oom0) || oom0);
-        bool mesh1 = r1 == RTCD_ROLE_MESH && (m_state->meshes.meshFor(s1, &oom1) || oom1);
-        if (mesh0 || mesh1) {
-            rtcdShapeRole other = mesh0 ? r1 : r0;
-            const btCollisionShape* os = mesh0 ? s1 : s0;
-            bool plane = other == RTCD_ROLE_PLANE;
-            bool takes = plane || ((other == RTCD_ROLE_MESH || other == RTCD_ROLE_CONVEX || other == RTCD_ROLE_SURFACE) &&
-                                   (m_state->meshes.meshFor(os, &oom) || oom));
-            if (oom0 || oom1 || oom) m_state->stats.out_of_memory++;
-            if (takes) {
-                void* mem = allocateCollisionAlgorithm(sizeof(rtcdCollisionAlgorithm));
-                return new (mem) rtcdCollisionAlgorithm(ci, m_state, plane ? RTCD_PAIR_MESH_PLANE : RTCD_PAIR_MESH_MESH,
-                                                        plane && !mesh0, body0, body1);
+        if (rtcdTakes(*m_state, s0, s1, &kind, &plane_is_a)) {
+            if (rtcdInQuery()) { // a compound's child inside a query
+                void* mem = allocateCollisionAlgorithm(sizeof(rtcdQueryAlgorithm));
+                return new (mem) rtcdQueryAlgorithm(ci, m_state, kind, plane_is_a);
             }
+            void* mem = allocateCollisionAlgorithm(sizeof(rtcdCollisionAlgorithm));
+            return new (mem) rtcdCollisionAlgorithm(ci, m_state, kind, plane_is_a, body0, body1);
         }
         // A compound of concave meshes: Bullet's compound algorithm (not
         // GImpact's, which would take its GImpact children itself), whose

@@ -9,6 +9,7 @@
 #include <BulletCollision/Gimpact/btGImpactShape.h>
 
 #include <chrono>
+#include <memory>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -202,6 +203,47 @@ struct rtcdWorkerStats {
     char pad[48];
 };
 
+// ---- closest-points queries (plugin_query.cpp) ----
+// btCollisionWorld::contactTest and contactPairTest ask the dispatcher for a
+// closest-points algorithm (BT_CLOSEST_POINT_ALGORITHMS): for rtcd's pairs,
+// this one. It computes the pair alone, in a batch of its own (a fresh key
+// each time), so a query never touches the step's pair state, slots or
+// manifolds, and reports the contacts whose distance is within the
+// result's m_closestPointDistanceThreshold (0: penetrating ones only).
+struct rtcdPluginState;
+struct rtcdQueryState; // the queries' batch and keys, made on the first query
+class rtcdQueryAlgorithm : public btCollisionAlgorithm
+{
+public:
+    rtcdQueryAlgorithm(const btCollisionAlgorithmConstructionInfo& ci, rtcdPluginState* state, rtcdPairKind kind,
+                       bool plane_is_a)
+        : btCollisionAlgorithm(ci), m_state(state), m_kind(static_cast<uint8_t>(kind)),
+          m_plane_is_a(plane_is_a ? 1 : 0)
+    {
+    }
+    void processCollision(const btCollisionObjectWrapper* body0, const btCollisionObjectWrapper* body1,
+                          const btDispatcherInfo& info, btManifoldResult* result) override;
+    btScalar calculateTimeOfImpact(btCollisionObject*, btCollisionObject*, const btDispatcherInfo&,
+                                   btManifoldResult*) override
+    {
+        return btScalar(1);
+    }
+    void getAllContactManifolds(btManifoldArray&) override {} // holds none: its points go to the result
+
+private:
+    rtcdPluginState* m_state;
+    uint8_t m_kind;
+    uint8_t m_plane_is_a;
+};
+// A compound's closest-points algorithm is Bullet's, which asks the
+// dispatcher for its children's contact algorithms: made and run inside a
+// query scope, where findAlgorithm gives rtcd's children this query
+// algorithm instead of the step's.
+bool rtcdInQuery();
+btCollisionAlgorithm* rtcdCompoundQuery(btCollisionDispatcher* dispatcher, const btCollisionObjectWrapper* body0,
+                                        const btCollisionObjectWrapper* body1, btPersistentManifold* shared_manifold);
+// ---- closest-points queries (end) ----
+
 struct rtcdPluginState {
     rtcdMeshCache meshes;
     std::vector<rtcdPairSlot> slots;
@@ -283,6 +325,7 @@ struct rtcdPluginState {
     // RTCD_PLUGIN_PARALLEL_MIN (environment, read once): every loop's
     // min_parallel, so that tests run the parallel path on small scenes.
     uint32_t parallel_min = UINT32_MAX; // UINT32_MAX: each loop's own
+    std::shared_ptr<rtcdQueryState> queries; // closest-points queries (plugin_query.cpp)
 };
 
 template <class F>
