@@ -81,6 +81,12 @@ static void load_module()
         std::snprintf(g_module_error, sizeof g_module_error, "%s", e ? e : "dlopen failed");
         return;
     }
+    // log4cplus (OpenVDB's logging) starts a thread pool when it loads and
+    // its exit handler joins it: a child made by fork has no such threads
+    // and would wait for ever in exit(). The pool only serves asynchronous
+    // appenders, which OpenVDB does not use: stop it now.
+    using shutdown_fn = void (*)();
+    if (auto stop = reinterpret_cast<shutdown_fn>(dlsym(h, "_ZN9log4cplus18shutdownThreadPoolEv"))) stop();
     g_module_entry = reinterpret_cast<rtcd_wrap_module_entry>(dlsym(h, RTCD_WRAP_MODULE_ENTRY));
     if (!g_module_entry) std::snprintf(g_module_error, sizeof g_module_error, "%s has no %s", path.c_str(), RTCD_WRAP_MODULE_ENTRY);
 }

@@ -14,6 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 typedef struct soup {
     float* v;
@@ -387,6 +390,38 @@ static void module_loads(void** state)
 #endif
 }
 
+/* A program that wrapped, then forks, and whose child leaves by exit():
+ * the module's log4cplus once made that exit wait for ever for a thread
+ * pool the child does not have (core/wrap.cpp stops the pool on load). */
+static void fork_after_wrap(void** state)
+{
+    (void)state;
+    if (!rtcd_wrap_available()) skip();
+    soup s = {0};
+    const double lo[3] = {0.0, 0.0, 0.0}, hi[3] = {1.0, 1.0, 1.0};
+    soup_box(&s, lo, hi, 1, -1, NULL);
+    rtcd_wrap_def def = rtcd_default_wrap_def();
+    rtcd_wrapped* w = NULL;
+    assert_int_equal(rtcd_wrap(&def, s.v, s.nv, 3 * sizeof(float), s.i, s.nt, &w), RTCD_OK);
+    rtcd_wrapped_release(w);
+    soup_free(&s);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) exit(0);
+    int status = 0, done = 0;
+    for (int k = 0; k < 200 && !done; ++k) { /* 20 s */
+        done = waitpid(pid, &status, WNOHANG) == pid;
+        if (!done) usleep(100000);
+    }
+    if (!done) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        fail_msg("the forked child did not finish exit() in 20 s");
+    }
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -395,7 +430,7 @@ int main(void)
         cmocka_unit_test(single_quad),       cmocka_unit_test(cloth_grid),
         cmocka_unit_test(interpenetrating_boxes), cmocka_unit_test(cavity_removed),
         cmocka_unit_test(bad_input),         cmocka_unit_test(sampled_distance),
-        cmocka_unit_test(extreme_scales),
+        cmocka_unit_test(extreme_scales),    cmocka_unit_test(fork_after_wrap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
