@@ -12,7 +12,14 @@
  * plane). Every other pair keeps Bullet's own algorithm. A mesh rtcd cannot
  * take (open, non-manifold, degenerate...) is reported once through rtcd's
  * log hook with the shape and the reason, and its pairs stay with Bullet's
- * GImpact algorithm. */
+ * GImpact algorithm.
+ *
+ * Speculative contacts and motion bounds follow each object's velocities:
+ * a dynamic btRigidBody's own, a multibody link's from its multibody's
+ * joint velocities, a kinematic btRigidBody's as Bullet saves them each
+ * step (btDiscreteDynamicsWorld), any other object's (a kinematic or plain
+ * btCollisionObject, a ghost) from its transforms over the last step once
+ * it has been in one of rtcd's pairs for two steps (docs/dropin.md). */
 #ifndef RTCD_BULLET_H
 #define RTCD_BULLET_H
 
