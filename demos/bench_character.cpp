@@ -17,7 +17,10 @@
 //
 // Output: one JSON object on stdout.
 //
-//   bench_character [--bodies N] [--settle N] [--steps N] [--no-gimpact] [--quick]
+//   bench_character [--bodies N] [--settle N] [--steps N] [--threads N] [--no-gimpact] [--quick]
+//
+// --threads: the CPU reference's threads for the step's batch (0, the
+// default: every core, as the drop-in's default def).
 #include <rtcd/rtcd_bullet.h>
 #include <rtcd/rtcd_generate.h>
 
@@ -109,10 +112,13 @@ struct World {
     std::vector<double> batch_ms, step_ms, controller_ms, query_batch_ms, rest_ms; // rest: the step less the controller
     uint64_t standard = 0, iterative = 0, culled = 0, query_pairs = 0;
 
-    World(bool use_rtcd, bool with_character, bool script, std::vector<Mesh>& terrain, Mesh& blob, int count)
+    World(bool use_rtcd, bool with_character, bool script, std::vector<Mesh>& terrain, Mesh& blob, int count,
+          uint32_t threads)
         : rtcd(use_rtcd), character(with_character || script), scripted(script)
     {
-        dispatcher.reset(use_rtcd ? new rtcdCollisionDispatcher(&config) : new btCollisionDispatcher(&config));
+        rtcd_narrowphase_def def = rtcd_default_narrowphase_def();
+        def.threads = threads;
+        dispatcher.reset(use_rtcd ? new rtcdCollisionDispatcher(&config, &def) : new btCollisionDispatcher(&config));
         btGImpactCollisionAlgorithm::registerAlgorithm(dispatcher.get());
         broadphase.getOverlappingPairCache()->setInternalGhostPairCallback(&ghost_callback);
         world.reset(new btDiscreteDynamicsWorld(dispatcher.get(), &broadphase, &solver, &config));
@@ -230,7 +236,7 @@ struct World {
 
 int main(int argc, char** argv)
 {
-    int bodies = 200, settle = 120, steps = 240;
+    int bodies = 200, settle = 120, steps = 240, threads = 0;
     bool gimpact = true;
     for (int a = 1; a < argc; ++a) {
         std::string o = argv[a];
@@ -244,18 +250,20 @@ int main(int argc, char** argv)
         if (o == "--bodies") next(bodies);
         else if (o == "--settle") next(settle);
         else if (o == "--steps") next(steps);
+        else if (o == "--threads") next(threads);
         else if (o == "--no-gimpact") gimpact = false;
         else if (o == "--quick") {
             bodies = 20;
             settle = 5;
             steps = 10;
         } else {
-            std::fprintf(stderr, "usage: bench_character [--bodies N] [--settle N] [--steps N] [--no-gimpact] [--quick]\n");
+            std::fprintf(stderr, "usage: bench_character [--bodies N] [--settle N] [--steps N] [--threads N] [--no-gimpact] "
+                                 "[--quick]\n");
             return 2;
         }
     }
-    if (bodies < 0 || bodies > 2000 || settle < 0 || steps < 1) {
-        std::fprintf(stderr, "bench_character: --bodies 0..2000, --settle >= 0, --steps >= 1\n");
+    if (bodies < 0 || bodies > 2000 || settle < 0 || steps < 1 || threads < 0 || threads > 256) {
+        std::fprintf(stderr, "bench_character: --bodies 0..2000, --settle >= 0, --steps >= 1, --threads 0..256\n");
         return 2;
     }
     // The terrain: 10 x 10 closed GImpact tiles of 4 x 4 m, their tops
@@ -285,12 +293,12 @@ int main(int argc, char** argv)
     blob.finish();
 
     std::vector<std::unique_ptr<World>> worlds;
-    worlds.emplace_back(new World(true, false, false, terrain, blob, bodies));
-    worlds.emplace_back(new World(true, true, false, terrain, blob, bodies));
-    worlds.emplace_back(new World(true, false, true, terrain, blob, bodies));
+    worlds.emplace_back(new World(true, false, false, terrain, blob, bodies, static_cast<uint32_t>(threads)));
+    worlds.emplace_back(new World(true, true, false, terrain, blob, bodies, static_cast<uint32_t>(threads)));
+    worlds.emplace_back(new World(true, false, true, terrain, blob, bodies, static_cast<uint32_t>(threads)));
     if (gimpact) {
-        worlds.emplace_back(new World(false, false, false, terrain, blob, bodies));
-        worlds.emplace_back(new World(false, true, false, terrain, blob, bodies));
+        worlds.emplace_back(new World(false, false, false, terrain, blob, bodies, static_cast<uint32_t>(threads)));
+        worlds.emplace_back(new World(false, true, false, terrain, blob, bodies, static_cast<uint32_t>(threads)));
     }
     // rtcd's three worlds first, then GImpact's two (whose steps, ten
     // times longer, would flush the caches between rtcd's): each phase's
@@ -304,8 +312,8 @@ int main(int argc, char** argv)
     double without = median(worlds[0]->batch_ms), with = median(worlds[1]->batch_ms),
            ghost = median(worlds[2]->batch_ms);
     double ratio = without > 0 ? with / without : 0.0, ghost_ratio = ghost > 0 ? with / ghost : 0.0;
-    std::printf("{\"bench\":\"character\",\"bodies\":%d,\"settle_steps\":%d,\"steps\":%d,\"worlds\":[", bodies, settle,
-                steps);
+    std::printf("{\"bench\":\"character\",\"bodies\":%d,\"settle_steps\":%d,\"steps\":%d,\"threads\":%d,\"worlds\":[",
+                bodies, settle, steps, threads);
     for (size_t k = 0; k < worlds.size(); ++k) {
         if (k) std::printf(",");
         worlds[k]->json(stdout, steps);
