@@ -223,4 +223,61 @@ static void test_ghost_queries_leave_the_step()
     CHECK(equal);
 }
 
-int main() { return rtcd_run_tests({test_ghost_queries_leave_the_step}); }
+// A pair cache of the program's own (not a ghost's) is the step unless
+// setStepPairCache names the world's: then it is a query, its figures in
+// lastQueryStats and the step's left as they were.
+static void test_named_step_cache()
+{
+    for (int named = 0; named < 2; ++named) {
+        btDefaultCollisionConfiguration config;
+        rtcdCollisionDispatcher dispatcher(&config);
+        btDbvtBroadphase broadphase;
+        btSequentialImpulseConstraintSolver solver;
+        btDiscreteDynamicsWorld world(&dispatcher, &broadphase, &solver, &config);
+        world.setGravity(btVector3(0, 0, 0));
+        rtcd_generated_mesh g;
+        MeshData blob;
+        rtcd_generate_blob(RTCD_AVALANCHE_BLOB_VERTICES, 0.5f, 7, &g);
+        blob.take(g);
+        rtcd_generated_free(&g);
+        btRigidBody a(btRigidBody::btRigidBodyConstructionInfo(0, nullptr, blob.shape.get()));
+        btRigidBody b(btRigidBody::btRigidBodyConstructionInfo(0, nullptr, blob.shape.get()));
+        a.setWorldTransform(btTransform(btQuaternion::getIdentity(), btVector3(0, 0, 0)));
+        b.setWorldTransform(btTransform(btQuaternion::getIdentity(), btVector3(0.9f, 0, 0))); // overlapping
+        // Two static bodies: no pair in the world's cache.
+        world.addRigidBody(&a);
+        world.addRigidBody(&b);
+        if (named) dispatcher.setStepPairCache(world.getPairCache());
+        world.stepSimulation(1.0f / 60.0f, 0);
+        rtcd_step_stats step = dispatcher.lastStepStats();
+        // The program's cache takes the pair Bullet's filter keeps out of the world's (static with static).
+        struct AcceptAll : btOverlapFilterCallback {
+            bool needBroadphaseCollision(btBroadphaseProxy*, btBroadphaseProxy*) const override { return true; }
+        } accept_all;
+        btHashedOverlappingPairCache own;
+        own.setOverlapFilterCallback(&accept_all);
+        own.addOverlappingPair(a.getBroadphaseHandle(), b.getBroadphaseHandle());
+        CHECK(own.getNumOverlappingPairs() == 1);
+        // Static bodies need no collision in Bullet's eyes: awake for the query.
+        a.setActivationState(DISABLE_DEACTIVATION);
+        dispatcher.dispatchAllCollisionPairs(&own, world.getDispatchInfo(), &dispatcher);
+        rtcd_step_stats after = dispatcher.lastStepStats(), query = dispatcher.lastQueryStats();
+        std::printf("own pair cache, step cache %s: step pairs %u -> %u, query pairs %u, contacts %u\n",
+                    named ? "named" : "not named", step.pairs_owned, after.pairs_owned, query.pairs_owned,
+                    query.contacts);
+        CHECK(step.pairs_owned == 0);
+        if (named) {
+            CHECK(query.pairs_owned == 1 && query.contacts > 0);
+            CHECK(same_counts(after, step));
+        } else {
+            CHECK(query.pairs_owned == 0);
+            CHECK(after.pairs_owned == 1 && after.contacts > 0);
+        }
+        own.cleanOverlappingPair(*own.getOverlappingPairArrayPtr(), &dispatcher);
+        own.removeOverlappingPair(a.getBroadphaseHandle(), b.getBroadphaseHandle(), &dispatcher);
+        world.removeRigidBody(&b);
+        world.removeRigidBody(&a);
+    }
+}
+
+int main() { return rtcd_run_tests({test_ghost_queries_leave_the_step, test_named_step_cache}); }
