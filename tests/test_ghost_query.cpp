@@ -14,7 +14,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -157,9 +156,6 @@ static Run run_scene(bool use_rtcd, bool queries, int steps)
             r.sum.iterative += st.iterative_pairs;
             r.sum.owned += st.pairs_owned;
             r.sum.contacts += st.contacts;
-            if (std::getenv("GHOST_VERBOSE"))
-                std::printf("step %d: owned %u standard %u iterative %u\n", s, st.pairs_owned, st.standard_pairs,
-                            st.iterative_pairs);
         }
     }
     if (rd) r.last_query = rd->lastQueryStats();
