@@ -320,7 +320,7 @@ struct rtcdPluginState {
     std::unordered_map<const btOverlappingPairCache*, QueryScope> query_scopes;
     const btOverlappingPairCache* step_cache = nullptr;    // setStepPairCache (NULL: any cache but a ghost's)
     const btOverlappingPairCache* learned_cache = nullptr; // the last cache dispatched as the step
-    rtcd_step_stats query_stats;                          // the last query's figures
+    rtcd_step_stats query_stats{};                        // the last query's figures
     uint32_t query_manifolds_held = 0; // of manifolds_held, opened by queries
     uint32_t steps = 0;              // world steps: the manifolds' idle clock and the objects' tracks
     bool in_query = false;           // this dispatch is a query
@@ -328,7 +328,7 @@ struct rtcdPluginState {
     bool isQuery(const btOverlappingPairCache* cache, const btBroadphasePair* pairs, int n) const;
     // The scope's batch (opened on its first query: the CPU reference on
     // the calling thread, or the engine's tasks when the def has them);
-    // NULL out of memory.
+    // NULL when it cannot be opened (logged; the query's pairs keep their contacts).
     rtcd_batch* queryBatch(const btOverlappingPairCache* cache);
     void closeIdleScopes(); // at each step
     void closeScopes();     // a new def, or the end
