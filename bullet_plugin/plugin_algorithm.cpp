@@ -82,7 +82,11 @@ void rtcdPluginState::freeSlot(uint32_t s)
     free_slots.push_back(s);
 }
 
-rtcdPluginState::~rtcdPluginState() { rtcd_batch_release(narrowphase); }
+rtcdPluginState::~rtcdPluginState()
+{
+    closeScopes();
+    rtcd_batch_release(narrowphase);
+}
 
 rtcd_error rtcdPluginState::open(const rtcd_narrowphase_def& wanted)
 {
@@ -227,6 +231,7 @@ rtcdCollisionAlgorithm::rtcdCollisionAlgorithm(const btCollisionAlgorithmConstru
         slot.child[k] = direct ? w[k]->m_index : -2; // -2: deeper than one level, computed alone
         child = true;
     }
+    slot.scope = m_state->scope; // gathered only by dispatches of the same scope
     if (child && slot.child[0] != -2 && slot.child[1] != -2) m_state->child_slots.push_back(m_slot);
 }
 

@@ -65,6 +65,7 @@ rtcd_error rtcdCollisionDispatcher::setNarrowphaseDef(const rtcd_narrowphase_def
 {
     rtcd_error err = rtcd_narrowphase_def_validate(&def);
     if (err != RTCD_OK) return err;
+    m_state->closeScopes(); // the queries' batches reopen with the new def
     if (m_state->narrowphase) {
         err = rtcd_batch_set_def(m_state->narrowphase, &def);
         if (err == RTCD_OK) m_state->def = rtcd_batch_def(m_state->narrowphase);
@@ -221,15 +222,51 @@ struct NearCallbackSwap {
 };
 } // namespace
 
+// A query's dispatch (plugin_scopes.cpp): its own batch and figures for
+// its length, the step's back afterwards, whatever happens.
+namespace {
+struct QuerySwap {
+    rtcdPluginState& s;
+    bool query;
+    rtcd_batch* step_batch;
+    rtcd_step_stats step_stats;
+    QuerySwap(rtcdPluginState& state, const btOverlappingPairCache* cache, bool is_query)
+        : s(state), query(is_query), step_batch(state.narrowphase), step_stats(state.stats)
+    {
+        s.in_query = query;
+        s.scope = query ? cache : nullptr;
+        if (query) s.narrowphase = s.queryBatch(cache);
+    }
+    ~QuerySwap()
+    {
+        if (!query) return;
+        s.query_stats = s.stats;
+        s.stats = step_stats;
+        s.narrowphase = step_batch;
+        s.in_query = false;
+        s.scope = nullptr;
+    }
+};
+} // namespace
+
 void rtcdCollisionDispatcher::dispatchAllCollisionPairs(btOverlappingPairCache* pair_cache,
                                                         const btDispatcherInfo& info, btDispatcher* dispatcher)
 {
     auto start = std::chrono::steady_clock::now();
     rtcdPluginState& s = *m_state;
-    // A whole step is what lies between two dispatches: the previous step
-    // ended where this one begins.
-    double step_ms = s.stamp ? std::chrono::duration<double, std::milli>(start - s.last_dispatch).count() : 0.0;
-    s.last_dispatch = start;
+    int n = pair_cache->getNumOverlappingPairs();
+    btBroadphasePair* pairs = n ? pair_cache->getOverlappingPairArrayPtr() : nullptr;
+    QuerySwap swap_scope(s, pair_cache, s.isQuery(pair_cache, pairs, n));
+    double step_ms = 0.0;
+    if (!s.in_query) {
+        // A whole step is what lies between two dispatches of the step: the
+        // previous step ended where this one begins.
+        step_ms = s.steps ? std::chrono::duration<double, std::milli>(start - s.last_dispatch).count() : 0.0;
+        s.last_dispatch = start;
+        s.steps++;
+        s.learned_cache = pair_cache;
+        s.closeIdleScopes();
+    }
     s.stamp++;
     if (info.m_timeStep > 0) s.time_step = info.m_timeStep;
     s.stats = rtcd_step_stats();
@@ -244,8 +281,6 @@ void rtcdCollisionDispatcher::dispatchAllCollisionPairs(btOverlappingPairCache* 
                            !gContactProcessedCallback && !gContactDestroyedCallback && !gContactStartedCallback &&
                            !gContactEndedCallback;
     s.batch.clear();
-    int n = pair_cache->getNumOverlappingPairs();
-    btBroadphasePair* pairs = n ? pair_cache->getOverlappingPairArrayPtr() : nullptr;
     s.stats.broadphase_pairs = static_cast<uint32_t>(n);
     s.pair_base = pairs;
     s.written_pairs.assign(static_cast<size_t>(n), 0);
@@ -290,6 +325,7 @@ void rtcdCollisionDispatcher::dispatchAllCollisionPairs(btOverlappingPairCache* 
     s.pair_base = nullptr;
     auto end = std::chrono::steady_clock::now();
     s.stats.dispatch_ms = std::chrono::duration<double, std::milli>(end - bullet_start).count();
-    s.stats.manifolds = s.manifolds_held;
+    // The scope's own: a query's manifolds are not the step's.
+    s.stats.manifolds = s.in_query ? s.query_manifolds_held : s.manifolds_held - s.query_manifolds_held;
     s.stats.narrowphase_ms = std::chrono::duration<double, std::milli>(end - start).count();
 }

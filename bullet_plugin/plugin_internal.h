@@ -123,6 +123,7 @@ struct rtcdPairSlot {
     uint32_t last_contact; // last step with contacts or manifold points
     uint8_t kind, plane_is_a;
     bool in_use;
+    bool query_manifold;   // its manifold was opened by a query (counted in query_manifolds_held)
     rtcd_error err;        // a mesh-plane pair's error this step, logged after the parallel part
     // The manifold, held only while the pair has contacts (Bullet's island
     // builder and solver walk every manifold); the pair's own state (kept
@@ -139,6 +140,7 @@ struct rtcdPairSlot {
     // the step's batch can run it with the others.
     const btCollisionObject* obj[2];
     int child[2];
+    const void* scope; // the dispatch scope its compound algorithm ran in (NULL: the step; see query scopes)
     rtcd_contact contacts[RTCD_MAX_MANIFOLD_POINTS];
     void computedWith(uint64_t id_a, uint64_t version_a, uint64_t id_b, uint64_t version_b)
     {
@@ -183,7 +185,26 @@ struct rtcdBodyRecord {
     rtcd_transform pose, back; // the pose, and the pose one step back along the velocities
     btVector3 lin{0, 0, 0};
     btScalar ang = 0;        // angular speed
+    // ---- moving objects (issue 28 item 4): an object Bullet gives no
+    // velocity (kinematic, plain collision objects, ghosts) is followed
+    // from its transform at the last world steps (plugin_motion.cpp).
+    const btCollisionObject* track_obj = nullptr; // whose track this is (world indices move)
+    uint32_t track_step = 0;                      // the world step of track_pose
+    btTransform track_pose;
+    btVector3 track_lin{0, 0, 0}, track_ang{0, 0, 0}; // from the last two world steps' transforms
 };
+
+// An object's velocities as rtcd sees them (plugin_motion.cpp): a dynamic
+// rigid body's own, a multibody link's from its multibody's joint
+// velocities, a kinematic rigid body's as Bullet saved them
+// (saveKinematicState), any other object's from its record's track (zero
+// without one).
+// `step` is the world step the record's track must be from.
+void rtcdObjectVelocity(const btCollisionObject* obj, const rtcdBodyRecord* record, uint32_t step, btVector3& lin,
+                        btVector3& ang);
+// Updates a record's track with the object's transform at world step `step`
+// (velocities from the last step's transform over dt when it has one).
+void rtcdTrack(rtcdBodyRecord& r, const btCollisionObject* obj, uint32_t step, btScalar dt);
 
 // One side of a pair as the narrow phase needs it: a body's record, or a
 // compound child's (its place in the body) computed for the pair.
@@ -326,6 +347,34 @@ struct rtcdPluginState {
     // min_parallel, so that tests run the parallel path on small scenes.
     uint32_t parallel_min = UINT32_MAX; // UINT32_MAX: each loop's own
     std::shared_ptr<rtcdQueryState> queries; // closest-points queries (plugin_query.cpp)
+
+    // ---- query scopes (issue 28 item 2; plugin_scopes.cpp) ----
+    // A dispatch over the world's pair cache is the step; one over any
+    // other pair cache (a btPairCachingGhostObject's own, as character
+    // controllers query it, or any cache but the one setStepPairCache
+    // named) is a query. A query's pairs run in a batch of their own, one
+    // per pair cache, so the step's batch keeps every pair's state (a batch
+    // forgets the keys missing from a call), and its figures go to
+    // query_stats, leaving the step's in stats.
+    struct QueryScope {
+        rtcd_batch* batch = nullptr;
+        uint32_t last_step = 0; // world step of its last query: closed after k_scope_idle_steps without one
+    };
+    std::unordered_map<const btOverlappingPairCache*, QueryScope> query_scopes;
+    const btOverlappingPairCache* step_cache = nullptr;    // setStepPairCache (NULL: any cache but a ghost's)
+    const btOverlappingPairCache* learned_cache = nullptr; // the last cache dispatched as the step
+    rtcd_step_stats query_stats{};                        // the last query's figures
+    uint32_t query_manifolds_held = 0; // of manifolds_held, opened by queries
+    uint32_t steps = 0;              // world steps: the manifolds' idle clock and the objects' tracks
+    bool in_query = false;           // this dispatch is a query
+    const void* scope = nullptr;     // this dispatch's scope (NULL: the step), given to compound children's slots
+    bool isQuery(const btOverlappingPairCache* cache, const btBroadphasePair* pairs, int n) const;
+    // The scope's batch (opened on its first query: the CPU reference on
+    // the calling thread, or the engine's tasks when the def has them);
+    // NULL when it cannot be opened (logged; the query's pairs keep their contacts).
+    rtcd_batch* queryBatch(const btOverlappingPairCache* cache);
+    void closeIdleScopes(); // at each step
+    void closeScopes();     // a new def, or the end
 };
 
 template <class F>

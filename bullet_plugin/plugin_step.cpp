@@ -38,25 +38,31 @@ static float meshReach(const rtcd_mesh* mesh)
     return std::sqrt(r2);
 }
 
-// The body's pose one step back along its present velocities: with the
-// present pose, where each of its points is heading.
-static btTransform poseBackBullet(const btCollisionObject* obj, btScalar dt)
+// The body's pose one step back along its velocities: with the present
+// pose, where each of its points is heading.
+static btTransform poseBack(const btCollisionObject* obj, const btVector3& lin, const btVector3& ang, btScalar dt)
 {
-    const btRigidBody* body = btRigidBody::upcast(obj);
-    if (!body) return obj->getWorldTransform();
+    const btTransform& pose = obj->getWorldTransform();
+    // A still object other than a rigid body keeps its pose bit for bit
+    // (a rigid body's goes through the integration, as it always has:
+    // the same results as before links and kinematic objects moved).
+    if (!btRigidBody::upcast(obj) && lin.isZero() && ang.isZero()) return pose;
     btTransform back;
-    btTransformUtil::integrateTransform(obj->getWorldTransform(), -body->getLinearVelocity(),
-                                        -body->getAngularVelocity(), dt, back);
+    btTransformUtil::integrateTransform(pose, -lin, -ang, dt, back);
     return back;
 }
 
 void rtcdPluginState::fillRecord(rtcdBodyRecord& r, const btCollisionObject* obj) const
 {
-    const btRigidBody* body = btRigidBody::upcast(obj);
+    // The step follows objects Bullet gives no velocity (plugin_motion.cpp);
+    // a query uses what its step found.
+    if (!in_query) rtcdTrack(r, obj, steps, time_step);
+    btVector3 lin, ang;
+    rtcdObjectVelocity(obj, &r, steps, lin, ang);
     r.pose = rtcdFromBullet(obj->getWorldTransform());
-    r.back = rtcdFromBullet(poseBackBullet(obj, time_step));
-    r.lin = body ? body->getLinearVelocity() : btVector3(0, 0, 0);
-    r.ang = body ? body->getAngularVelocity().length() : btScalar(0);
+    r.back = rtcdFromBullet(poseBack(obj, lin, ang, time_step));
+    r.lin = lin;
+    r.ang = ang.length();
     bool mesh = r.mesh_stamp == stamp && r.mesh;
     r.reach = mesh ? meshReach(r.mesh) : 0.0f;
     r.mesh_id = mesh ? rtcd_mesh_id(r.mesh) : 0;
@@ -104,12 +110,17 @@ rtcdSide rtcdPluginState::sideOf(const btCollisionObject* obj, const btCollision
     }
     // A compound's child, or an object outside any world: computed for the
     // pair, the same way (the child's place in its object carried along).
-    const btRigidBody* body = btRigidBody::upcast(obj);
+    const rtcdBodyRecord* record = index >= 0 && static_cast<size_t>(index) < bodies.size()
+                                       ? &bodies[static_cast<size_t>(index)]
+                                       : nullptr;
+    btVector3 lin, ang;
+    rtcdObjectVelocity(obj, record, steps, lin, ang);
+    btTransform back = poseBack(obj, lin, ang, time_step);
     s.pose = rtcdFromBullet(pose);
-    if (shape == obj->getCollisionShape()) s.back = rtcdFromBullet(poseBackBullet(obj, time_step));
-    else s.back = rtcdFromBullet(poseBackBullet(obj, time_step) * (obj->getWorldTransform().inverse() * pose));
-    s.lin = body ? body->getLinearVelocity() : btVector3(0, 0, 0);
-    s.ang = body ? body->getAngularVelocity().length() : btScalar(0);
+    if (shape == obj->getCollisionShape()) s.back = rtcdFromBullet(back);
+    else s.back = rtcdFromBullet(back * (obj->getWorldTransform().inverse() * pose));
+    s.lin = lin;
+    s.ang = ang.length();
     s.mesh_id = mesh ? rtcd_mesh_id(mesh) : 0;
     s.mesh_version = mesh ? rtcd_mesh_version(mesh) : 0;
     s.reach = mesh ? meshReach(mesh) + static_cast<float>((pose.getOrigin() - obj->getWorldTransform().getOrigin()).length())
@@ -136,7 +147,6 @@ void rtcdPluginState::planePair(const rtcdBatchEntry& e, const rtcd_mesh* mesh, 
     slot.stamp = stamp;
     slot.err = RTCD_OK;
     ws.pairs_owned++;
-    const btCollisionObject* mesh_obj = e.plane_is_a ? e.b : e.a;
     const btCollisionObject* plane_obj = e.plane_is_a ? e.a : e.b;
     slot.computedWith(mesh, nullptr);
     float plane[4];
@@ -145,9 +155,8 @@ void rtcdPluginState::planePair(const rtcdBatchEntry& e, const rtcd_mesh* mesh, 
     // body resting on it keeps the penetrating points it always had
     // (measured: points within the margin above the plane changed from
     // step to step and cost the manifold its warm start).
-    const btRigidBody* body = btRigidBody::upcast(mesh_obj);
     btVector3 pn(plane[0], plane[1], plane[2]);
-    btVector3 lin = body ? body->getLinearVelocity() : btVector3(0, 0, 0);
+    const btVector3& lin = side.lin; // the body's (rtcdObjectVelocity)
     bool closing = lin.dot(pn) * time_step < -def.speculative_margin;
     float reach = def.speculative && closing ? def.speculative_margin + pairMotion(side, nullptr, time_step) : 0.0f;
     // A body whose every point lies farther above the plane than the reach
@@ -178,8 +187,9 @@ void rtcdPluginState::gatherChildren(btDispatcher* dispatcher)
     size_t used = 0;
     for (uint32_t k : child_slots) {
         const rtcdPairSlot& slot = slots[k];
-        // As the pair cache's pairs: none while both bodies sleep.
-        if (!dispatcher->needsCollision(slot.obj[0], slot.obj[1])) continue;
+        // As the pair cache's pairs: none while both bodies sleep; only
+        // this dispatch's scope's (a query's children stay out of the step).
+        if (slot.scope != scope || !dispatcher->needsCollision(slot.obj[0], slot.obj[1])) continue;
         const btCollisionShape* shape[2];
         const btTransform* pose[2];
         bool ok = true;

@@ -11,14 +11,18 @@
 
 // Steps a pair keeps an empty manifold after its last contact: a pair that
 // touches again at once keeps its manifold instead of a new one each time.
+// World steps (rtcdPluginState::steps): a ghost's queries between two steps
+// do not age the world's manifolds.
 static const uint32_t k_idle_steps = 3;
 
 void rtcdPluginState::openManifold(rtcdPairSlot& slot, const btCollisionObject* o0, const btCollisionObject* o1)
 {
     if (slot.manifold || slot.count == 0) return;
     slot.manifold = dispatcher->getNewManifold(o0, o1);
-    slot.last_contact = stamp;
+    slot.last_contact = steps;
     manifolds_held++;
+    slot.query_manifold = in_query;
+    query_manifolds_held += in_query;
     stats.manifolds_created++;
 }
 
@@ -28,11 +32,12 @@ void rtcdPluginState::releaseManifold(rtcdPairSlot& slot)
     dispatcher->releaseManifold(slot.manifold);
     slot.manifold = nullptr;
     manifolds_held--;
+    query_manifolds_held -= slot.query_manifold;
 }
 
 void rtcdPluginState::maybeRelease(rtcdPairSlot& slot)
 {
-    if (!slot.manifold || slot.manifold->getNumContacts() > 0 || stamp - slot.last_contact < k_idle_steps) return;
+    if (!slot.manifold || slot.manifold->getNumContacts() > 0 || steps - slot.last_contact < k_idle_steps) return;
     releaseManifold(slot);
     stats.manifolds_released++;
 }
@@ -115,7 +120,7 @@ void rtcdPluginState::writeSlot(rtcdPairSlot& slot, btManifoldResult& result, rt
     // Drops cached points that moved apart; the ones matched above keep their warm start.
     result.refreshContactPoints();
     ws.contacts += static_cast<uint32_t>(manifold->getNumContacts());
-    if (slot.count || manifold->getNumContacts()) slot.last_contact = stamp;
+    if (slot.count || manifold->getNumContacts()) slot.last_contact = steps;
     slot.written = stamp;
 }
 

@@ -12,7 +12,14 @@
  * plane). Every other pair keeps Bullet's own algorithm. A mesh rtcd cannot
  * take (open, non-manifold, degenerate...) is reported once through rtcd's
  * log hook with the shape and the reason, and its pairs stay with Bullet's
- * GImpact algorithm. */
+ * GImpact algorithm.
+ *
+ * Speculative contacts and motion bounds follow each object's velocities:
+ * a dynamic btRigidBody's own, a multibody link's from its multibody's
+ * joint velocities, a kinematic btRigidBody's as Bullet saves them each
+ * step (btDiscreteDynamicsWorld), any other object's (a kinematic or plain
+ * btCollisionObject, a ghost) from its transforms over the last step once
+ * it has been in one of rtcd's pairs for two steps (docs/dropin.md). */
 #ifndef RTCD_BULLET_H
 #define RTCD_BULLET_H
 
@@ -58,8 +65,22 @@ public:
     /* Checking mode: see rtcd_world_def.check. */
     void setCheck(bool check);
 
-    /* Statistics of the last dispatchAllCollisionPairs. */
+    /* Statistics of the last step: the last dispatchAllCollisionPairs over
+     * the world's pair cache (queries in between leave them as they are). */
     rtcd_step_stats lastStepStats() const;
+
+    /* Queries: a dispatchAllCollisionPairs over any other pair cache, as a
+     * btPairCachingGhostObject's (btKinematicCharacterController runs up to
+     * five a step over its ghost's). A query's pairs run in a batch of
+     * their own, one per pair cache, on the CPU reference on the calling
+     * thread (or the def's task system), so they leave the step's pairs
+     * their kept rays; lastQueryStats() gives the last query's figures.
+     * The world's cache is told apart from a ghost's by its pairs (each
+     * pair of a ghost's cache holds the ghost); setStepPairCache names it
+     * instead (then every other cache is a query; NULL: the rule above). A
+     * query's batch is freed after 64 steps without a query. */
+    rtcd_step_stats lastQueryStats() const;
+    void setStepPairCache(btOverlappingPairCache* cache);
 
     /* The rtcd mesh built for a shape (NULL when rtcd declined it or has not
      * seen it yet). Owned by the dispatcher. Shapes are known by address
