@@ -377,6 +377,9 @@ struct rtcdPluginState {
     void closeScopes();     // a new def, or the end
 };
 
+// The plane of a btStaticPlaneShape at `pose` in world space: unit normal and offset (plugin_step.cpp).
+void rtcdWorldPlane(const btCollisionShape* shape, const btTransform& pose, float out[4]);
+
 template <class F>
 void rtcdPluginState::parallelFor(uint32_t count, uint32_t min_range, uint32_t min_parallel, F&& fn)
 {

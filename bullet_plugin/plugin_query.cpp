@@ -59,16 +59,6 @@ static rtcd_batch* queryBatch(rtcdPluginState& s, bool speculative)
     return q.batch;
 }
 
-// The plane of a btStaticPlaneShape at `pose` in world space: unit normal and offset.
-static void worldPlane(const btCollisionShape* shape, const btTransform& pose, float out[4])
-{
-    const btStaticPlaneShape* plane = static_cast<const btStaticPlaneShape*>(shape);
-    btVector3 n = pose.getBasis() * plane->getPlaneNormal();
-    btScalar d = n.dot(pose * (plane->getPlaneNormal() * plane->getPlaneConstant()));
-    for (int k = 0; k < 3; ++k) out[k] = static_cast<float>(n[k]);
-    out[3] = static_cast<float>(d);
-}
-
 // The shape's mesh as the step sees it; no statistic of the step changes.
 static const rtcd_mesh* queryMesh(rtcdPluginState& s, const btCollisionShape* shape)
 {
@@ -96,7 +86,7 @@ void rtcdQueryAlgorithm::processCollision(const btCollisionObjectWrapper* body0,
         const rtcd_mesh* mesh = queryMesh(s, mw->getCollisionShape());
         if (!mesh) return;
         float plane[4];
-        worldPlane(pw->getCollisionShape(), pw->getWorldTransform(), plane);
+        rtcdWorldPlane(pw->getCollisionShape(), pw->getWorldTransform(), plane);
         rtcd_transform pose = rtcdFromBullet(mw->getWorldTransform());
         // Every vertex within the threshold above the plane is a point (exact: no margin to reach).
         float reach = std::min(static_cast<float>(threshold), 1e30f);

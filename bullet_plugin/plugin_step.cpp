@@ -17,9 +17,9 @@ static double msSince(std::chrono::steady_clock::time_point t)
 }
 
 // The plane of a btStaticPlaneShape in world space: normal and offset.
-static void world_plane(const btCollisionObject* plane_obj, const btTransform& pt, float out[4])
+void rtcdWorldPlane(const btCollisionShape* shape, const btTransform& pt, float out[4])
 {
-    const btStaticPlaneShape* plane = static_cast<const btStaticPlaneShape*>(plane_obj->getCollisionShape());
+    const btStaticPlaneShape* plane = static_cast<const btStaticPlaneShape*>(shape);
     btVector3 n = pt.getBasis() * plane->getPlaneNormal();
     btScalar d = n.dot(pt * (plane->getPlaneNormal() * plane->getPlaneConstant()));
     for (int k = 0; k < 3; ++k) out[k] = static_cast<float>(n[k]);
@@ -150,7 +150,7 @@ void rtcdPluginState::planePair(const rtcdBatchEntry& e, const rtcd_mesh* mesh, 
     const btCollisionObject* plane_obj = e.plane_is_a ? e.a : e.b;
     slot.computedWith(mesh, nullptr);
     float plane[4];
-    world_plane(plane_obj, *(e.plane_is_a ? e.pose_a : e.pose_b), plane);
+    rtcdWorldPlane(plane_obj->getCollisionShape(), *(e.plane_is_a ? e.pose_a : e.pose_b), plane);
     // Speculative points only while the body moves towards the plane: a
     // body resting on it keeps the penetrating points it always had
     // (measured: points within the margin above the plane changed from
