@@ -135,7 +135,7 @@ rtcd_error rtcd_world_create(const rtcd_world_def* def, rtcd_world** out)
             btGImpactCollisionAlgorithm::registerAlgorithm(w->dispatcher);
         }
         w->broadphase = new btDbvtBroadphase();
-        w->solver = new btSequentialImpulseConstraintSolver();
+        w->solver = new TimedSolver();
         w->dynamics = new btDiscreteDynamicsWorld(w->dispatcher, w->broadphase, w->solver, w->config);
         w->dynamics->setGravity(btVector3(def->gravity[0], def->gravity[1], def->gravity[2]));
         btContactSolverInfo& si = w->dynamics->getSolverInfo();
@@ -787,6 +787,7 @@ rtcd_error rtcd_world_step(rtcd_world* w)
     auto start = std::chrono::steady_clock::now();
     try {
         w->stepped = true;
+        w->solver->ms = 0;
         w->dynamics->stepSimulation(w->def.time_step, 1, w->def.time_step);
     } catch (const std::bad_alloc&) {
         return fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_world_step: out of memory");
@@ -800,6 +801,7 @@ rtcd_error rtcd_world_step(rtcd_world* w)
         w->stats.narrowphase_ms = w->timed_dispatcher->ms;
     }
     w->stats.step_ms = step_ms;
+    w->stats.solver_ms = w->solver->ms;
     uint32_t contacts = 0;
     for (int i = 0; i < w->dispatcher->getNumManifolds(); ++i)
         contacts += static_cast<uint32_t>(w->dispatcher->getManifoldByIndexInternal(i)->getNumContacts());

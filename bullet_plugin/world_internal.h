@@ -27,6 +27,26 @@ public:
     uint32_t pairs = 0;
 };
 
+// Bullet's solver, timed: solveGroup is where the step's contacts and
+// joints become rows and are iterated (setup, iterations, write-back), so
+// its sum is the part of the step that follows the contact count.
+class TimedSolver : public btSequentialImpulseConstraintSolver
+{
+public:
+    btScalar solveGroup(btCollisionObject** bodies, int num_bodies, btPersistentManifold** manifolds,
+                        int num_manifolds, btTypedConstraint** constraints, int num_constraints,
+                        const btContactSolverInfo& info, btIDebugDraw* draw, btDispatcher* dispatcher) override
+    {
+        auto start = std::chrono::steady_clock::now();
+        btScalar r = btSequentialImpulseConstraintSolver::solveGroup(bodies, num_bodies, manifolds, num_manifolds,
+                                                                     constraints, num_constraints, info, draw,
+                                                                     dispatcher);
+        ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        return r;
+    }
+    double ms = 0; // this step's (rtcd_world_step resets it)
+};
+
 // One piece of a compound shape: a GImpact child over its own arrays.
 struct rtcd_shape_piece {
     std::vector<float> vertices;     // body frame
@@ -75,7 +95,7 @@ struct rtcd_world {
     rtcdCollisionDispatcher* rtcd_dispatcher; // NULL unless narrowphase is rtcd
     TimedDispatcher* timed_dispatcher;        // NULL when narrowphase is rtcd
     btDbvtBroadphase* broadphase;
-    btSequentialImpulseConstraintSolver* solver;
+    TimedSolver* solver;
     btDiscreteDynamicsWorld* dynamics;
     std::vector<btRigidBody*> bodies;
     std::vector<rtcd_shape*> body_shapes;

@@ -234,6 +234,7 @@ typedef struct rtcd_step_stats {
     rtcd_batch_stats batch;
     double gather_ms, plane_ms, writeback_ms, dispatch_ms;
     uint32_t manifolds, manifolds_created, manifolds_released, manifolds_total;
+    double solver_ms;
     ...;
 } rtcd_step_stats;
 rtcd_step_stats rtcd_world_last_step_stats(const rtcd_world* world);
