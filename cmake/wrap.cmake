@@ -13,7 +13,7 @@ if(RTCD_WITH_WRAP)
     # OpenVDB lives in a module of its own, loaded on the first wrap
     # (core/wrap.cpp says why: log4cplus's thread pool and fork), written
     # beside librtcd so that the loader finds it in the build tree and installed.
-    add_library(rtcd_wrap_vdb MODULE core/wrap_vdb.cpp)
+    add_library(rtcd_wrap_vdb MODULE core/wrap/wrap_vdb.cpp)
     target_include_directories(rtcd_wrap_vdb SYSTEM PRIVATE ${RTCD_OPENVDB_INCLUDE})
     target_include_directories(rtcd_wrap_vdb PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/include)
     target_link_libraries(rtcd_wrap_vdb PRIVATE rtcd ${RTCD_OPENVDB_LIB} ${RTCD_TBB_LIB})
