@@ -6,7 +6,7 @@
 #define RTCD_CORE_INTERNAL_H
 
 #include "hooks.h"
-#include "mesh_internal.h"
-#include "pair_internal.h"
+#include "mesh/mesh_internal.h"
+#include "narrowphase/pair_internal.h"
 
 #endif

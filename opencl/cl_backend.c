@@ -12,7 +12,7 @@
  * changed) forgets its state on the way, as a new key would: its first call
  * on either side is a standard pass. */
 #include "cl_internal.h"
-#include "backend.h"
+#include "batch/backend.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -407,7 +407,7 @@ rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uin
     return err;
 }
 
-/* ---- the seam (core/backend.h) ---- */
+/* ---- the seam (core/batch/backend.h) ---- */
 
 static rtcd_error ops_collide(void* impl, const rtcd_pair_desc* pairs, uint32_t n, rtcd_pair_result* results,
                               rtcd_ray_hit* rays)

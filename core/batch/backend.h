@@ -1,5 +1,5 @@
-/* Private to rtcd: the seam between rtcd_batch (core/batch.c) and the
- * backends that run a batch of pairs, the CPU reference (core/cpu_batch.c)
+/* Private to rtcd: the seam between rtcd_batch (core/batch/batch.c) and the
+ * backends that run a batch of pairs, the CPU reference (core/batch/cpu_batch.c)
  * and OpenCL (opencl/cl_backend.c). */
 #ifndef RTCD_CORE_BACKEND_H
 #define RTCD_CORE_BACKEND_H
@@ -20,7 +20,7 @@ typedef struct rtcd_backend_ops {
     void (*destroy)(void* impl);
 } rtcd_backend_ops;
 
-/* core/cpu_batch.c */
+/* core/batch/cpu_batch.c */
 extern const rtcd_backend_ops rtcd_cpu_backend_ops;
 rtcd_error rtcd_cpu_backend_create(const rtcd_narrowphase_def* def, void** out);
 /* The CPU backend's workers (its pool or the engine's task system). */

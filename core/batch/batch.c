@@ -1,6 +1,6 @@
 /* rtcd_batch: the one way into the narrow phase for a batch of pairs. It
  * resolves the backend (AUTO's rule), validates defs and poses, and hands
- * the pairs to the backend behind core/backend.h. */
+ * the pairs to the backend behind core/batch/backend.h. */
 #include "backend.h"
 #include "hooks.h"
 #include "task.h"

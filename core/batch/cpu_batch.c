@@ -4,7 +4,7 @@
  * Each pair writes its own result and keeps its own state, so the results
  * are bit-identical whatever the number of threads. */
 #include "backend.h"
-#include "pair_internal.h"
+#include "narrowphase/pair_internal.h"
 #include "key_map.h"
 #include "task.h"
 

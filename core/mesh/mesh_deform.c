@@ -81,7 +81,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "task.h"
+#include "batch/task.h"
 
 #define REFIT_SAH_BOUND 1.2
 /* The grids' margin: updates of the current displacement it holds, and its

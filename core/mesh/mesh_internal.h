@@ -1,4 +1,4 @@
-/* Private to rtcd: the mesh's layout (core/mesh.c) and what is built with
+/* Private to rtcd: the mesh's layout (core/mesh/mesh.c) and what is built with
  * it: the BVH and its 4-wide copy, the occupancy and near grids, the vertex
  * clusters, mass properties, the surface-overlap test. */
 #ifndef RTCD_CORE_MESH_INTERNAL_H
@@ -9,7 +9,7 @@
 #include "shared/iterate.h"
 #include "shared/mesh_view.h"
 
-/* 4-wide CPU copy of the binary tree (core/bvh4.c): children's boxes side by
+/* 4-wide CPU copy of the binary tree (core/query/bvh4.c): children's boxes side by
  * side for one SSE slab test; child >= 0 is a node, < 0 a leaf (-1 - prims). */
 typedef struct rtcd_bvh4_node {
     float lo[3][4], hi[3][4];
@@ -32,7 +32,7 @@ typedef struct rtcd_bvh {
 
 #define RTCD_BVH_DEFAULT_LEAF_SIZE 4u
 
-/* Occupancy of the mesh's box (core/solid_grid.c, RTCD_GRID_N cells per
+/* Occupancy of the mesh's box (core/mesh/solid_grid.c, RTCD_GRID_N cells per
  * axis): bit set = the cell may hold surface or inside. */
 typedef struct rtcd_solid_grid {
     float lo[3], inv_cell[3];
@@ -45,7 +45,7 @@ typedef struct rtcd_solid_grid {
 } rtcd_solid_grid;
 
 /* Deforming meshes keep the grids' box and the near grid lazily
- * (core/mesh_deform.c): built over the mesh's box widened by `margin`, the
+ * (core/mesh/mesh_deform.c): built over the mesh's box widened by `margin`, the
  * near grid kept as built here and between rebuilds lowered by `moved`, the
  * sum of the updates' largest displacements since the build. */
 typedef struct rtcd_grid_keep {
@@ -59,7 +59,7 @@ typedef struct rtcd_grid_keep {
 
 /* Vertices in spatial runs of up to RTCD_CLUSTER_SIZE (Morton order), each
  * with a bounding sphere: the candidate sweep skips whole runs far from the
- * other mesh (core/solid_grid.c). */
+ * other mesh (core/mesh/solid_grid.c). */
 #define RTCD_CLUSTER_SIZE 32
 typedef struct rtcd_vertex_cluster {
     float centre[3], radius;
@@ -92,7 +92,7 @@ struct rtcd_mesh {
     uint32_t* cluster_vertices; /* vertex ids, cluster by cluster */
     rtcd_vertex_cluster* clusters;
     uint32_t cluster_count;
-    /* Deformation (rtcd_mesh_update_vertices, core/mesh_deform.c). */
+    /* Deformation (rtcd_mesh_update_vertices, core/mesh/mesh_deform.c). */
     uint64_t version;         /* 0 at creation, +1 per update: backends re-upload on a change */
     float* prev_vertices;     /* the vertices before the last update (NULL before the first):
                                  the deformation of the last step, for the motion rays */
@@ -107,7 +107,7 @@ struct rtcd_mesh {
     double part_ms[RTCD_DEFORM_PARTS]; /* time spent per part over all updates */
 };
 
-/* Shared by creation and rtcd_mesh_update_vertices (core/mesh.c). */
+/* Shared by creation and rtcd_mesh_update_vertices (core/mesh/mesh.c). */
 rtcd_error rtcd_mesh_check_shape(const char* name, const float* v, uint32_t vertex_count, const uint32_t* idx,
                                  uint32_t triangle_count);
 rtcd_error rtcd_mesh_fail_inside_out(const char* name, double volume, int flip_hint);
@@ -157,7 +157,7 @@ static inline int rtcd_mesh_may_be_near(const rtcd_mesh* m, rtcd_v3 p, float dis
  * prunes the search; below it, the whole mesh is searched). Needs the BVH. */
 double rtcd_mesh_closest_distance2_within(const rtcd_mesh* m, const double p[3], double bound2);
 
-/* Is p behind the open surface m (core/point_query.c)? Needs the BVH. */
+/* Is p behind the open surface m (core/query/point_query.c)? Needs the BVH. */
 int rtcd_open_surface_contains(const rtcd_mesh* m, rtcd_v3 p);
 
 /* Builds with binned SAH over the mesh's triangles. */
@@ -226,7 +226,7 @@ static inline rtcd_mesh_view rtcd_mesh_view_of(const rtcd_mesh* m, rtcd_traversa
 
 static inline rtcd_v3 mesh_vertex(const rtcd_mesh* m, uint32_t i) { return v3_load(m->vertices + 3 * i); }
 
-/* Mass properties of a closed surface (core/mass.c). */
+/* Mass properties of a closed surface (core/mesh/mass.c). */
 rtcd_mass_properties rtcd_compute_mass_properties(const float* vertices, const uint32_t* indices,
                                                   uint32_t triangle_count);
 /* Its volume alone, the same value, at a fraction of the cost. */
@@ -234,7 +234,7 @@ double rtcd_compute_volume(const float* vertices, const uint32_t* indices, uint3
 
 /* Do the surfaces of a and b (b placed by b_in_a, the pose of b in a's frame)
  * intersect? Conservative: touching or coplanar overlap counts as yes
- * (core/surface_overlap.c). */
+ * (core/query/surface_overlap.c). */
 int rtcd_surfaces_intersect(const rtcd_mesh* a, const rtcd_mesh* b, const rtcd_xform* b_in_a);
 
 #endif

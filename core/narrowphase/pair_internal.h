@@ -1,5 +1,5 @@
-/* Private to rtcd: one pair on the CPU reference (core/narrowphase.c,
- * core/iterative.c): its context for the shared pipeline, the choice of
+/* Private to rtcd: one pair on the CPU reference (core/narrowphase/narrowphase.c,
+ * core/narrowphase/iterative.c): its context for the shared pipeline, the choice of
  * pass, the standard and iterative passes. */
 #ifndef RTCD_CORE_PAIR_INTERNAL_H
 #define RTCD_CORE_PAIR_INTERNAL_H
@@ -7,11 +7,11 @@
 #include <rtcd/rtcd_batch.h>
 #include <rtcd/rtcd_iterative.h>
 
-#include "mesh_internal.h"
+#include "mesh/mesh_internal.h"
 #include "shared/crossing.h"
 
 /* What the iterative algorithms know of a pair between calls, apart from its
- * kept rays (core/iterative.c). The CPU reference keeps it in the pair's
+ * kept rays (core/narrowphase/iterative.c). The CPU reference keeps it in the pair's
  * rtcd_pair_state; the OpenCL backend on the host beside the device that
  * holds the rays. */
 typedef struct rtcd_pair_track {
@@ -87,7 +87,7 @@ void rtcd_pair_ctx_init(rtcd_pair_ctx* c, const rtcd_narrowphase_def* def, const
                         const rtcd_iterative_params* params, const rtcd_xform* before, uint32_t deformed,
                         float speculative);
 
-/* core/narrowphase.c: the standard pass of c's pair; its records go to
+/* core/narrowphase/narrowphase.c: the standard pass of c's pair; its records go to
  * recs (room for both meshes' vertex counts), in (direction, vertex) order:
  * colliding rays, and speculative contacts (RTCD_ENTRY_PREDICTION in the
  * triangle word; stats->colliding_rays counts the rays alone); keep NULL
@@ -95,7 +95,7 @@ void rtcd_pair_ctx_init(rtcd_pair_ctx* c, const rtcd_narrowphase_def* def, const
 void rtcd_standard_pass(const rtcd_narrowphase_def* def, const rtcd_pair_ctx* c, const rtcd_mesh* a,
                         const rtcd_mesh* b, rtcd_ray_rec* recs, uint32_t* count, rtcd_narrowphase_stats* stats,
                         rtcd_keep* keep);
-/* core/iterative.c: one call of a pair (rtcd_collide_iterative without the
+/* core/narrowphase/iterative.c: one call of a pair (rtcd_collide_iterative without the
  * argument checks): plans the pass (state NULL, or the STANDARD algorithm:
  * a standard pass), runs it, leaves its records (colliding rays and
  * speculative contacts, as rtcd_standard_pass) in recs (room for both

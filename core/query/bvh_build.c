@@ -1,5 +1,5 @@
 /* Binned-SAH BVH build into the depth-first layout of shared/bvh.h. */
-#include "mesh_internal.h"
+#include "mesh/mesh_internal.h"
 
 #include <float.h>
 #include <math.h>
@@ -320,7 +320,7 @@ void rtcd_bvh_refit(rtcd_bvh* bvh, const float* vertices, const uint32_t* indice
     }
 }
 
-/* The update's refit (core/mesh_deform.c): one backward pass. Leaves get
+/* The update's refit (core/mesh/mesh_deform.c): one backward pass. Leaves get
  * their corners' box padded as the build pads (the pad from `lo`, `hi`, a
  * box holding every vertex); an inner node gets the union of its
  * children's padded boxes, unpadded: it holds them, and the slab test is

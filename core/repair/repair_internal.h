@@ -1,4 +1,4 @@
-/* Private to the mesh repair (core/repair*.c): the working state the steps
+/* Private to the mesh repair (core/repair/): the working state the steps
  * share, the edge table, and the steps themselves in the order they run.
  *
  * Two numberings. Up to the split, vertices and triangles keep the input's

@@ -1,6 +1,6 @@
 // The watertight wrap's C API (rtcd_wrap.h). The wrap itself (OpenVDB's
 // unsigned distance field of the input, the level `offset` meshed, cavities
-// removed, checked by rtcd_mesh_create) is core/wrap_vdb.cpp, built as a
+// removed, checked by rtcd_mesh_create) is core/wrap/wrap_vdb.cpp, built as a
 // module beside librtcd and loaded on the first wrap: OpenVDB brings
 // log4cplus, whose thread pool starts when it is loaded and whose exit
 // handler then waits for it, so a program that forks and exits in the child

@@ -1,5 +1,5 @@
-// Shared by the wrap's C API (core/wrap.cpp, in librtcd) and its OpenVDB
-// module (core/wrap_vdb.cpp, librtcd_wrap_vdb.so, loaded on first use).
+// Shared by the wrap's C API (core/wrap/wrap.cpp, in librtcd) and its OpenVDB
+// module (core/wrap/wrap_vdb.cpp, librtcd_wrap_vdb.so, loaded on first use).
 #ifndef RTCD_WRAP_INTERNAL_HPP
 #define RTCD_WRAP_INTERNAL_HPP
 

@@ -1,9 +1,9 @@
 // The watertight wrap with OpenVDB (rtcd_wrap.h): the unsigned distance
 // field of the input, the level `offset` meshed, cavities removed, checked by
 // rtcd_mesh_create. Built as its own module (librtcd_wrap_vdb.so), loaded by
-// core/wrap.cpp on the first wrap; it calls librtcd's public API only.
+// core/wrap/wrap.cpp on the first wrap; it calls librtcd's public API only.
 //
-// Why 1/128 of the diagonal by default: see core/wrap.cpp.
+// Why 1/128 of the diagonal by default: see core/wrap/wrap.cpp.
 #include "wrap_internal.hpp"
 
 #include <rtcd/rtcd_mesh.h>
