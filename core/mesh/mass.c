@@ -1,7 +1,7 @@
 /* Volume, centre of mass and inertia of a closed surface for unit density:
  * sum of signed tetrahedra (origin, triangle), each with the covariance of the
  * canonical tetrahedron mapped through its corner matrix. */
-#include "mesh_internal.h"
+#include "mass.h"
 
 #include <string.h>
 

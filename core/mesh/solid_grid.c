@@ -4,7 +4,8 @@
  * (the first hit from outside enters): the narrow phase skips it. This keeps
  * the candidate set to vertices near or inside the other body, instead of the
  * whole box overlap, at one table lookup per vertex. */
-#include "mesh_internal.h"
+#include "solid_grid.h"
+#include "query/point_query.h"
 
 #include <rtcd/rtcd_query.h>
 

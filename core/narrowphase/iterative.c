@@ -9,32 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char* rtcd_algorithm_name(rtcd_algorithm algorithm)
-{
-    switch (algorithm) {
-    case RTCD_ALGORITHM_STANDARD: return "standard";
-    case RTCD_ALGORITHM_ITERATIVE: return "iterative";
-    case RTCD_ALGORITHM_PREDICTIVE: return "predictive";
-    }
-    return "unknown";
-}
-
-rtcd_iterative_def rtcd_default_iterative_def(void)
-{
-    rtcd_iterative_def def;
-    memset(&def, 0, sizeof def);
-    def.algorithm = RTCD_ALGORITHM_PREDICTIVE;
-    def.adaptive = 1;
-    def.confidence = 1.5f;
-    /* Fixed constants for metre-sized bodies with centimetre edges (the
-     * scenes' blobs: about 9 cm edges). */
-    def.fixed.displacement_threshold = 0.02f;
-    def.fixed.distance_extension = 0.04f;
-    def.fixed.culling_distance = 0.03f;
-    def.fixed.max_iterations = 8;
-    return def;
-}
-
 /* The adaptive threshold: this many steps of the pair's present motion,
  * and at least this many edge lengths (measured on the avalanche: 4 steps
  * and 0.05 edges ran a standard pass for one resting pair in eight every

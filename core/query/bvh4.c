@@ -3,7 +3,7 @@
  * binary tree), same padded boxes and the same tie-break, so it returns
  * exactly what the binary walks return; the GPU keeps the binary stackless
  * layout. Where SSE is missing the binary walk is used instead. */
-#include "mesh/mesh_internal.h"
+#include "bvh_tree.h"
 
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /* Binned-SAH BVH build into the depth-first layout of shared/bvh.h. */
-#include "mesh/mesh_internal.h"
+#include "bvh_tree.h"
 
 #include <float.h>
 #include <math.h>

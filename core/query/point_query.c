@@ -1,6 +1,6 @@
 /* Point queries on one closed mesh: generalised winding number (brute-force
  * reference), BVH ray-parity inside test, BVH closest point. */
-#include "mesh/mesh_internal.h"
+#include "point_query.h"
 
 #include <float.h>
 #include <math.h>

@@ -1,5 +1,5 @@
 /* First-hit queries on one mesh: the BVH walk and the brute-force reference. */
-#include "mesh/mesh_internal.h"
+#include "mesh/mesh_layout.h"
 
 #include <math.h>
 

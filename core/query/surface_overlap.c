@@ -9,7 +9,7 @@
  * edge dip through a face by a rounding error. A "no" here skips those items
  * on the CPU while the kernels run them, so the gate must say "maybe" for
  * every pair the float items could call crossing, or the backends differ. */
-#include "mesh/mesh_internal.h"
+#include "surface_overlap.h"
 
 #include <float.h>
 #include <math.h>

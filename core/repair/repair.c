@@ -1,7 +1,7 @@
 /* Mesh repair: argument checks, the steps in order (repair_weld.c,
  * repair_sliver.c, repair_topo.c, repair_holes.c), the result handle and its
  * one-line summary. */
-#include "repair_internal.h"
+#include "repair_steps.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -6,7 +6,7 @@
  * duplicate an existing edge, or where a fill triangle would be degenerate
  * or fold back onto its neighbour (the rim of an open sheet, which has no
  * inside). */
-#include "repair_internal.h"
+#include "repair_steps.h"
 
 #include <math.h>
 #include <string.h>

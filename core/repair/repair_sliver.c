@@ -18,7 +18,7 @@
  * changed are locked until the next round, so the lists stay exact where
  * they are read). Collapses remove vertices and flips raise the worst
  * quality of the pair, so the rounds end. */
-#include "repair_internal.h"
+#include "repair_steps.h"
 
 #include <math.h>
 #include <string.h>

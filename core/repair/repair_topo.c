@@ -1,7 +1,7 @@
 /* Repair topology: the edge table, the split into components (each with its
  * own vertices) and the orientation (consistent per piece, outward where
  * closed), which also classifies each component for the report. */
-#include "repair_internal.h"
+#include "repair_steps.h"
 
 #include <stdlib.h>
 #include <string.h>

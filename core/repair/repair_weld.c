@@ -1,6 +1,6 @@
 /* Repair steps on the input numbering: weld (exact, then within a
  * tolerance), degenerate triangles, duplicated faces. */
-#include "repair_internal.h"
+#include "repair_steps.h"
 
 #include <math.h>
 #include <string.h>

@@ -1,13 +1,14 @@
 /* Private to the mesh repair (core/repair/): the working state the steps
  * share, the edge table, and the steps themselves in the order they run.
+ * The driver (repair.c, rtcd_repair) calls the steps; no step calls it.
  *
  * Two numberings. Up to the split, vertices and triangles keep the input's
  * numbers (a removed triangle has tri[3t] == REPAIR_NONE), so every count can
  * name an input element directly. The split gives each component its own
  * vertex copies, numbered component after component; vsrc and tsrc lead back
  * to the input. */
-#ifndef RTCD_CORE_REPAIR_INTERNAL_H
-#define RTCD_CORE_REPAIR_INTERNAL_H
+#ifndef RTCD_CORE_REPAIR_STEPS_H
+#define RTCD_CORE_REPAIR_STEPS_H
 
 #include <rtcd/rtcd_repair.h>
 
