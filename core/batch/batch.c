@@ -10,10 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef RTCD_WITH_OPENCL
-#include "cl_backend.h"
-#endif
-
 struct rtcd_batch {
     int refcount;
     rtcd_narrowphase_def def;
@@ -31,30 +27,40 @@ struct rtcd_batch {
     int pool_tried;
 };
 
+/* Registered backends by rtcd_backend kind; zero-initialised, so a
+ * constructor may register before this file's own initialisation runs. */
+static const rtcd_backend_ops* g_backends[RTCD_BACKEND_OPENCL + 1];
+
+void rtcd_backend_register(rtcd_backend kind, const rtcd_backend_ops* ops)
+{
+    if ((int)kind > RTCD_BACKEND_AUTO && (int)kind <= RTCD_BACKEND_OPENCL) g_backends[kind] = ops;
+}
+
+const rtcd_backend_ops* rtcd_backend_find(rtcd_backend kind)
+{
+    if (kind == RTCD_BACKEND_CPU) return &rtcd_cpu_backend_ops;
+    return (int)kind > RTCD_BACKEND_AUTO && (int)kind <= RTCD_BACKEND_OPENCL ? g_backends[kind] : NULL;
+}
+
+static rtcd_error open_kind(rtcd_backend kind, const rtcd_narrowphase_def* def, rtcd_batch* b)
+{
+    const rtcd_backend_ops* ops = rtcd_backend_find(kind);
+    if (!ops) return rtcd_fail(RTCD_ERROR_UNSUPPORTED, "rtcd was built without OpenCL (RTCD_WITH_OPENCL=OFF)");
+    rtcd_error err = ops->create(def, &b->impl);
+    if (err != RTCD_OK) return err;
+    b->ops = ops;
+    b->resolved = kind;
+    return RTCD_OK;
+}
+
 static rtcd_error open_cpu(const rtcd_narrowphase_def* def, rtcd_batch* b)
 {
-    rtcd_error err = rtcd_cpu_backend_create(def, &b->impl);
-    if (err != RTCD_OK) return err;
-    b->ops = &rtcd_cpu_backend_ops;
-    b->resolved = RTCD_BACKEND_CPU;
-    return RTCD_OK;
+    return open_kind(RTCD_BACKEND_CPU, def, b);
 }
 
 static rtcd_error open_opencl(const rtcd_narrowphase_def* def, rtcd_batch* b)
 {
-#ifdef RTCD_WITH_OPENCL
-    rtcd_opencl* cl = NULL;
-    rtcd_error err = rtcd_opencl_create(def, NULL, &cl);
-    if (err != RTCD_OK) return err;
-    b->impl = cl;
-    b->ops = &rtcd_opencl_backend_ops;
-    b->resolved = RTCD_BACKEND_OPENCL;
-    return RTCD_OK;
-#else
-    (void)def;
-    (void)b;
-    return rtcd_fail(RTCD_ERROR_UNSUPPORTED, "rtcd was built without OpenCL (RTCD_WITH_OPENCL=OFF)");
-#endif
+    return open_kind(RTCD_BACKEND_OPENCL, def, b);
 }
 
 static void say_choice(const rtcd_batch* b, const char* why)

@@ -337,5 +337,12 @@ static uint32_t cpu_thread_count(const void* impl) { return ((const cpu_backend*
 
 const rtcd_task_system* rtcd_cpu_backend_tasks(void* impl) { return &((cpu_backend*)impl)->tasks; }
 
-const rtcd_backend_ops rtcd_cpu_backend_ops = {"cpu",        cpu_collide,     cpu_set_def,      cpu_stats,
-                                               cpu_device_count, cpu_device_name, cpu_thread_count, cpu_destroy};
+const rtcd_backend_ops rtcd_cpu_backend_ops = {.name = "cpu",
+                                               .create = rtcd_cpu_backend_create,
+                                               .collide = cpu_collide,
+                                               .set_def = cpu_set_def,
+                                               .stats = cpu_stats,
+                                               .device_count = cpu_device_count,
+                                               .device_name = cpu_device_name,
+                                               .thread_count = cpu_thread_count,
+                                               .destroy = cpu_destroy};
