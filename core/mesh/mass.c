@@ -5,6 +5,18 @@
 
 #include <string.h>
 
+/* Triangle t's corners less ref as the columns of a, and det(a): six times
+ * the signed volume of the tetrahedron (ref, corners). Both sums below take
+ * their terms from here, so the volumes they add are the same doubles. */
+static double corner_matrix(const float* vertices, const uint32_t* indices, uint32_t t, const double ref[3],
+                            double a[3][3])
+{
+    for (int c = 0; c < 3; ++c)
+        for (int k = 0; k < 3; ++k) a[k][c] = (double)vertices[3 * indices[3 * t + c] + k] - ref[k];
+    return a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1]) - a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0]) +
+           a[0][2] * (a[1][0] * a[2][1] - a[1][1] * a[2][0]);
+}
+
 rtcd_mass_properties rtcd_compute_mass_properties(const float* vertices, const uint32_t* indices,
                                                   uint32_t triangle_count)
 {
@@ -23,11 +35,7 @@ rtcd_mass_properties rtcd_compute_mass_properties(const float* vertices, const u
     double ref[3] = {vertices[0], vertices[1], vertices[2]};
     for (uint32_t t = 0; t < triangle_count; ++t) {
         double a[3][3]; /* columns are the corners */
-        for (int c = 0; c < 3; ++c)
-            for (int k = 0; k < 3; ++k) a[k][c] = (double)vertices[3 * indices[3 * t + c] + k] - ref[k];
-        double det = a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1]) -
-                     a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0]) +
-                     a[0][2] * (a[1][0] * a[2][1] - a[1][1] * a[2][0]);
+        double det = corner_matrix(vertices, indices, t, ref, a);
         volume += det / 6.0;
         for (int k = 0; k < 3; ++k) first_moment[k] += det / 24.0 * (a[k][0] + a[k][1] + a[k][2]);
         double ac[3][3];
@@ -60,12 +68,7 @@ double rtcd_compute_volume(const float* vertices, const uint32_t* indices, uint3
     double ref[3] = {vertices[0], vertices[1], vertices[2]};
     for (uint32_t t = 0; t < triangle_count; ++t) {
         double a[3][3];
-        for (int c = 0; c < 3; ++c)
-            for (int k = 0; k < 3; ++k) a[k][c] = (double)vertices[3 * indices[3 * t + c] + k] - ref[k];
-        double det = a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1]) -
-                     a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0]) +
-                     a[0][2] * (a[1][0] * a[2][1] - a[1][1] * a[2][0]);
-        volume += det / 6.0;
+        volume += corner_matrix(vertices, indices, t, ref, a) / 6.0;
     }
     return volume;
 }

@@ -272,6 +272,29 @@ double rtcd_bvh_sah(const rtcd_bvh* bvh)
     return root > 0.0 ? sum / root : 1.0;
 }
 
+/* Leaf n's triangles into the leaf-ordered corner copy, and their box. */
+static void leaf_refit(rtcd_bvh* bvh, const rtcd_bvh_node* n, const float* vertices, const uint32_t* indices,
+                       float lo[3], float hi[3])
+{
+    uint32_t first = n->prims >> RTCD_BVH_LEAF_BITS, count = n->prims & RTCD_BVH_MAX_LEAF_SIZE;
+    float* t = bvh->tris + 9 * first;
+    for (uint32_t k = first; k < first + count; ++k) { /* the leaf-ordered corner copy */
+        const uint32_t* tri = indices + 3 * bvh->tri_ids[k];
+        for (int c = 0; c < 3; ++c, t += 3) {
+            const float* v = vertices + 3 * tri[c];
+            t[0] = v[0], t[1] = v[1], t[2] = v[2];
+        }
+    }
+    t = bvh->tris + 9 * first;
+    for (int a = 0; a < 3; ++a) lo[a] = hi[a] = t[a];
+    for (uint32_t k = 3; k < 9 * count; k += 3)
+        for (int a = 0; a < 3; ++a) {
+            float x = t[k + a];
+            lo[a] = x < lo[a] ? x : lo[a];
+            hi[a] = x > hi[a] ? x : hi[a];
+        }
+}
+
 void rtcd_bvh_refit(rtcd_bvh* bvh, const float* vertices, const uint32_t* indices)
 {
     /* Children follow their parent (depth-first layout): walking backwards
@@ -283,21 +306,7 @@ void rtcd_bvh_refit(rtcd_bvh* bvh, const float* vertices, const uint32_t* indice
         rtcd_bvh_node* n = &bvh->nodes[i];
         float lo[3], hi[3];
         if (n->prims) {
-            uint32_t first = n->prims >> RTCD_BVH_LEAF_BITS, count = n->prims & RTCD_BVH_MAX_LEAF_SIZE;
-            float* t = bvh->tris + 9 * first;
-            for (uint32_t k = first; k < first + count; ++k) /* the leaf-ordered corner copy */
-                for (int c = 0; c < 3; ++c, t += 3) {
-                    const float* v = vertices + 3 * indices[3 * bvh->tri_ids[k] + c];
-                    t[0] = v[0], t[1] = v[1], t[2] = v[2];
-                }
-            t = bvh->tris + 9 * first;
-            for (int a = 0; a < 3; ++a) lo[a] = hi[a] = t[a];
-            for (uint32_t k = 3; k < 9 * count; k += 3)
-                for (int a = 0; a < 3; ++a) {
-                    float x = t[k + a];
-                    lo[a] = x < lo[a] ? x : lo[a];
-                    hi[a] = x > hi[a] ? x : hi[a];
-                }
+            leaf_refit(bvh, n, vertices, indices, lo, hi);
         } else {
             const rtcd_bvh_node* l = n + 1;
             const rtcd_bvh_node* r = &bvh->nodes[n[1].escape];
@@ -338,23 +347,8 @@ double rtcd_bvh_refit_sah(rtcd_bvh* bvh, const float* vertices, const uint32_t* 
         float lo[3], hi[3];
         double weight = 1.0;
         if (n->prims) {
-            uint32_t first = n->prims >> RTCD_BVH_LEAF_BITS, count = n->prims & RTCD_BVH_MAX_LEAF_SIZE;
-            float* t = bvh->tris + 9 * first;
-            for (uint32_t k = first; k < first + count; ++k) { /* the leaf-ordered corner copy */
-                const uint32_t* tri = indices + 3 * bvh->tri_ids[k];
-                for (int c = 0; c < 3; ++c, t += 3) {
-                    const float* v = vertices + 3 * tri[c];
-                    t[0] = v[0], t[1] = v[1], t[2] = v[2];
-                }
-            }
-            t = bvh->tris + 9 * first;
-            for (int a = 0; a < 3; ++a) lo[a] = hi[a] = t[a];
-            for (uint32_t k = 3; k < 9 * count; k += 3)
-                for (int a = 0; a < 3; ++a) {
-                    float x = t[k + a];
-                    lo[a] = x < lo[a] ? x : lo[a];
-                    hi[a] = x > hi[a] ? x : hi[a];
-                }
+            uint32_t count = n->prims & RTCD_BVH_MAX_LEAF_SIZE;
+            leaf_refit(bvh, n, vertices, indices, lo, hi);
             box3 raw = {{lo[0], lo[1], lo[2]}, {hi[0], hi[1], hi[2]}};
             store_padded(n, &raw, pad);
             weight = (double)count;
