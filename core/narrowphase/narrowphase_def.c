@@ -2,7 +2,9 @@
  * of their enums and the validation every entry point runs. The defaults of
  * the iterative def live here too, beside the def that holds it, so that
  * neither pass (narrowphase.c, iterative.c) needs the other for them. */
-#include "pair_internal.h"
+#include "hooks.h"
+
+#include <rtcd/rtcd_narrowphase.h>
 
 #include <math.h>
 #include <string.h>
