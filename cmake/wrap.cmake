@@ -1,4 +1,4 @@
-# The watertight wrap (core/wrap.cpp, include/rtcd/rtcd_wrap.h) needs OpenVDB
+# The watertight wrap (core/wrap/wrap.cpp, include/rtcd/rtcd_wrap.h) needs OpenVDB
 # (Debian libopenvdb-dev) and TBB. Optional like assimp: without them rtcd
 # builds, rtcd_wrap_available() is 0 and rtcd_wrap says "wrap not available".
 option(RTCD_WITH_WRAP "Build the watertight wrap (needs OpenVDB: Debian libopenvdb-dev)" ON)
@@ -11,9 +11,9 @@ if(RTCD_WITH_WRAP)
   if(RTCD_OPENVDB_INCLUDE AND RTCD_OPENVDB_LIB AND RTCD_TBB_LIB AND RTCD_BOOST_INCLUDE)
     set(RTCD_WRAP_FOUND ON)
     # OpenVDB lives in a module of its own, loaded on the first wrap
-    # (core/wrap.cpp says why: log4cplus's thread pool and fork), written
+    # (core/wrap/wrap.cpp says why: log4cplus's thread pool and fork), written
     # beside librtcd so that the loader finds it in the build tree and installed.
-    add_library(rtcd_wrap_vdb MODULE core/wrap_vdb.cpp)
+    add_library(rtcd_wrap_vdb MODULE core/wrap/wrap_vdb.cpp)
     target_include_directories(rtcd_wrap_vdb SYSTEM PRIVATE ${RTCD_OPENVDB_INCLUDE})
     target_include_directories(rtcd_wrap_vdb PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/include)
     target_link_libraries(rtcd_wrap_vdb PRIVATE rtcd ${RTCD_OPENVDB_LIB} ${RTCD_TBB_LIB})

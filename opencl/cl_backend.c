@@ -12,7 +12,7 @@
  * changed) forgets its state on the way, as a new key would: its first call
  * on either side is a standard pass. */
 #include "cl_internal.h"
-#include "backend.h"
+#include "batch/backend.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -407,7 +407,7 @@ rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uin
     return err;
 }
 
-/* ---- the seam (core/backend.h) ---- */
+/* ---- the seam (core/batch/backend.h) ---- */
 
 static rtcd_error ops_collide(void* impl, const rtcd_pair_desc* pairs, uint32_t n, rtcd_pair_result* results,
                               rtcd_ray_hit* rays)
@@ -424,6 +424,26 @@ static uint32_t ops_thread_count(const void* impl)
     return 0;
 }
 static void ops_destroy(void* impl) { rtcd_opencl_destroy(impl); }
+static rtcd_error ops_create(const rtcd_narrowphase_def* def, void** impl)
+{
+    rtcd_opencl* cl = NULL;
+    rtcd_error err = rtcd_opencl_create(def, NULL, &cl);
+    *impl = cl;
+    return err;
+}
 
-const rtcd_backend_ops rtcd_opencl_backend_ops = {"opencl",         ops_collide,      ops_set_def, ops_stats,
-                                                  ops_device_count, ops_device_name, ops_thread_count, ops_destroy};
+static const rtcd_backend_ops opencl_backend_ops = {.name = "opencl",
+                                                    .create = ops_create,
+                                                    .collide = ops_collide,
+                                                    .set_def = ops_set_def,
+                                                    .stats = ops_stats,
+                                                    .device_count = ops_device_count,
+                                                    .device_name = ops_device_name,
+                                                    .thread_count = ops_thread_count,
+                                                    .destroy = ops_destroy};
+
+/* Into the batch's table when librtcd loads: the core never names this file. */
+__attribute__((constructor)) static void register_opencl_backend(void)
+{
+    rtcd_backend_register(RTCD_BACKEND_OPENCL, &opencl_backend_ops);
+}

@@ -7,9 +7,9 @@
 
 #include "cl_backend.h"
 
-#include "pair_internal.h"
-#include "key_map.h"
-#include "task.h"
+#include "narrowphase/pair_internal.h"
+#include "batch/key_map.h"
+#include "batch/task.h"
 #include "kernels/cl_types.h"
 
 #define RTCD_CL_MAX_DEVICES 16
@@ -166,7 +166,7 @@ struct rtcd_opencl {
     rtcd_batch_stats stats;
     double place_ms;       /* the last call's rtcd_cl_place_meshes (deformed meshes, uploads) */
     /* Pairs with a mesh the devices could not take (cl_meshes.c): the CPU
-     * reference backend (core/cpu_batch.c, made on first need) runs them
+     * reference backend (core/batch/cpu_batch.c, made on first need) runs them
      * in the same call, with its own pair states; the arrays are its
      * compacted view of the call. cpu_pairs_last: the last call gave it
      * pairs (their states are forgotten when a call gives it none). */

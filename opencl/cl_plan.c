@@ -6,7 +6,7 @@
  * positions) is settled in one cheap serial pass between the two parallel
  * ones. */
 #include "cl_internal.h"
-#include "task.h"
+#include "batch/task.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>

@@ -167,23 +167,6 @@ typedef struct scenario {
     schedule when;
 } scenario;
 
-/* t's rotation := exp(w) * rotation (Rodrigues). */
-static void rotate_by(rtcd_transform* t, const float w[3])
-{
-    float angle = sqrtf(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
-    if (angle == 0.0f) return;
-    float k[3] = {w[0] / angle, w[1] / angle, w[2] / angle}, c = cosf(angle), s = sinf(angle), C = 1.0f - c;
-    float r[9] = {c + k[0] * k[0] * C,        k[0] * k[1] * C - k[2] * s, k[0] * k[2] * C + k[1] * s,
-                  k[1] * k[0] * C + k[2] * s, c + k[1] * k[1] * C,        k[1] * k[2] * C - k[0] * s,
-                  k[2] * k[0] * C - k[1] * s, k[2] * k[1] * C + k[0] * s, c + k[2] * k[2] * C};
-    float out[9];
-    for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j)
-            out[3 * i + j] = r[3 * i] * t->rotation[j] + r[3 * i + 1] * t->rotation[3 + j] +
-                             r[3 * i + 2] * t->rotation[6 + j];
-    memcpy(t->rotation, out, sizeof out);
-}
-
 /* Avalanche blobs (453 vertices) and, with `big`, a larger spawner blob
  * (1067), all of bounding radius 0.5. */
 static void scenario_init(scenario* s, const schedule* when, int big)
@@ -277,7 +260,7 @@ static void scenario_advance(scenario* s, int step)
         if (i == 5 && step == w->apart) j += 0.6f;
         if (i == 5 && step == w->apart + 1) j -= 0.6f;
         for (int k = 0; k < 3; ++k) mp->desc.pose_b.translation[k] += mp->velocity[k] + j * mp->toward[k];
-        rotate_by(&mp->desc.pose_b, mp->spin);
+        test_rotate_by(&mp->desc.pose_b, mp->spin);
     }
 }
 
@@ -1199,7 +1182,6 @@ static void test_grazing_crossing_matches(void** state)
     rtcd_world_release(world);
     rtcd_mesh_release(blob);
 }
-
 
 static void test_opencl_selection(void** state)
 {

@@ -5,12 +5,12 @@
  * leave the mesh untouched.
  *
  *   test_deform           the tests
- *   test_deform --bound   the measurement behind the rebuild bound (core/mesh_deform.c)
+ *   test_deform --bound   the measurement behind the rebuild bound (core/mesh/mesh_deform.c)
  *   test_deform --bench   update cost per mesh size, one JSON object */
 #include "test_util.h"
 
-#include "mesh_internal.h"
-#include "task.h"
+#include "mesh/mesh_internal.h"
+#include "batch/task.h"
 
 #include <rtcd/rtcd_narrowphase.h>
 #include <rtcd/rtcd_query.h>
@@ -83,7 +83,7 @@ static rtcd_mesh* create_like(const rtcd_mesh* m, const float* v, uint32_t flags
 #define SAME(a, b, n) assert_memory_equal((a), (b), (n))
 
 /* Where the narrow phase reads the kept grids, they answer as the truth
- * needs (core/mesh_deform.c): every point inside the new shape (exact
+ * needs (core/mesh/mesh_deform.c): every point inside the new shape (exact
  * containment on the fresh mesh) is "may contain", every point outside
  * within d of the surface (exact distance) is "may be near" for d. Points:
  * random ones around the box, the vertices, and points just off the surface
@@ -913,7 +913,7 @@ static int bench(void)
 {
     const uint32_t sizes[3] = {RTCD_AVALANCHE_BLOB_VERTICES, 5002, 50002}; /* 902, 10k, 100k triangles */
     const int reps[3] = {241, 61, 13};
-    printf("{\"benchmark\":\"deform\",\"bound\":\"core/mesh_deform.c\",\"sizes\":[");
+    printf("{\"benchmark\":\"deform\",\"bound\":\"core/mesh/mesh_deform.c\",\"sizes\":[");
     for (int si = 0; si < 3; ++si) {
         rtcd_mesh* m = test_make_blob(sizes[si], 1.0f, 21);
         uint32_t nv = m->vertex_count, nt = m->triangle_count;

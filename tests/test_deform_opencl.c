@@ -17,7 +17,7 @@
 
 #include "cl_backend.h"
 #include "kernels/cl_types.h"
-#include "mesh_internal.h"
+#include "mesh/mesh_internal.h"
 
 #include <math.h>
 #include <stdio.h>

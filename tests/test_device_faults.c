@@ -18,7 +18,7 @@
 #include "test_util.h"
 
 #include "cl_backend.h"
-#include "mesh_internal.h"
+#include "mesh/mesh_internal.h"
 
 #include <rtcd/rtcd_batch.h>
 #include <rtcd/rtcd_generate.h>

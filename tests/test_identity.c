@@ -5,7 +5,7 @@
  * test_identity_plugin.cpp. */
 #include "test_util.h"
 
-#include "mesh_internal.h" /* BVH node counts: the device's size limit below */
+#include "mesh/mesh_internal.h" /* BVH node counts: the device's size limit below */
 
 #include <pthread.h>
 #include <stdio.h>

@@ -7,7 +7,8 @@
 #include <rtcd/rtcd_iterative.h>
 #include <rtcd/rtcd_query.h>
 
-#include "../core/core_internal.h"
+#include "mesh/mesh_internal.h"
+#include "narrowphase/pair_internal.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -120,23 +120,6 @@ typedef struct moving_pair {
     rtcd_pair_state* state; /* the CPU reference's */
 } moving_pair;
 
-/* t's rotation := exp(w) * rotation (Rodrigues). */
-static void rotate_by(rtcd_transform* t, const float w[3])
-{
-    float angle = sqrtf(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
-    if (angle == 0.0f) return;
-    float k[3] = {w[0] / angle, w[1] / angle, w[2] / angle}, c = cosf(angle), s = sinf(angle), C = 1.0f - c;
-    float r[9] = {c + k[0] * k[0] * C,        k[0] * k[1] * C - k[2] * s, k[0] * k[2] * C + k[1] * s,
-                  k[1] * k[0] * C + k[2] * s, c + k[1] * k[1] * C,        k[1] * k[2] * C - k[0] * s,
-                  k[2] * k[0] * C - k[1] * s, k[2] * k[1] * C + k[0] * s, c + k[2] * k[2] * C};
-    float out[9];
-    for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j)
-            out[3 * i + j] = r[3 * i] * t->rotation[j] + r[3 * i + 1] * t->rotation[3 + j] +
-                             r[3 * i + 2] * t->rotation[6 + j];
-    memcpy(t->rotation, out, sizeof out);
-}
-
 /* a at a random pose, b touching it `overlap` deep (bounding radii 0.5). */
 static void place_pair(moving_pair* mp, test_rng* rng, const rtcd_mesh* a, const rtcd_mesh* b, uint64_t key,
                        float overlap)
@@ -162,7 +145,7 @@ static void place_pair(moving_pair* mp, test_rng* rng, const rtcd_mesh* a, const
 static void move_pair(moving_pair* mp, float jump)
 {
     for (int k = 0; k < 3; ++k) mp->desc.pose_b.translation[k] += mp->velocity[k] + jump * mp->toward[k];
-    rotate_by(&mp->desc.pose_b, mp->spin);
+    test_rotate_by(&mp->desc.pose_b, mp->spin);
 }
 
 typedef struct sequence_totals {

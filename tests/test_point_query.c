@@ -193,7 +193,7 @@ static void test_contains_analytic(void** state)
     rtcd_mesh_release(blob);
 }
 
-/* Copies of the first cast directions in core/point_query.c: points placed so
+/* Copies of the first cast directions in core/query/point_query.c: points placed so
  * that the first ray passes (up to rounding) exactly through a vertex or an
  * edge midpoint exercise the re-cast. If the list changes these points are
  * merely generic, and the test still holds. */

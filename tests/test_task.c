@@ -1,7 +1,7 @@
-/* The task system hook and the default thread pool (core/task.c). */
+/* The task system hook and the default thread pool (core/batch/task.c). */
 #include "test_util.h"
 
-#include "task.h"
+#include "batch/task.h"
 
 #include <stdlib.h>
 #include <string.h>

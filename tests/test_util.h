@@ -74,6 +74,9 @@ void test_same_rays(const char* where, const rtcd_ray_hit* want, const rtcd_ray_
 void test_same_contacts(const char* where, const rtcd_contact* want, uint32_t want_count, const rtcd_pair_result* got);
 void test_same_result(const char* where, const rtcd_pair_result* want, const rtcd_pair_result* got, int exact);
 
+/* t's rotation := exp(w) * rotation (Rodrigues): w is axis * angle. */
+void test_rotate_by(rtcd_transform* t, const float w[3]);
+
 #define assert_float_near(a, b, tol) assert_true(fabs((double)(a) - (double)(b)) <= (double)(tol))
 
 #endif

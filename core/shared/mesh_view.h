@@ -16,7 +16,7 @@
 #define RTCD_NO_BALL 255u
 
 #ifndef __OPENCL_VERSION__
-/* The CPU's 4-wide copy of the BVH (core/bvh4.c): same answers as the binary walks. */
+/* The CPU's 4-wide copy of the BVH (core/query/bvh4.c): same answers as the binary walks. */
 struct rtcd_bvh;
 rtcd_tri_hit rtcd_bvh4_first_hit(const struct rtcd_bvh* bvh, const rtcd_bvh_view* view, rtcd_v3 org, rtcd_v3 dir,
                                  float tmin, float tmax, rtcd_u32 skip_vertex);

@@ -1,7 +1,5 @@
 #include "mixed.h"
 
-#include "demo_common.h"
-
 #include "scene_util.h"
 
 #include <math.h>

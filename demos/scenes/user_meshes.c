@@ -174,3 +174,15 @@ rtcd_error user_meshes_load(const char* const* paths, uint32_t path_count, float
     return RTCD_ERROR_UNSUPPORTED;
 #endif
 }
+
+float demo_shape_bounding_radius(const rtcd_shape* shape)
+{
+    const rtcd_mesh* m = rtcd_shape_body_mesh(shape);
+    const float* v = rtcd_mesh_vertices(m);
+    float r2 = 0.0f;
+    for (uint32_t i = 0; i < rtcd_mesh_vertex_count(m); ++i) {
+        float d2 = v[3 * i] * v[3 * i] + v[3 * i + 1] * v[3 * i + 1] + v[3 * i + 2] * v[3 * i + 2];
+        r2 = d2 > r2 ? d2 : r2;
+    }
+    return sqrtf(r2);
+}

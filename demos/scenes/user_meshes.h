@@ -39,4 +39,7 @@ void user_meshes_free(user_meshes* m);
 rtcd_error user_meshes_shape(rtcd_world* world, const user_meshes* m, uint32_t file, rtcd_shape** out,
                              uint32_t* triangles);
 
+/* Largest distance of a vertex of the shape's body mesh from the body origin. */
+float demo_shape_bounding_radius(const rtcd_shape* shape);
+
 #endif

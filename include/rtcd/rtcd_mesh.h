@@ -112,7 +112,7 @@ RTCD_API rtcd_mass_properties rtcd_mesh_mass_properties(const rtcd_mesh* mesh);
  * exact and slower, and is tried again at the next update), the normals,
  * box, edge lengths and vertex clusters' balls are recomputed, and the
  * occupancy and near grids are kept conservatively, rebuilt when their
- * slack runs out (core/mesh_deform.c): the mesh's rays, contacts and point
+ * slack runs out (core/mesh/mesh_deform.c): the mesh's rays, contacts and point
  * queries answer as a mesh created from the same vertices would. Mass
  * properties are computed when asked for (rtcd_mesh_mass_properties).
  * Every holder of the mesh sees the new shape: bodies sharing a mesh deform

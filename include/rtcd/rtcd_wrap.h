@@ -33,7 +33,7 @@ typedef enum rtcd_wrap_mode {
 
 typedef struct rtcd_wrap_def {
     /* Voxel edge, relative to the diagonal of the input's bounding box.
-     * Default 1/128: see the note in core/wrap.cpp for why. */
+     * Default 1/128: see the note in core/wrap/wrap.cpp for why. */
     float voxel_size;
     /* Distance of the envelope from the input, in voxels; at least 0.75 (a
      * sheet between grid samples must be seen on both sides). Default 1. */

@@ -17,9 +17,9 @@ macro(docs_error text)
   list(APPEND errors "${text}")
 endmacro()
 
-# Text without fenced code blocks and inline code: what links and headings are
-# read from (a link written inside code is an example, not a link).
-function(docs_prose text out)
+# Text without fenced code blocks: what headings are read from (a '#' line in
+# a block is no heading).
+function(docs_unfenced text out)
   set(result "")
   set(rest "\n${text}")
   while(TRUE)
@@ -46,6 +46,13 @@ function(docs_prose text out)
       string(SUBSTRING "${rest}" ${eol} -1 rest)
     endif()
   endwhile()
+  set(${out} "${result}" PARENT_SCOPE)
+endfunction()
+
+# Text without fenced code blocks and inline code: what links are read from
+# (a link written inside code is an example, not a link).
+function(docs_prose text out)
+  docs_unfenced("${text}" result)
   string(REGEX REPLACE "`[^`]*`" "" result "${result}")
   set(${out} "${result}" PARENT_SCOPE)
 endfunction()
@@ -57,31 +64,7 @@ function(docs_anchors file out)
   file(READ "${file}" text)
   string(REPLACE ";" "" text "${text}")  # CMake's list separator; dropped by the anchor rule anyway
   # code spans keep their text in an anchor: only their backticks go
-  set(prose "")
-  set(rest "\n${text}")
-  while(TRUE)  # fenced blocks out (a '#' line in a block is no heading)
-    string(FIND "${rest}" "\n```" open)
-    if(open EQUAL -1)
-      string(APPEND prose "${rest}")
-      break()
-    endif()
-    string(SUBSTRING "${rest}" 0 ${open} before)
-    string(APPEND prose "${before}\n")
-    math(EXPR after "${open} + 4")
-    string(SUBSTRING "${rest}" ${after} -1 rest)
-    string(FIND "${rest}" "\n```" close)
-    if(close EQUAL -1)
-      break()
-    endif()
-    math(EXPR after "${close} + 4")
-    string(SUBSTRING "${rest}" ${after} -1 rest)
-    string(FIND "${rest}" "\n" eol)
-    if(eol EQUAL -1)
-      set(rest "")
-    else()
-      string(SUBSTRING "${rest}" ${eol} -1 rest)
-    endif()
-  endwhile()
+  docs_unfenced("${text}" prose) # a '#' line in a block is no heading
   string(REGEX REPLACE "\\]\\([^)\n]*\\)" "" prose "${prose}")  # [text](url) -> text
   string(REGEX REPLACE "[][]" "" prose "${prose}")
   string(REGEX MATCHALL "\n#+ [^\n]*" headings "${prose}")

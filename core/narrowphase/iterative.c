@@ -1,0 +1,429 @@
+/* Iterative and predictive ray-traced collision detection (JVRC 2013 section
+ * 3.1, Algorithm 1) on the CPU: the per-pair state, the choice between a
+ * standard and an iterative pass, the adaptive parameters and the walk of
+ * the kept rays. The OpenCL backend makes the same choices on the host
+ * (rtcd_track_plan) and runs the same walk (shared/iterate.h). */
+#include "pair_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The adaptive threshold: this many steps of the pair's present motion,
+ * and at least this many edge lengths (measured on the avalanche: 4 steps
+ * and 0.05 edges ran a standard pass for one resting pair in eight every
+ * step; see docs/narrowphase.md and docs/benchmarks.md). */
+#define RTCD_ADAPTIVE_STEPS 16.0f
+#define RTCD_ADAPTIVE_MIN_EDGES 0.25f
+
+static float clampf(float x, float lo, float hi) { return x < lo ? lo : (x > hi ? hi : x); }
+
+rtcd_iterative_params rtcd_adaptive_params(const rtcd_iterative_def* def, float step_displacement, float edge_length)
+{
+    float confidence = def && def->confidence >= 1.0f ? def->confidence : 1.0f;
+    float d = step_displacement > 0.0f && isfinite(step_displacement) ? step_displacement : 0.0f;
+    float h = edge_length > 0.0f && isfinite(edge_length) ? edge_length : 1.0f;
+    rtcd_iterative_params p;
+    /* Several steps of the present motion, at least a fraction of an edge (a
+     * pair at rest then runs no standard pass until it creeps that far) and
+     * at most half an edge, so a walk stays among a few triangles. */
+    p.displacement_threshold = clampf(RTCD_ADAPTIVE_STEPS * d, RTCD_ADAPTIVE_MIN_EDGES * h, 0.5f * h);
+    /* Until the next standard pass the pair moves less than the threshold,
+     * so only vertices that close can come into contact: the extension and
+     * the culling distance are confidence x threshold. A pair that moves a
+     * threshold per step runs a standard pass every step, which discards
+     * any prediction unused: it casts none (extension and culling 0). */
+    if (d < p.displacement_threshold) {
+        p.culling_distance = confidence * p.displacement_threshold;
+        p.distance_extension = fmaxf(p.culling_distance, 1.05f * p.displacement_threshold);
+    } else {
+        p.culling_distance = p.distance_extension = 0.0f;
+    }
+    /* A contact point moves about d per step across edges of length h; going
+     * round a vertex (six triangles on these meshes) takes up to five steps. */
+    float crossings = ceilf(2.0f * d / h);
+    p.max_iterations = (uint32_t)clampf(6.0f + crossings, 6.0f, 24.0f);
+    return p;
+}
+
+/* ---- displacement and the choice of pass ---- */
+
+RTCD_API float rtcd_relative_displacement(const rtcd_mesh* a, const rtcd_mesh* b, const rtcd_xform* b_in_a0,
+                                 const rtcd_xform* b_in_a1)
+{
+    /* A point x of B moves by (R1 - R0) x + (t1 - t0) in A's frame, and
+     * |(R1 - R0) x| <= 2 sin(angle / 2) |x|, the angle being that of
+     * R1 R0^T: 2 sin(angle / 2) = sqrt(3 - trace(R1 R0^T)). The same bound
+     * holds for A's points in B's frame with the inverse poses. */
+    const float* r0 = b_in_a0->r;
+    const float* r1 = b_in_a1->r;
+    float trace = 0.0f;
+    for (int i = 0; i < 9; ++i) trace += r1[i] * r0[i];
+    float turn = sqrtf(fmaxf(0.0f, 3.0f - trace));
+    float move_b = v3_length(v3_sub(v3_load(b_in_a1->t), v3_load(b_in_a0->t)));
+    rtcd_xform a_in_b0 = xf_inverse(b_in_a0), a_in_b1 = xf_inverse(b_in_a1);
+    float move_a = v3_length(v3_sub(v3_load(a_in_b1.t), v3_load(a_in_b0.t)));
+    return fmaxf(turn * b->reach + move_b, turn * a->reach + move_a);
+}
+
+rtcd_pair_motion rtcd_pair_motion_of(const rtcd_pair_desc* desc)
+{
+    rtcd_pair_motion m;
+    memset(&m, 0, sizeof m);
+    m.bound = desc->motion > 0.0f && isfinite(desc->motion) ? desc->motion : 0.0f;
+    if (desc->has_back) {
+        int finite = 1;
+        for (int i = 0; i < 9; ++i) finite &= isfinite(desc->back_a.rotation[i]) && isfinite(desc->back_b.rotation[i]);
+        for (int i = 0; i < 3; ++i)
+            finite &= isfinite(desc->back_a.translation[i]) && isfinite(desc->back_b.translation[i]);
+        if (finite) {
+            rtcd_xform xa = rtcd_to_xform(&desc->back_a), xb = rtcd_to_xform(&desc->back_b);
+            m.back = xf_relative(&xa, &xb);
+            m.has_back = 1;
+        }
+    }
+    return m;
+}
+
+/* How close to the other mesh a vertex gets a speculative contact this
+ * call: the margin plus how far the pair may move in one step (the
+ * caller's bound, rtcd_pair_motion_of's, or its last step, whichever is
+ * larger), at most the larger mesh's reach. */
+#define RTCD_SPECULATIVE_REACH_MAX 1e5f /* the range of validity's coordinates */
+static float speculative_reach(const rtcd_narrowphase_def* def, const rtcd_pair_track* track, float bound)
+{
+    if (!def->speculative || def->iterative.algorithm != RTCD_ALGORITHM_PREDICTIVE) return 0.0f;
+    float step = track->has_motion && track->step_displacement < RTCD_FLT_MAX ? track->step_displacement : 0.0f;
+    return fminf(def->speculative_margin + fmaxf(bound, step), RTCD_SPECULATIVE_REACH_MAX);
+}
+
+int rtcd_track_plan(rtcd_pair_track* track, const rtcd_narrowphase_def* ndef, const rtcd_mesh* a, const rtcd_mesh* b,
+                    const rtcd_xform* pose_a, const rtcd_xform* pose_b, const rtcd_pair_motion* motion)
+{
+    const rtcd_iterative_def* def = &ndef->iterative;
+    rtcd_xform now = xf_relative(pose_a, pose_b);
+    if (track->a != a || track->b != b || track->id_a != a->id || track->id_b != b->id ||
+        def->algorithm == RTCD_ALGORITHM_STANDARD) {
+        memset(track, 0, sizeof *track);
+        track->a = a;
+        track->b = b;
+        track->id_a = a->id;
+        track->id_b = b->id;
+    }
+    /* Deforming meshes: every point of either may have moved, in its own
+     * frame, as far as its mesh's odometer ran (the sum of its updates'
+     * largest vertex displacements); that adds to the rigid bound. */
+    double deformed[2] = {a->deformation, b->deformation};
+    float step = track->has_prev ? rtcd_relative_displacement(a, b, &track->prev, &now) +
+                                       (float)((deformed[0] - track->deformed_prev[0]) + (deformed[1] - track->deformed_prev[1]))
+                                 : 0.0f;
+    /* Meshes whose odometer ran since the last call: their prev_vertices
+     * hold that call's shape (one update per step), for the motion rays. An
+     * update that moved nothing leaves prev_vertices equal to the vertices,
+     * so it needs no bit. */
+    track->deformed = track->has_prev ? (uint32_t)(deformed[0] != track->deformed_prev[0]) |
+                                            (uint32_t)(deformed[1] != track->deformed_prev[1]) << 1
+                                      : 0u;
+    track->deformed_prev[0] = deformed[0];
+    track->deformed_prev[1] = deformed[1];
+    /* A pair that just came into the broadphase has no past: its first
+     * standard pass assumes nothing about its motion, its second knows it. */
+    track->step_displacement = isfinite(step) ? step : RTCD_FLT_MAX;
+    track->has_motion = track->has_prev;
+    track->before = track->prev;
+    if (motion && motion->has_back) {
+        /* Where the velocities head: better than the last call's motion,
+         * and known from the first call. */
+        track->has_motion = 1;
+        track->before = motion->back;
+    }
+    track->prev = now;
+    track->has_prev = 1;
+    int standard = !track->valid || track->refresh;
+    /* A predictive pass that cast no predictions (a pair moving a threshold
+     * per step) leaves nothing to find new contacts with: standard again. */
+    if (def->algorithm == RTCD_ALGORITHM_PREDICTIVE && !(track->params.distance_extension > 0.0f)) standard = 1;
+    if (!standard) {
+        /* No point moved farther than the rigid bound plus both meshes'
+         * deformation since the last standard pass. The kept predictions
+         * follow it: motion rays include the caster's own deformation
+         * (prev_vertices), and a walk that lands behind its vertex casts
+         * the standard ray (shared/pair.h), so a twist sliding vertices
+         * sideways over a bump is found in time (test_iterative). */
+        float moved = rtcd_relative_displacement(a, b, &track->ref, &now) +
+                      (float)((deformed[0] - track->deformed_ref[0]) + (deformed[1] - track->deformed_ref[1]));
+        standard = !(moved < track->params.displacement_threshold);
+    }
+    /* The kept predictions reach the culling distance: a farther
+     * speculative reach needs a standard pass to find its vertices. */
+    track->speculative = speculative_reach(ndef, track, motion ? motion->bound : 0.0f);
+    if (track->speculative > track->params.culling_distance) standard = 1;
+    if (standard) {
+        track->valid = def->algorithm != RTCD_ALGORITHM_STANDARD;
+        track->ref = now;
+        track->deformed_ref[0] = deformed[0];
+        track->deformed_ref[1] = deformed[1];
+        /* The finer mesh's edges: a walk must stay among a few of its
+         * triangles, and a coarse partner (terrain with kilometre spikes
+         * has edges hundreds of metres long) would let the pair move that
+         * far between standard passes. */
+        if (def->adaptive)
+            track->params = rtcd_adaptive_params(def, track->step_displacement,
+                                                 fminf(a->mean_edge_length, b->mean_edge_length));
+        else
+            track->params = def->fixed;
+        /* Predictions cover at least the speculative reach. */
+        track->params.culling_distance = fmaxf(track->params.culling_distance, track->speculative);
+        track->params.distance_extension = fmaxf(track->params.distance_extension, track->speculative);
+    }
+    return standard;
+}
+
+/* ---- the per-pair state ---- */
+
+/* Most pairs keep a few dozen rays: they live inside the state, so a pair
+ * costs one allocation and its walk touches one block of memory (measured:
+ * cache misses on separate arrays were half the iterative pass's time). */
+#define RTCD_STATE_INLINE 24
+
+struct rtcd_pair_state {
+    int refcount;
+    rtcd_pair_track track;
+    uint32_t count, capacity;
+    uint32_t* entries; /* 2 words each (shared/iterate.h) */
+    uint32_t* scratch; /* the next step's entries while walking */
+    uint32_t inline_entries[2][2 * RTCD_STATE_INLINE];
+};
+
+rtcd_error rtcd_pair_state_create(rtcd_pair_state** out)
+{
+    if (!out) return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_pair_state_create: NULL argument");
+    rtcd_pair_state* s = rtcd_calloc(1, sizeof *s);
+    *out = s;
+    if (!s) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_pair_state_create: out of memory");
+    s->refcount = 1;
+    s->entries = s->inline_entries[0];
+    s->scratch = s->inline_entries[1];
+    s->capacity = RTCD_STATE_INLINE;
+    return RTCD_OK;
+}
+
+static int on_heap(const rtcd_pair_state* s) { return s->capacity > RTCD_STATE_INLINE; }
+
+void rtcd_pair_state_retain(rtcd_pair_state* state)
+{
+    if (state) state->refcount++;
+}
+
+void rtcd_pair_state_release(rtcd_pair_state* state)
+{
+    if (!state || --state->refcount > 0) return;
+    if (on_heap(state)) {
+        rtcd_free(state->entries);
+        rtcd_free(state->scratch);
+    }
+    rtcd_free(state);
+}
+
+void rtcd_pair_state_prefetch(const rtcd_pair_state* state)
+{
+    if (!state) return;
+    const char* p = (const char*)state;
+    size_t lines = (sizeof *state + 63) / 64;
+    for (size_t i = 0; i < lines; ++i) __builtin_prefetch(p + 64 * i);
+}
+
+void rtcd_pair_state_reset(rtcd_pair_state* state)
+{
+    if (!state) return;
+    memset(&state->track, 0, sizeof state->track);
+    state->count = 0;
+}
+
+rtcd_iterative_params rtcd_pair_state_params(const rtcd_pair_state* state)
+{
+    rtcd_iterative_params none;
+    memset(&none, 0, sizeof none);
+    return state ? state->track.params : none;
+}
+
+/* Room for `need` entries (a pass never keeps more than one per vertex). */
+static rtcd_error reserve(rtcd_pair_state* s, uint32_t need)
+{
+    if (need <= s->capacity) return RTCD_OK;
+    uint32_t* e = rtcd_alloc((size_t)need * 2 * sizeof *e);
+    uint32_t* t = rtcd_alloc((size_t)need * 2 * sizeof *t);
+    if (!e || !t) {
+        rtcd_free(e);
+        rtcd_free(t);
+        return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_collide_iterative: no memory for %u kept rays", need);
+    }
+    if (s->count) memcpy(e, s->entries, (size_t)s->count * 2 * sizeof *e);
+    if (on_heap(s)) {
+        rtcd_free(s->entries);
+        rtcd_free(s->scratch);
+    }
+    s->entries = e;
+    s->scratch = t;
+    s->capacity = need;
+    return RTCD_OK;
+}
+
+/* The iterative pass: every kept ray walks from its triangle (Algorithm 1). */
+static void iterative_pass(const rtcd_pair_ctx* c, rtcd_pair_state* s, rtcd_ray_rec* recs, uint32_t* count,
+                           rtcd_narrowphase_stats* st)
+{
+    rtcd_pass_counts n = {0, 0, 0, 0};
+    uint32_t hits = 0, records = 0, kept = 0;
+    for (uint32_t k = 0; k < s->count; ++k) {
+        rtcd_ray_rec rec;
+        int what = pair_walk_entry(c, s->entries[2 * k], s->entries[2 * k + 1], &n, &rec);
+        if (what == RTCD_WALK_LOST) continue;
+        s->scratch[2 * kept] = rec.feature;
+        s->scratch[2 * kept + 1] = rec.tri;
+        kept++;
+        if (what == RTCD_WALK_PREDICT) {
+            st->kept_predictions++;
+            if (pair_speculative(c, &rec, &n)) recs[records++] = rec;
+            continue;
+        }
+        st->kept_rays++;
+        recs[records++] = rec;
+        hits++;
+    }
+    st->walked_rays = s->count;
+    st->walk_steps = n.steps;
+    st->predictive_rays = n.predictive_rays; /* speculative contacts' motion rays */
+    st->colliding_rays = hits;
+    uint32_t* swap = s->entries;
+    s->entries = s->scratch;
+    s->scratch = swap;
+    s->count = kept;
+    *count = records;
+}
+
+rtcd_error rtcd_pair_step(const rtcd_narrowphase_def* def, rtcd_pair_state* state, const rtcd_mesh* a,
+                          const rtcd_xform* pa, const rtcd_mesh* b, const rtcd_xform* pb, const rtcd_pair_motion* motion,
+                          rtcd_pair_ctx* ctx, rtcd_ray_rec* recs, uint32_t* count, rtcd_narrowphase_stats* st)
+{
+    const rtcd_iterative_def* idef = &def->iterative;
+    memset(st, 0, sizeof *st);
+    *count = 0;
+    if (!state || idef->algorithm == RTCD_ALGORITHM_STANDARD) {
+        if (state) rtcd_pair_state_reset(state);
+        rtcd_pair_ctx_init(ctx, def, a, pa, b, pb, RTCD_ALGORITHM_STANDARD, NULL, NULL, 0u, 0.0f);
+        rtcd_standard_pass(def, ctx, a, b, recs, count, st, NULL);
+        return RTCD_OK;
+    }
+    int standard = rtcd_track_plan(&state->track, def, a, b, pa, pb, motion);
+    rtcd_pair_ctx_init(ctx, def, a, pa, b, pb, idef->algorithm, &state->track.params,
+                       state->track.has_motion ? &state->track.before : NULL, state->track.deformed,
+                       state->track.speculative);
+    if (!standard) {
+        iterative_pass(ctx, state, recs, count, st);
+        return RTCD_OK;
+    }
+    rtcd_keep keep;
+    memset(&keep, 0, sizeof keep);
+    keep.entries = state->entries;
+    keep.capacity = state->capacity;
+    rtcd_standard_pass(def, ctx, a, b, recs, count, st, &keep);
+    if (keep.overflow) {
+        /* Room for one entry per vertex, which always suffices, and again. */
+        rtcd_error err = reserve(state, a->vertex_count + b->vertex_count);
+        if (err != RTCD_OK) {
+            rtcd_pair_state_reset(state);
+            return err;
+        }
+        keep.entries = state->entries;
+        keep.capacity = state->capacity;
+        keep.count = 0;
+        keep.overflow = 0;
+        rtcd_standard_pass(def, ctx, a, b, recs, count, st, &keep);
+    }
+    state->count = keep.count;
+    state->track.refresh = st->crossing_contacts > 0;
+    for (uint32_t k = 0; k < keep.count; ++k) {
+        if (keep.entries[2 * k + 1] & RTCD_ENTRY_PREDICTION)
+            st->kept_predictions++;
+        else
+            st->kept_rays++;
+    }
+    return RTCD_OK;
+}
+
+rtcd_error rtcd_collide_iterative(const rtcd_narrowphase_def* def, rtcd_pair_state* state, const rtcd_mesh* a,
+                                  const rtcd_transform* pose_a, const rtcd_mesh* b, const rtcd_transform* pose_b,
+                                  rtcd_ray_hit* rays, uint32_t ray_capacity, uint32_t* ray_count,
+                                  rtcd_narrowphase_stats* stats)
+{
+    if (ray_count) *ray_count = 0;
+    if (stats) memset(stats, 0, sizeof *stats);
+    if (!def || !state) return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_collide_iterative: NULL argument");
+    rtcd_error err = rtcd_narrowphase_def_validate(def);
+    if (err != RTCD_OK) return err;
+    err = rtcd_check_pair_args("rtcd_collide_iterative", a, pose_a, b, pose_b, rays, ray_capacity, ray_count);
+    if (err != RTCD_OK) return err;
+    rtcd_ray_rec* recs = rtcd_alloc((size_t)rtcd_pair_record_room(a, b) * sizeof *recs);
+    if (!recs) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_collide_iterative: out of memory");
+    rtcd_xform pa = rtcd_to_xform(pose_a), pb = rtcd_to_xform(pose_b);
+    rtcd_pair_ctx ctx;
+    rtcd_narrowphase_stats st;
+    err = rtcd_pair_step(def, state, a, &pa, b, &pb, NULL, &ctx, recs, ray_count, &st);
+    if (err == RTCD_OK) *ray_count = rtcd_recs_to_rays(&ctx, recs, *ray_count, rays);
+    rtcd_free(recs);
+    if (stats) *stats = st;
+    return err;
+}
+
+/* ---- agreement with the standard algorithm ---- */
+
+static int cmp_key(const void* x, const void* y)
+{
+    const rtcd_ray_hit* a = *(const rtcd_ray_hit* const*)x;
+    const rtcd_ray_hit* b = *(const rtcd_ray_hit* const*)y;
+    uint64_t ka = (uint64_t)a->direction << 32 | a->vertex, kb = (uint64_t)b->direction << 32 | b->vertex;
+    return ka < kb ? -1 : ka > kb;
+}
+
+rtcd_error rtcd_compare_rays(const rtcd_ray_hit* reference, uint32_t reference_count, const rtcd_ray_hit* tested,
+                             uint32_t tested_count, float tolerance, rtcd_ray_agreement* out)
+{
+    if (!out || (reference_count && !reference) || (tested_count && !tested))
+        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_compare_rays: NULL argument");
+    memset(out, 0, sizeof *out);
+    size_t total = (size_t)reference_count + tested_count;
+    const rtcd_ray_hit** sorted = rtcd_alloc((total ? total : 1) * sizeof *sorted);
+    if (!sorted) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_compare_rays: out of memory");
+    const rtcd_ray_hit** ref = sorted;
+    const rtcd_ray_hit** tst = sorted + reference_count;
+    for (uint32_t i = 0; i < reference_count; ++i) {
+        ref[i] = &reference[i];
+        out->reference_length += reference[i].length;
+    }
+    for (uint32_t i = 0; i < tested_count; ++i) {
+        tst[i] = &tested[i];
+        out->tested_length += tested[i].length;
+    }
+    qsort(ref, reference_count, sizeof *ref, cmp_key);
+    qsort(tst, tested_count, sizeof *tst, cmp_key);
+    uint32_t i = 0, j = 0;
+    while (i < reference_count || j < tested_count) {
+        int c = i == reference_count ? 1 : (j == tested_count ? -1 : cmp_key(&ref[i], &tst[j]));
+        out->compared++;
+        if (c < 0) {
+            out->missed++;
+            ++i;
+        } else if (c > 0) {
+            out->spurious++;
+            ++j;
+        } else {
+            if (!(fabsf(ref[i]->length - tst[j]->length) <= tolerance)) out->different++;
+            ++i;
+            ++j;
+        }
+    }
+    out->incorrect = out->missed + out->spurious + out->different;
+    rtcd_free(sorted);
+    return RTCD_OK;
+}
