@@ -158,7 +158,13 @@ void rtcdPluginState::planePair(const rtcdBatchEntry& e, const rtcd_mesh* mesh, 
     btVector3 pn(plane[0], plane[1], plane[2]);
     const btVector3& lin = side.lin; // the body's (rtcdObjectVelocity)
     bool closing = lin.dot(pn) * time_step < -def.speculative_margin;
-    float reach = def.speculative && closing ? def.speculative_margin + pairMotion(side, nullptr, time_step) : 0.0f;
+    // Otherwise the points within twice the skin (those the solver holds at
+    // the skin's gap) and the body's motion (a body toppling onto the plane
+    // about the points it rests on).
+    float motion = pairMotion(side, nullptr, time_step);
+    float reach = !def.speculative ? 0.0f
+                  : closing        ? def.speculative_margin + motion
+                                   : 2.0f * rtcdContactSkin(def) + motion;
     // A body whose every point lies farther above the plane than the reach
     // (its centre's height less its mesh's reach, with room for rounding)
     // has no contact: the vertex loop is skipped (most of a pile's bodies).

@@ -98,20 +98,55 @@ void rtcdPluginState::writeSlot(rtcdPairSlot& slot, btManifoldResult& result, rt
     btScalar gap = 0;
     // Bullet replaces the cached point nearest a new one within the breaking
     // threshold (2 cm), this step's points included, and a resting patch's
-    // points lie 0.5-1.7 cm apart: the last one added wins such a merge. rtcd
-    // reduces deepest first, so its points go in the other way round and the
-    // deepest is never the one overwritten (demos/rest_why: the deepest
-    // resting vertices were in rtcd's points and missing from the manifold).
-    for (uint32_t n = slot.count; n-- > 0;) {
+    // points lie 0.5-1.7 cm apart: a step's points would merge into each
+    // other and the solver lose some (demos/rest_why: the deepest resting
+    // vertices were in rtcd's points and missing from the manifold). So a
+    // new point is matched only against the points cached before this step,
+    // each at most once: a point written this step has its A-side anchor
+    // moved out of reach (fresh) until all are in. rtcd reduces deepest
+    // first, and the deepest picks its match first.
+    const int fresh = 1 << 29; // not a Bullet flag either
+    const btTransform& t_a = manifold->getBody0()->getWorldTransform();
+    const btTransform& t_b = manifold->getBody1()->getWorldTransform();
+    const btScalar skin = rtcdContactSkin(def);
+    for (uint32_t n = 0; n < slot.count; ++n) {
         const rtcd_contact& c = slot.contacts[n];
         btVector3 normal(c.normal_on_b[0], c.normal_on_b[1], c.normal_on_b[2]);
         btVector3 point(c.point_on_b[0], c.point_on_b[1], c.point_on_b[2]);
-        btScalar distance = -c.depth;
+        btScalar distance = -c.depth - skin;
         gap = std::max(gap, distance);
+        // A full manifold without a match for this point: it gives up its
+        // shallowest point from before this step (addManifoldPoint's own
+        // choice could evict one of this step's).
+        btManifoldPoint probe(t_a.invXform(point + normal * distance), t_b.invXform(point), normal, distance);
+        int index = manifold->getCacheEntry(probe);
+        if (index < 0 && manifold->getNumContacts() == MANIFOLD_CACHE_SIZE) {
+            int worst = -1;
+            for (int i = 0; i < manifold->getNumContacts(); ++i) {
+                const btManifoldPoint& q = manifold->getContactPoint(i);
+                if (!(q.m_contactPointFlags & fresh) &&
+                    (worst < 0 || q.getDistance() > manifold->getContactPoint(worst).getDistance()))
+                    worst = i;
+            }
+            if (worst >= 0) manifold->removeContactPoint(worst);
+        }
+        if (index < 0) index = manifold->getNumContacts();
         if (distance > gContactBreakingThreshold)
             addSpeculativePoint(result, normal, point, distance);
         else
             result.addContactPoint(normal, point, distance);
+        if (index < manifold->getNumContacts()) {
+            btManifoldPoint& q = manifold->getContactPoint(index);
+            q.m_contactPointFlags |= fresh;
+            q.m_localPointA = btVector3(BT_LARGE_FLOAT, BT_LARGE_FLOAT, BT_LARGE_FLOAT);
+        }
+    }
+    for (int i = manifold->getNumContacts() - 1; i >= 0; --i) {
+        btManifoldPoint& q = manifold->getContactPoint(i);
+        if (q.m_contactPointFlags & fresh) {
+            q.m_contactPointFlags &= ~fresh;
+            q.m_localPointA = t_a.invXform(q.m_positionWorldOnA);
+        }
     }
     if (changed)
         for (int i = manifold->getNumContacts() - 1; i >= 0; --i)

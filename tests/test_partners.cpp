@@ -270,7 +270,11 @@ static void test_static_surfaces()
     }
 }
 
-// Falling onto the terrain for three seconds: rtcd keeps the blob on it.
+// Falling onto the terrain for twelve seconds: rtcd keeps the blob on it,
+// and it comes to rest. (The round blob rolls into a valley of the egg
+// crate first, some 3 m, at rest by 10.5 s; until every point of a step
+// reached Bullet's manifold (issue 23), it stopped on the slope at 3 s, put
+// to sleep while still sliding at 0.4 m/s.)
 static void test_rests_on_terrain()
 {
     Scene s;
@@ -283,7 +287,7 @@ static void test_rests_on_terrain()
     // The drop-in's statistics are complete: manifold points and whole-step
     // time too (from the second step on).
     int complete = 0;
-    for (int i = 0; i < 180; ++i) {
+    for (int i = 0; i < 720; ++i) {
         s.world.stepSimulation(1.0f / 60.0f, 1, 1.0f / 60.0f);
         rtcd_step_stats st = s.dispatcher.lastStepStats();
         complete += st.contacts >= 1 && st.step_ms > 0 && st.step_ms >= st.narrowphase_ms;
