@@ -182,6 +182,7 @@ int demo_run_scene(const demo_options* o, demo_summary* r)
         r->parts.plane += st.plane_ms;
         r->parts.writeback += st.writeback_ms;
         r->parts.dispatch += st.dispatch_ms;
+        r->parts.solver += st.solver_ms;
         r->parts.pairs_owned += st.pairs_owned;
         r->parts.manifolds += st.manifolds;
         r->parts.manifolds_total += st.manifolds_total;
@@ -318,6 +319,7 @@ int demo_run_scene(const demo_options* o, demo_summary* r)
     r->parts.plane /= n;
     r->parts.writeback /= n;
     r->parts.dispatch /= n;
+    r->parts.solver /= n;
     r->parts.pairs_owned /= n;
     r->parts.manifolds /= n;
     r->parts.manifolds_total /= n;
@@ -443,9 +445,10 @@ int demo_run(const demo_options* o)
         printf("\"step_speedup_vs_hull\":null,\"penetration_max_ratio_vs_hull\":null,");
     /* Bullet's own part of the step (step - narrow phase) and the manifolds it walks, rtcd over GImpact */
     printf("\"step_minus_narrowphase_ratio_vs_gimpact\":%.3f,\"step_minus_narrowphase_median_ratio_vs_gimpact\":%.3f,"
-           "\"manifolds_ratio_vs_gimpact\":%.3f,",
+           "\"solver_ratio_vs_gimpact\":%.3f,\"manifolds_ratio_vs_gimpact\":%.3f,",
            r[1].parts.rest_mean > 0 ? r[0].parts.rest_mean / r[1].parts.rest_mean : 0.0,
            r[1].parts.rest_median > 0 ? r[0].parts.rest_median / r[1].parts.rest_median : 0.0,
+           r[1].parts.solver > 0 ? r[0].parts.solver / r[1].parts.solver : 0.0,
            r[1].parts.manifolds_total > 0 ? r[0].parts.manifolds_total / r[1].parts.manifolds_total : 0.0);
         /* Deforming bodies: the step plus the vertex updates before it, as a program pays them. */
     double own = r[0].mean + r[0].deform_ms_mean, theirs = r[1].mean + r[1].deform_ms_mean;

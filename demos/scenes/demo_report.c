@@ -95,12 +95,13 @@ void demo_print_summary_json(FILE* f, const demo_summary* r)
             "\"narrowphase_parts\":{\"gather_ms_mean\":%.4f,\"plane_ms_mean\":%.4f,\"writeback_ms_mean\":%.4f,"
             "\"dispatch_ms_mean\":%.4f,\"pairs_owned_mean\":%.1f,\"narrowphase_minus_batch_us_per_pair\":%.4f},"
             "\"manifolds_mean\":%.1f,\"manifolds_total_mean\":%.1f,\"manifolds_total_last\":%u,\"manifolds_created\":%llu,"
-            "\"manifolds_released\":%llu,\"step_minus_narrowphase_ms_mean\":%.4f,\"step_minus_narrowphase_ms_median\":%.4f,",
+            "\"manifolds_released\":%llu,\"step_minus_narrowphase_ms_mean\":%.4f,\"step_minus_narrowphase_ms_median\":%.4f,"
+            "\"solver_ms_mean\":%.4f,",
             r->parts.gather, r->parts.plane, r->parts.writeback, r->parts.dispatch, r->parts.pairs_owned,
             r->parts.pairs_owned > 0 ? 1e3 * (r->np_mean - r->batch_mean) / r->parts.pairs_owned : 0.0,
             r->parts.manifolds, r->parts.manifolds_total, r->parts.manifolds_total_last,
             (unsigned long long)r->parts.created, (unsigned long long)r->parts.released, r->parts.rest_mean,
-            r->parts.rest_median);
+            r->parts.rest_median, r->parts.solver);
     /* penetration over time, then nan_detected last (the tests match the object's end) */
     fprintf(f, "\"penetration_window_steps\":%u,\"penetration_windows_truncated\":%s,\"penetration_windows\":",
             DEMO_PENETRATION_WINDOW, r->pen_windows_truncated ? "true" : "false");

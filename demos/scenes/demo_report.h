@@ -77,6 +77,7 @@ typedef struct demo_summary {
      * step besides the narrow phase (Bullet's broadphase, islands, solver). */
     struct {
         double gather, plane, writeback, dispatch, pairs_owned, manifolds, manifolds_total;
+        double solver; /* Bullet's constraint solver (rtcd_step_stats.solver_ms), any narrow phase */
         uint64_t created, released;
         uint32_t manifolds_total_last;
         double rest_mean, rest_median; /* step_ms - narrowphase_ms */

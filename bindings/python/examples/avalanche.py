@@ -150,7 +150,7 @@ def run(o: argparse.Namespace) -> Dict[str, Any]:
     profile_calls = 0
     # rtcd's narrow phase in parts and the manifolds (rtcd_step_stats), as the C demo's.
     part_keys = ["gather_ms", "plane_ms", "writeback_ms", "dispatch_ms", "pairs_owned", "manifolds", "manifolds_total",
-                 "manifolds_created", "manifolds_released"]
+                 "manifolds_created", "manifolds_released", "solver_ms"]
     parts = dict.fromkeys(part_keys, 0.0)
     manifolds_total_last = 0
     rest_ms: List[float] = []
@@ -296,6 +296,7 @@ def run(o: argparse.Namespace) -> Dict[str, Any]:
         "manifolds_released": int(parts["manifolds_released"]),
         "step_minus_narrowphase_ms_mean": sum(step_ms) / n - sum(np_ms) / n,
         "step_minus_narrowphase_ms_median": _median(rest_ms) if done else 0.0,
+        "solver_ms_mean": parts["solver_ms"] / n,
         "penetration_window_steps": PENETRATION_WINDOW,
         "penetration_windows_truncated": truncated,
         "penetration_windows": window_list,
@@ -317,7 +318,7 @@ _FORMATS = {"speculative_margin": "%.6g", "contacts_mean": "%.1f", "rays_cast_me
             # narrowphase_parts and the manifolds
             **dict.fromkeys(["gather_ms_mean", "plane_ms_mean", "writeback_ms_mean", "dispatch_ms_mean",
                              "narrowphase_minus_batch_us_per_pair", "step_minus_narrowphase_ms_mean",
-                             "step_minus_narrowphase_ms_median"], "%.4f"),
+                             "step_minus_narrowphase_ms_median", "solver_ms_mean"], "%.4f"),
             **dict.fromkeys(["pairs_owned_mean", "manifolds_mean", "manifolds_total_mean"], "%.1f")}
 
 
