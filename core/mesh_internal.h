@@ -103,13 +103,19 @@ struct rtcd_mesh {
     rtcd_grid_keep* keep;     /* the grids as built, once the mesh has deformed (NULL before) */
     float* spare_vertices;    /* the next update's vertex buffer (the one before prev_vertices) */
     double* normal_sums;      /* scratch, 3 per vertex: the normals' sums, then the grid coordinates */
-    uint64_t grid_rebuilds, cluster_sorts;
+    /* 1 (read with __atomic): an update left the occupancy to fill and the
+     * near grid to lower; the first reader does it (rtcd_mesh_grids_ready). */
+    int grids_stale;
+    unsigned char grid_lock;  /* the lazy fill's spin lock (__atomic_test_and_set) */
+    uint64_t grid_rebuilds, cluster_sorts, lazy_fills;
     double part_ms[RTCD_DEFORM_PARTS]; /* time spent per part over all updates */
 };
 
 /* Shared by creation and rtcd_mesh_update_vertices (core/mesh.c). */
+/* volume_out (may be NULL): the closed mesh's volume, as rtcd_compute_volume
+ * sums it (up to rounding), from the check's own cross products. */
 rtcd_error rtcd_mesh_check_shape(const char* name, const float* v, uint32_t vertex_count, const uint32_t* idx,
-                                 uint32_t triangle_count);
+                                 uint32_t triangle_count, double* volume_out);
 rtcd_error rtcd_mesh_fail_inside_out(const char* name, double volume, int flip_hint);
 /* sums: 3 doubles per vertex of scratch, or NULL to allocate them here. */
 rtcd_error rtcd_mesh_derive_geometry(rtcd_mesh* m, double* sums);
@@ -124,6 +130,17 @@ rtcd_error rtcd_near_grid_build(rtcd_mesh* m); /* after the BVH */
 rtcd_error rtcd_vertex_clusters_build(rtcd_mesh* m);
 /* New balls for the clusters' vertices as they are now (same runs). */
 void rtcd_vertex_clusters_refit(rtcd_mesh* m);
+
+/* The occupancy and near grid for the vertices of now (core/mesh_deform.c):
+ * an update leaves them to the first reader, who fills them under the
+ * mesh's lock (pair workers may meet one mesh at once). The grid's box is
+ * never lazy. Every reader of grid.solid or grid.near calls this first. */
+RTCD_API void rtcd_mesh_fill_grids(rtcd_mesh* m); /* exported for the tests' grid checks */
+static inline void rtcd_mesh_grids_ready(const rtcd_mesh* m)
+{
+    /* A cache of the const mesh: filling it changes no answer, only when the work is done. */
+    if (__atomic_load_n(&m->grids_stale, __ATOMIC_ACQUIRE)) rtcd_mesh_fill_grids((rtcd_mesh*)m);
+}
 
 /* May a ball (centre c, radius r, in m's frame) come within `dist` of m's grid box? */
 static inline int rtcd_ball_near_grid(const rtcd_mesh* m, rtcd_v3 c, float r, float dist)
@@ -142,12 +159,14 @@ static inline int rtcd_ball_near_grid(const rtcd_mesh* m, rtcd_v3 c, float r, fl
 /* 0 when p (mesh frame) is certainly outside the mesh. */
 static inline int rtcd_mesh_may_contain(const rtcd_mesh* m, rtcd_v3 p)
 {
+    rtcd_mesh_grids_ready(m);
     return grid_may_contain(m->grid.solid, v3_load(m->grid.lo), v3_load(m->grid.inv_cell), p);
 }
 
 /* May p (mesh frame) be within dist of the mesh? (grid_may_be_near) */
 static inline int rtcd_mesh_may_be_near(const rtcd_mesh* m, rtcd_v3 p, float dist)
 {
+    rtcd_mesh_grids_ready(m);
     const rtcd_solid_grid* g = &m->grid;
     return grid_may_be_near(g->near, v3_load(g->lo), v3_load(g->inv_cell), g->min_cell, p, dist);
 }
@@ -197,6 +216,7 @@ static inline rtcd_bvh_view rtcd_mesh_bvh_view(const rtcd_mesh* m)
 static inline rtcd_mesh_view rtcd_mesh_view_of(const rtcd_mesh* m, rtcd_traversal traversal)
 {
     rtcd_mesh_view v;
+    rtcd_mesh_grids_ready(m);
     v.bvh = rtcd_mesh_bvh_view(m);
     v.vertices = m->vertices;
     v.prev_vertices = m->prev_vertices ? m->prev_vertices : m->vertices;

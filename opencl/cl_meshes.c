@@ -167,6 +167,7 @@ static const float* prev_of(const rtcd_mesh* m) { return m->prev_vertices ? m->p
 static int append_mesh(cl_mesh_registry* reg, const rtcd_mesh* m)
 {
     uint32_t nv = m->vertex_count, nt = m->triangle_count, nn = m->bvh.node_count;
+    rtcd_mesh_grids_ready(m); /* an update leaves the grids' fill to the first reader */
     int ok = grow((void**)&reg->meshes, &reg->cap, reg->count + 1, sizeof *reg->meshes) &&
              grow((void**)&reg->table, &reg->cap_table, reg->count + 1, sizeof *reg->table) &&
              grow((void**)&reg->versions, &reg->cap_versions, reg->count + 1, sizeof *reg->versions) &&
@@ -408,6 +409,7 @@ static void refresh_entry(cl_mesh_registry* reg, uint32_t i)
     const rtcd_mesh* m = reg->meshes[i];
     rtcd_cl_mesh* e = &reg->table[i];
     size_t vo = 3 * (size_t)e->vertex_offset, to = e->tri_offset, nv = m->vertex_count, nt = m->triangle_count;
+    rtcd_mesh_grids_ready(m);
     memcpy(reg->vertices + vo, m->vertices, 3 * nv * sizeof(float));
     memcpy(reg->prev_vertices + vo, prev_of(m), 3 * nv * sizeof(float));
     memcpy(reg->vnormals + vo, m->vertex_normals, 3 * nv * sizeof(float));
