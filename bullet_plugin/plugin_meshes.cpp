@@ -649,15 +649,14 @@ uint32_t rtcdMeshCache::updateDeformed(const btCollisionShape* const* shapes, si
     if (queued.empty()) return oom_count;
     std::vector<rtcd_mesh*> meshes(queued.size());
     std::vector<const float*> vertices(queued.size());
-    const rtcd_error not_run = static_cast<rtcd_error>(-1); // what the call leaves when it refuses itself
-    std::vector<rtcd_error> errors(queued.size(), not_run);
+    // A call that finds no memory for its own list leaves the codes as they
+    // are: out of memory for every mesh then (the old shapes this step).
+    std::vector<rtcd_error> errors(queued.size(), RTCD_ERROR_OUT_OF_MEMORY);
     for (size_t k = 0; k < queued.size(); ++k) meshes[k] = queued[k].entry->mesh, vertices[k] = queued[k].v.data();
     // Distinct meshes (one entry per shape, each its own mesh); a refused
     // shape fails its own update only (errors[k]).
     rtcd_mesh_update_vertices_many(meshes.data(), vertices.data(), nullptr, static_cast<uint32_t>(queued.size()),
                                    tasks, errors.data());
-    for (size_t k = 0; k < queued.size(); ++k) // the call itself refused (no memory for its list): one by one
-        if (errors[k] == not_run) errors[k] = rtcd_mesh_update_vertices(meshes[k], vertices[k], 0);
     for (size_t k = 0; k < queued.size(); ++k) {
         bool oom = false;
         Queued& q = queued[k];

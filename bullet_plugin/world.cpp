@@ -692,14 +692,12 @@ static void shape_update_due(rtcd_world* w)
         tasks.user_context = batch;
         tasks.worker_count = rtcd_batch_worker_count(batch);
     }
-    const rtcd_error not_run = static_cast<rtcd_error>(-1); // what the call leaves when it refuses itself
-    std::vector<rtcd_error> errors(due.size(), not_run);
+    // A call that finds no memory for its own list leaves the codes as they
+    // are: out of memory for every shape then (tried again next step).
+    std::vector<rtcd_error> errors(due.size(), RTCD_ERROR_OUT_OF_MEMORY);
     rtcd_mesh_update_vertices_many(meshes.data(), vertices.data(), nullptr, static_cast<uint32_t>(due.size()),
                                    batch ? &tasks : nullptr, errors.data());
-    for (size_t k = 0; k < due.size(); ++k) {
-        if (errors[k] == not_run) errors[k] = rtcd_mesh_update_vertices(meshes[k], vertices[k], 0);
-        shape_update_done(due[k], errors[k]);
-    }
+    for (size_t k = 0; k < due.size(); ++k) shape_update_done(due[k], errors[k]);
 }
 
 rtcd_transform rtcd_shape_frame(const rtcd_shape* s) { return s ? s->frame : rtcd_transform_identity(); }
