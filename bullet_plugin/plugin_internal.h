@@ -42,6 +42,13 @@ public:
     // (its update flag, another local box, or refresh()) is read again once
     // per step, then the mesh updated in place or rebuilt (rtcd_bullet.h).
     const rtcd_mesh* current(const btCollisionShape* shape, uint32_t stamp, bool* out_of_memory);
+    // The step's deformed GImpact shapes among `shapes` (repeats allowed),
+    // updated together before the step's pairs read them: the in-place
+    // updates in one rtcd_mesh_update_vertices_many over `tasks`, the
+    // rebuilds one by one; current() then finds them done. Returns how many
+    // ran out of memory (the old shape this step, tried again the next).
+    uint32_t updateDeformed(const btCollisionShape* const* shapes, size_t count, uint32_t stamp,
+                            const rtcd_task_system* tasks);
     void refresh(const btCollisionShape* shape);
     void use(const btCollisionShape* shape, rtcd_mesh* mesh);
 
@@ -76,6 +83,12 @@ private:
     };
     bool deformed(const btCollisionShape* shape, Entry& e);
     const rtcd_mesh* update(const btCollisionShape* shape, Entry& e, bool* out_of_memory);
+    // update()'s halves: the shape's vertices when the mesh can take them in
+    // place (same triangles, taken as given), and the rebuild.
+    bool readInPlace(const btCollisionShape* shape, const Entry& e, std::vector<float>& v);
+    // err from the in-place update; false: refused, rebuild instead.
+    bool tookInPlace(const btCollisionShape* shape, Entry& e, rtcd_error err, bool* out_of_memory);
+    const rtcd_mesh* rebuild(const btCollisionShape* shape, Entry& e, bool* out_of_memory);
     std::unordered_map<const btCollisionShape*, Entry> m_entries;
 };
 
@@ -360,6 +373,10 @@ struct rtcdPluginState {
     // ranges of at least min_range; on the calling thread when count is
     // under min_parallel (or parallel_min when set: tests).
     template <class F> void parallelFor(uint32_t count, uint32_t min_range, uint32_t min_parallel, F&& fn);
+    // The batch's workers as a task system (rtcd_batch_parallel_for): the
+    // step's mesh updates (rtcd_mesh_update_vertices_many) run on them.
+    rtcd_task_system batchTasks();
+    std::vector<const btCollisionShape*> deform_shapes; // the step's shapes, looked at for deformations
     // RTCD_PLUGIN_PARALLEL_MIN (environment, read once): every loop's
     // min_parallel, so that tests run the parallel path on small scenes.
     uint32_t parallel_min = UINT32_MAX; // UINT32_MAX: each loop's own

@@ -565,32 +565,33 @@ bool rtcdMeshCache::deformed(const btCollisionShape* shape, Entry& e)
     return flagged || lo != e.box_lo || hi != e.box_hi;
 }
 
-// Reads a deformed GImpact shape again: in place when the mesh holds the
-// shape's vertices as given and the triangles are the same, else rebuilt.
-const rtcd_mesh* rtcdMeshCache::update(const btCollisionShape* shape, Entry& e, bool* out_of_memory)
+bool rtcdMeshCache::readInPlace(const btCollisionShape* shape, const Entry& e, std::vector<float>& v)
 {
-    std::vector<float> v;
     std::vector<uint32_t> idx;
     std::string why;
-    bool same = e.as_given && read_triangles(shape, RTCD_ROLE_MESH, v, idx, why) &&
-                v.size() == 3 * static_cast<size_t>(rtcd_mesh_vertex_count(e.mesh)) &&
-                idx.size() == 3 * static_cast<size_t>(rtcd_mesh_triangle_count(e.mesh)) &&
-                std::equal(idx.begin(), idx.end(), rtcd_mesh_indices(e.mesh));
-    if (same) {
-        rtcd_error err = rtcd_mesh_update_vertices(e.mesh, v.data(), 0);
-        if (err == RTCD_OK || err == RTCD_ERROR_OUT_OF_MEMORY) {
-            // Out of memory: the old shape this step, tried again on the next.
-            e.dirty = err != RTCD_OK;
-            if (err != RTCD_OK && out_of_memory) *out_of_memory = true;
-            if (err == RTCD_OK) {
-                shape->getAabb(btTransform::getIdentity(), e.box_lo, e.box_hi);
-                e.record(shape, RTCD_ROLE_MESH); // other arrays, the same triangles
-            }
-            return e.mesh;
-        }
-        // A shape rtcd_mesh_create would refuse (a triangle squashed flat):
-        // rebuilt through the repair below, as a new shape would be.
+    return e.as_given && read_triangles(shape, RTCD_ROLE_MESH, v, idx, why) &&
+           v.size() == 3 * static_cast<size_t>(rtcd_mesh_vertex_count(e.mesh)) &&
+           idx.size() == 3 * static_cast<size_t>(rtcd_mesh_triangle_count(e.mesh)) &&
+           std::equal(idx.begin(), idx.end(), rtcd_mesh_indices(e.mesh));
+}
+
+bool rtcdMeshCache::tookInPlace(const btCollisionShape* shape, Entry& e, rtcd_error err, bool* out_of_memory)
+{
+    // A shape rtcd_mesh_create would refuse (a triangle squashed flat): not
+    // taken; rebuilt through the repair, as a new shape would be.
+    if (err != RTCD_OK && err != RTCD_ERROR_OUT_OF_MEMORY) return false;
+    // Out of memory: the old shape this step, tried again on the next.
+    e.dirty = err != RTCD_OK;
+    if (err != RTCD_OK && out_of_memory) *out_of_memory = true;
+    if (err == RTCD_OK) {
+        shape->getAabb(btTransform::getIdentity(), e.box_lo, e.box_hi);
+        e.record(shape, RTCD_ROLE_MESH); // other arrays, the same triangles
     }
+    return true;
+}
+
+const rtcd_mesh* rtcdMeshCache::rebuild(const btCollisionShape* shape, Entry& e, bool* out_of_memory)
+{
     // The old mesh is held until the new one exists (the pair states tell
     // meshes apart by id as well, so this is no longer needed for them).
     rtcd_mesh* old = e.mesh;
@@ -598,6 +599,75 @@ const rtcd_mesh* rtcdMeshCache::update(const btCollisionShape* shape, Entry& e, 
     const rtcd_mesh* fresh = meshFor(shape, out_of_memory);
     rtcd_mesh_release(old);
     return fresh;
+}
+
+// Reads a deformed GImpact shape again: in place when the mesh holds the
+// shape's vertices as given and the triangles are the same, else rebuilt.
+const rtcd_mesh* rtcdMeshCache::update(const btCollisionShape* shape, Entry& e, bool* out_of_memory)
+{
+    std::vector<float> v;
+    if (readInPlace(shape, e, v) && tookInPlace(shape, e, rtcd_mesh_update_vertices(e.mesh, v.data(), 0), out_of_memory))
+        return e.mesh;
+    return rebuild(shape, e, out_of_memory);
+}
+
+uint32_t rtcdMeshCache::updateDeformed(const btCollisionShape* const* shapes, size_t count, uint32_t stamp,
+                                       const rtcd_task_system* tasks)
+{
+    struct Queued {
+        const btCollisionShape* shape;
+        Entry* entry;
+        std::vector<float> v;
+    };
+    std::vector<Queued> queued;
+    uint32_t oom_count = 0;
+    for (size_t i = 0; i < count; ++i) {
+        const btCollisionShape* shape = shapes[i];
+        auto it = m_entries.find(shape);
+        // What current() would look at this step and find deformed; the
+        // checked stamp makes each shape's first appearance the only one.
+        if (it == m_entries.end() || it->second.checked == stamp || it->second.external || !it->second.mesh ||
+            rtcdRoleOf(shape) != RTCD_ROLE_MESH)
+            continue;
+        Entry now;
+        now.record(shape, RTCD_ROLE_MESH);
+        if (!it->second.matches(now)) continue; // a new shape at the address: current() builds it
+        Entry& e = it->second;
+        e.checked = stamp;
+        if (!deformed(shape, e)) continue;
+        Queued q{shape, &e, {}};
+        if (readInPlace(shape, e, q.v)) {
+            queued.push_back(std::move(q));
+            continue;
+        }
+        bool oom = false;
+        rebuild(shape, e, &oom); // the entry is replaced (or gone, out of memory)
+        auto again = m_entries.find(shape);
+        if (again != m_entries.end()) again->second.checked = stamp;
+        oom_count += oom;
+    }
+    if (queued.empty()) return oom_count;
+    std::vector<rtcd_mesh*> meshes(queued.size());
+    std::vector<const float*> vertices(queued.size());
+    // A call that finds no memory for its own list leaves the codes as they
+    // are: out of memory for every mesh then (the old shapes this step).
+    std::vector<rtcd_error> errors(queued.size(), RTCD_ERROR_OUT_OF_MEMORY);
+    for (size_t k = 0; k < queued.size(); ++k) meshes[k] = queued[k].entry->mesh, vertices[k] = queued[k].v.data();
+    // Distinct meshes (one entry per shape, each its own mesh); a refused
+    // shape fails its own update only (errors[k]).
+    rtcd_mesh_update_vertices_many(meshes.data(), vertices.data(), nullptr, static_cast<uint32_t>(queued.size()),
+                                   tasks, errors.data());
+    for (size_t k = 0; k < queued.size(); ++k) {
+        bool oom = false;
+        Queued& q = queued[k];
+        if (!tookInPlace(q.shape, *q.entry, errors[k], &oom)) {
+            rebuild(q.shape, *q.entry, &oom);
+            auto again = m_entries.find(q.shape);
+            if (again != m_entries.end()) again->second.checked = stamp;
+        }
+        oom_count += oom;
+    }
+    return oom_count;
 }
 
 const rtcd_mesh* rtcdMeshCache::current(const btCollisionShape* shape, uint32_t stamp, bool* out_of_memory)
@@ -640,4 +710,25 @@ void rtcdMeshCache::use(const btCollisionShape* shape, rtcd_mesh* mesh)
     e.external = true;
     m_entries.emplace(shape, e);
     rtcd_mesh_retain(mesh); // after the map took it: a throwing emplace holds nothing
+}
+
+// rtcd_batch_parallel_for runs the whole range and waits: enqueue does all
+// of the task and returns no handle, so finish is never called.
+static void* batch_enqueue(rtcd_task_fn* task, uint32_t count, uint32_t min_range, void* task_context, void* user)
+{
+    rtcd_batch_parallel_for(static_cast<rtcd_batch*>(user), count, min_range, task, task_context);
+    return nullptr;
+}
+
+static void batch_finish(void*, void*) {}
+
+rtcd_task_system rtcdPluginState::batchTasks()
+{
+    rtcd_task_system ts = {};
+    if (!narrowphase) return ts; // rtcd's own pool (no batch yet: nothing to update either)
+    ts.enqueue = batch_enqueue;
+    ts.finish = batch_finish;
+    ts.user_context = narrowphase;
+    ts.worker_count = rtcd_batch_worker_count(narrowphase);
+    return ts;
 }

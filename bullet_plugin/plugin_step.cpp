@@ -238,6 +238,16 @@ static const rtcd_mesh* sideMesh(rtcdPluginState& s, const btCollisionObject* ob
 void rtcdPluginState::runBatch()
 {
     auto start = std::chrono::steady_clock::now();
+    // The step's deformed GImpact shapes first, all at once on the batch's
+    // workers (rtcd_mesh_update_vertices_many); the serial pass below then
+    // finds their meshes up to date.
+    deform_shapes.clear();
+    for (const rtcdBatchEntry& e : batch) {
+        if (e.kind != RTCD_PAIR_MESH_PLANE || !e.plane_is_a) deform_shapes.push_back(e.shape_a);
+        if (e.kind != RTCD_PAIR_MESH_PLANE || e.plane_is_a) deform_shapes.push_back(e.shape_b);
+    }
+    rtcd_task_system tasks = batchTasks();
+    stats.out_of_memory += meshes.updateDeformed(deform_shapes.data(), deform_shapes.size(), stamp, &tasks);
     // Serial: meshes (the cache may build or update one) and which bodies
     // the step needs; every pair gets its place.
     desc_entry.clear();

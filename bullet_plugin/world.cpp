@@ -608,28 +608,96 @@ rtcd_error rtcd_shape_set_vertices(rtcd_shape* s, const float* vertices, size_t 
         for (int k = 0; k < 3; ++k)
             body[3 * i + k] = f.rotation[k] * d[0] + f.rotation[3 + k] * d[1] + f.rotation[6 + k] * d[2];
     }
-    if (s->world && s->world->rtcd_dispatcher) {
-        // rtcd collides with the body mesh itself: updated now, checked now.
-        rtcd_error err = rtcd_mesh_update_vertices(s->body_mesh, body.data(), 0);
-        if (err != RTCD_OK) return err; // reported; nothing changed
-    } else {
-        // GImpact or hulls: what Bullet needs, finite and in range; the body
-        // mesh follows when asked for (rtcd_shape_current_body_mesh).
-        for (size_t i = 0; i < body.size(); ++i)
-            if (!(std::fabs(body[i]) <= RTCD_MESH_MAX_COORDINATE))
-                return fail(RTCD_ERROR_INVALID_ARGUMENT, std::string(fn) + ": vertex " + std::to_string(i / 3) +
-                                                             " is not finite or beyond the range of validity");
-        s->body_stale = true;
-    }
+    // What Bullet needs, finite and in range, checked now; the body mesh
+    // takes the vertices with the next step's updates (rtcd's narrow
+    // phase: all of the step's at once, shape_update_due) or when asked for
+    // (rtcd_shape_current_body_mesh), with the mesh's own checks then.
+    for (size_t i = 0; i < body.size(); ++i)
+        if (!(std::fabs(body[i]) <= RTCD_MESH_MAX_COORDINATE))
+            return fail(RTCD_ERROR_INVALID_ARGUMENT, std::string(fn) + ": vertex " + std::to_string(i / 3) +
+                                                         " is not finite or beyond the range of validity");
+    s->body_stale = true;
     // Bullet's copy (GImpact collides with it, the broadphase boxes it).
     std::copy(body.begin(), body.end(), s->vertices.begin());
     btGImpactMeshShape* g = static_cast<btGImpactMeshShape*>(s->bt_shape);
     g->postUpdate();
-    g->updateBound();
     rtcd_world* w = s->world; // NULL once the world is gone
+    // GImpact collides with its own box tree: refitted now. rtcd's narrow
+    // phase gives Bullet the new box from its own update instead.
+    if (!w || !w->rtcd_dispatcher) g->updateBound();
     for (size_t i = 0; w && i < w->bodies.size(); ++i)
         if (w->body_shapes[i] == s) w->bodies[i]->activate(true);
     return RTCD_OK;
+}
+
+// GImpact's local box, protected in btGImpactShapeInterface: set from rtcd's
+// mesh when rtcd's narrow phase collides (the box Bullet's broadphase
+// reads); the update flag postUpdate() raised stays, so GImpact refits its
+// own box tree should anything of Bullet's ask for it (updateBound()).
+struct rtcdGImpactBox : public btGImpactShapeInterface {
+    static void set(btGImpactShapeInterface* g, const btVector3& lo, const btVector3& hi)
+    {
+        btAABB& box = g->*(&rtcdGImpactBox::m_localAABB);
+        box.m_min = lo;
+        box.m_max = hi;
+    }
+};
+
+// The end of a shape's update with rtcd's narrow phase (err: the body
+// mesh's): the broadphase box from the mesh (GImpact's rule: the
+// triangles' box grown by the margin); a refused shape keeps its last one
+// (Bullet's copy too), logged; out of memory: tried again next step.
+static void shape_update_done(rtcd_shape* s, rtcd_error err)
+{
+    if (err == RTCD_ERROR_OUT_OF_MEMORY) {
+        rtcd_log_message(RTCD_LOG_WARNING, "rtcd_shape_set_vertices: no memory for the update; tried again next step");
+        return;
+    }
+    if (err != RTCD_OK) {
+        std::string line = std::string("rtcd_shape_set_vertices: ") + rtcd_mesh_name(s->body_mesh) +
+                           " refused its new vertices (" + rtcd_error_name(err) + "); it keeps its last shape";
+        rtcd_log_message(RTCD_LOG_WARNING, line.c_str());
+        const float* v = rtcd_mesh_vertices(s->body_mesh);
+        std::copy(v, v + s->vertices.size(), s->vertices.begin());
+    }
+    s->body_stale = false;
+    float lo[3], hi[3];
+    rtcd_mesh_bounds(s->body_mesh, lo, hi);
+    btScalar margin = s->bt_shape->getMargin();
+    btVector3 grow(margin, margin, margin);
+    rtcdGImpactBox::set(static_cast<btGImpactShapeInterface*>(s->bt_shape), btVector3(lo[0], lo[1], lo[2]) - grow,
+                        btVector3(hi[0], hi[1], hi[2]) + grow);
+}
+
+// rtcd's narrow phase: the shapes given new vertices since the last step,
+// updated together on the narrow phase's workers
+// (rtcd_mesh_update_vertices_many) before Bullet boxes and collides them.
+static void shape_update_due(rtcd_world* w)
+{
+    std::vector<rtcd_shape*> due;
+    for (rtcd_shape* s : w->shapes)
+        if (s->body_stale && s->body_mesh && s->pieces.empty()) due.push_back(s);
+    if (due.empty()) return;
+    std::vector<rtcd_mesh*> meshes(due.size());
+    std::vector<const float*> vertices(due.size());
+    for (size_t k = 0; k < due.size(); ++k) meshes[k] = due[k]->body_mesh, vertices[k] = due[k]->vertices.data();
+    rtcd_task_system tasks = {};
+    rtcd_batch* batch = w->rtcd_dispatcher->narrowphaseBatch();
+    if (batch) {
+        tasks.enqueue = [](rtcd_task_fn* task, uint32_t count, uint32_t min_range, void* ctx, void* user) -> void* {
+            rtcd_batch_parallel_for(static_cast<rtcd_batch*>(user), count, min_range, task, ctx);
+            return nullptr; // all of it ran: no handle, finish is not called
+        };
+        tasks.finish = [](void*, void*) {};
+        tasks.user_context = batch;
+        tasks.worker_count = rtcd_batch_worker_count(batch);
+    }
+    // A call that finds no memory for its own list leaves the codes as they
+    // are: out of memory for every shape then (tried again next step).
+    std::vector<rtcd_error> errors(due.size(), RTCD_ERROR_OUT_OF_MEMORY);
+    rtcd_mesh_update_vertices_many(meshes.data(), vertices.data(), nullptr, static_cast<uint32_t>(due.size()),
+                                   batch ? &tasks : nullptr, errors.data());
+    for (size_t k = 0; k < due.size(); ++k) shape_update_done(due[k], errors[k]);
 }
 
 rtcd_transform rtcd_shape_frame(const rtcd_shape* s) { return s ? s->frame : rtcd_transform_identity(); }
@@ -640,7 +708,8 @@ const rtcd_mesh* rtcd_shape_current_body_mesh(const rtcd_shape* cs)
     rtcd_shape* s = const_cast<rtcd_shape*>(cs); // the cache of a const view
     if (s->body_stale) {
         rtcd_error err = rtcd_mesh_update_vertices(s->body_mesh, s->vertices.data(), 0);
-        if (err == RTCD_OK) s->body_stale = false;
+        if (s->world && s->world->rtcd_dispatcher) shape_update_done(s, err);
+        else if (err == RTCD_OK) s->body_stale = false;
         else rtcd_log_message(RTCD_LOG_WARNING, rtcd_last_error_message()); // the last shape rtcd could take
     }
     return s->body_mesh;
@@ -788,6 +857,7 @@ rtcd_error rtcd_world_step(rtcd_world* w)
     try {
         w->stepped = true;
         w->solver->ms = 0;
+        if (w->rtcd_dispatcher) shape_update_due(w);
         w->dynamics->stepSimulation(w->def.time_step, 1, w->def.time_step);
     } catch (const std::bad_alloc&) {
         return fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_world_step: out of memory");

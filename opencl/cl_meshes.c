@@ -167,6 +167,7 @@ static const float* prev_of(const rtcd_mesh* m) { return m->prev_vertices ? m->p
 static int append_mesh(cl_mesh_registry* reg, const rtcd_mesh* m)
 {
     uint32_t nv = m->vertex_count, nt = m->triangle_count, nn = m->bvh.node_count;
+    rtcd_mesh_grids_ready(m); /* an update leaves the grids' fill to the first reader */
     int ok = grow((void**)&reg->meshes, &reg->cap, reg->count + 1, sizeof *reg->meshes) &&
              grow((void**)&reg->table, &reg->cap_table, reg->count + 1, sizeof *reg->table) &&
              grow((void**)&reg->versions, &reg->cap_versions, reg->count + 1, sizeof *reg->versions) &&
@@ -402,12 +403,23 @@ static void entry_ranges(const cl_mesh_registry* reg, uint32_t i, size_t off[RTC
     memcpy(bytes, b, sizeof b);
 }
 
-/* Copies entry i's mesh over the entry again (its sizes held). */
-static void refresh_entry(cl_mesh_registry* reg, uint32_t i)
+/* What a device holding the entry before its refresh need not be sent:
+ * the previous vertices are its vertices (one update since: copied on the
+ * device), the leaf order is the same (a refit: the triangle ids stay). */
+enum { KEEP_PREV_ON_DEVICE = 1, KEEP_TRI_IDS = 2 };
+#define ENTRY 0x3fffffffu /* the refreshed entries' list: the index below, the KEEP_ flags in the top bits */
+
+/* Copies entry i's mesh over the entry again (its sizes held); returns the
+ * KEEP_ flags. */
+static unsigned refresh_entry(cl_mesh_registry* reg, uint32_t i)
 {
     const rtcd_mesh* m = reg->meshes[i];
     rtcd_cl_mesh* e = &reg->table[i];
     size_t vo = 3 * (size_t)e->vertex_offset, to = e->tri_offset, nv = m->vertex_count, nt = m->triangle_count;
+    rtcd_mesh_grids_ready(m);
+    unsigned keep = 0;
+    if (!memcmp(reg->vertices + vo, prev_of(m), 3 * nv * sizeof(float))) keep |= KEEP_PREV_ON_DEVICE;
+    if (!memcmp(reg->tri_ids + to, m->bvh.tri_ids, nt * sizeof(uint32_t))) keep |= KEEP_TRI_IDS;
     memcpy(reg->vertices + vo, m->vertices, 3 * nv * sizeof(float));
     memcpy(reg->prev_vertices + vo, prev_of(m), 3 * nv * sizeof(float));
     memcpy(reg->vnormals + vo, m->vertex_normals, 3 * nv * sizeof(float));
@@ -420,19 +432,30 @@ static void refresh_entry(cl_mesh_registry* reg, uint32_t i)
     memcpy(reg->nears + e->near_offset, m->grid.near, RTCD_NEAR_BYTES);
     entry_shape(e, m, reg->vertex_balls + e->vertex_offset);
     reg->versions[i] = m->version;
+    return keep;
 }
 
 /* Queues entries first..last to a device that holds the registry (not
  * waited for). Consecutive entries are contiguous in every buffer: one
  * write per buffer, however many meshes deformed side by side. */
-static cl_int write_entries(cl_device_state* d, const cl_mesh_registry* reg, uint32_t first, uint32_t last)
+static cl_int write_entries(cl_device_state* d, const cl_mesh_registry* reg, uint32_t first, uint32_t last,
+                            unsigned keep)
 {
+    enum { VERTICES = 1, TRI_IDS = 7, PREV = 11 };
+    _Static_assert(RTCD_CL_MESH_BUFFERS == 14, "k_buffer_names' order: vertices 1, triangle ids 7, previous 11");
     const void* src[RTCD_CL_MESH_BUFFERS];
     size_t all[RTCD_CL_MESH_BUFFERS], off[RTCD_CL_MESH_BUFFERS], bytes[RTCD_CL_MESH_BUFFERS];
     size_t end[RTCD_CL_MESH_BUFFERS], end_bytes[RTCD_CL_MESH_BUFFERS], sent = 0;
     registry_buffers(reg, src, all);
     entry_ranges(reg, first, off, bytes);
     entry_ranges(reg, last, end, end_bytes);
+    if (keep & KEEP_TRI_IDS) bytes[TRI_IDS] = 0;
+    if (keep & KEEP_PREV_ON_DEVICE) { /* before the vertices' write (the queue runs in order) */
+        cl_int st = clEnqueueCopyBuffer(d->queue, d->mesh_buffers[VERTICES], d->mesh_buffers[PREV], off[VERTICES],
+                                        off[PREV], end[VERTICES] + end_bytes[VERTICES] - off[VERTICES], 0, NULL, NULL);
+        if (st != CL_SUCCESS) return st;
+        bytes[PREV] = 0;
+    }
     for (int b = 0; b < RTCD_CL_MESH_BUFFERS; ++b) {
         if (!bytes[b]) continue; /* what a deformation keeps */
         size_t n = end[b] + end_bytes[b] - off[b];
@@ -448,7 +471,7 @@ static cl_int write_entries(cl_device_state* d, const cl_mesh_registry* reg, uin
 
 static int by_index(const void* x, const void* y)
 {
-    uint32_t a = *(const uint32_t*)x, b = *(const uint32_t*)y;
+    uint32_t a = *(const uint32_t*)x & ENTRY, b = *(const uint32_t*)y & ENTRY;
     return (a > b) - (a < b);
 }
 
@@ -523,8 +546,8 @@ static rtcd_error follow_deformations(rtcd_opencl* cl, const rtcd_pair_desc* pai
     for (uint32_t i = 0; i < 2 * n; ++i) {
         uint32_t at = where[i];
         if (at == RTCD_CL_NO_SLOT || at >= cut || reg->versions[at] == reg->meshes[at]->version) continue;
-        refresh_entry(reg, at);
-        if (fresh) fresh[k++] = at;
+        unsigned flags = refresh_entry(reg, at);
+        if (fresh) fresh[k++] = at | (uint32_t)flags << 30; /* entries stay far below 2^30 */
     }
     new_version(reg);
     if (k) qsort(fresh, k, sizeof *fresh, by_index);
@@ -533,8 +556,11 @@ static rtcd_error follow_deformations(rtcd_opencl* cl, const rtcd_pair_desc* pai
         if (dev->mesh_version != old) continue; /* takes a whole copy below */
         int ok = 1;
         for (uint32_t s = 0, e; s < k && ok; s = e + 1) {
-            for (e = s; e + 1 < k && fresh[e + 1] == fresh[e] + 1;) ++e;
-            ok = write_entries(dev, reg, fresh[s], fresh[e]) == CL_SUCCESS;
+            /* a run of neighbouring entries that keep the same */
+            for (e = s; e + 1 < k && (fresh[e + 1] & ENTRY) == (fresh[e] & ENTRY) + 1 &&
+                        fresh[e + 1] >> 30 == fresh[s] >> 30;)
+                ++e;
+            ok = write_entries(dev, reg, fresh[s] & ENTRY, fresh[e] & ENTRY, fresh[s] >> 30) == CL_SUCCESS;
         }
         /* Waited for here: the host arrays may move (grow, trim) later in the call. */
         if (clFinish(dev->queue) == CL_SUCCESS && ok)

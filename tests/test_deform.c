@@ -16,6 +16,7 @@
 #include <rtcd/rtcd_query.h>
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -724,6 +725,8 @@ static void test_update_many(void** state)
             assert_int_equal(ms[k]->version, solo[k]->version);
             SAME(ms[k]->vertices, solo[k]->vertices, 12 * (size_t)ms[k]->vertex_count);
             SAME(ms[k]->vertex_normals, solo[k]->vertex_normals, 12 * (size_t)ms[k]->vertex_count);
+            rtcd_mesh_grids_ready(ms[k]);
+            rtcd_mesh_grids_ready(solo[k]);
             SAME(&ms[k]->grid, &solo[k]->grid, sizeof ms[k]->grid);
             SAME(ms[k]->bvh.nodes, solo[k]->bvh.nodes, ms[k]->bvh.node_count * sizeof(rtcd_bvh_node));
         }
@@ -744,6 +747,72 @@ static void test_update_many(void** state)
         rtcd_mesh_release(solo[k]);
         free(vs[k]);
     }
+}
+
+/* The grids an update leaves to the first reader: whenever they are read,
+ * they are what reading after every update gives (the same bytes: the
+ * fill depends on the updates, not on when it runs), each stale period is
+ * filled once however many workers read at once, and a mesh no one reads
+ * is not filled at all. */
+typedef struct lazy_readers {
+    const rtcd_mesh* mesh;
+    const rtcd_mesh* every; /* read after every update */
+    _Atomic uint32_t bad;
+} lazy_readers;
+
+static void read_grids(uint32_t begin, uint32_t end, uint32_t worker, void* p)
+{
+    (void)worker;
+    lazy_readers* r = p;
+    for (uint32_t i = begin; i < end; ++i) {
+        rtcd_mesh_view v = rtcd_mesh_view_of(r->mesh, RTCD_TRAVERSAL_BVH); /* the narrow phase's reader */
+        if (memcmp(v.solid, r->every->grid.solid, RTCD_GRID_BYTES) || memcmp(v.near, r->every->grid.near, RTCD_NEAR_BYTES))
+            r->bad++;
+    }
+}
+
+static void test_lazy_grids(void** state)
+{
+    (void)state;
+    rtcd_mesh* every = test_make_blob(400, 1.0f, 77);
+    rtcd_mesh* sometimes = test_make_blob(400, 1.0f, 77);
+    rtcd_mesh* never = test_make_blob(400, 1.0f, 77);
+    uint32_t nv = every->vertex_count;
+    float* rest = malloc(12 * (size_t)nv);
+    float* v = malloc(12 * (size_t)nv);
+    memcpy(rest, every->vertices, 12 * (size_t)nv);
+    rtcd_thread_pool* pool = NULL;
+    assert_int_equal(rtcd_thread_pool_create(4, &pool), RTCD_OK);
+    rtcd_task_system ts = rtcd_thread_pool_system(pool);
+    test_rng rng = {99};
+    uint64_t reads = 0;
+    for (int u = 1; u <= 120; ++u) {
+        float amp = 0.02f + 0.1f * (float)(test_rng_next(&rng) % 1000) / 1000.0f;
+        pulse_twist(rest, nv, 1.0f, amp, 0.1f * (float)u, v);
+        assert_int_equal(rtcd_mesh_update_vertices(every, v, 0), RTCD_OK);
+        assert_int_equal(rtcd_mesh_update_vertices(sometimes, v, 0), RTCD_OK);
+        assert_int_equal(rtcd_mesh_update_vertices(never, v, 0), RTCD_OK);
+        rtcd_mesh_grids_ready(every);
+        if (test_rng_next(&rng) % 5 != 0) continue; /* read now and then */
+        uint64_t fills = sometimes->lazy_fills;
+        lazy_readers r = {sometimes, every, 0};
+        rtcd_parallel_for(&ts, 64, 1, read_grids, &r);
+        assert_int_equal(r.bad, 0);
+        assert_true(sometimes->lazy_fills - fills <= 1); /* one fill however many readers */
+        SAME(&sometimes->grid, &every->grid, sizeof every->grid);
+        reads++;
+    }
+    assert_true(reads > 10);
+    assert_int_equal(never->lazy_fills, 0);
+    assert_true(every->lazy_fills > 60); /* not vacuous: most updates leave a fill */
+    rtcd_mesh_grids_ready(never);
+    SAME(&never->grid, &every->grid, sizeof every->grid);
+    rtcd_thread_pool_destroy(pool);
+    free(rest);
+    free(v);
+    rtcd_mesh_release(every);
+    rtcd_mesh_release(sometimes);
+    rtcd_mesh_release(never);
 }
 
 /* ---- measurements (not part of the test run) ---- */
@@ -920,7 +989,8 @@ static int bench(void)
         float* rest = malloc(12 * (size_t)nv);
         float* v = malloc(12 * (size_t)nv);
         memcpy(rest, m->vertices, 12 * (size_t)nv);
-        double refit[256], rebuild[256], create[256], parts[RTCD_DEFORM_PARTS][256], ratio = 1.0;
+        double refit[256], lazy[256], with_lazy[256], rebuild[256], create[256], parts[RTCD_DEFORM_PARTS][256];
+        double ratio = 1.0;
         int nb = 0;
         for (int r = 0; r < reps[si]; ++r) {
             double w = 2.0 * 3.14159265358979 * r / 60.0;
@@ -929,6 +999,10 @@ static int bench(void)
             double t0 = now_us();
             assert_int_equal(rtcd_mesh_update_vertices(m, v, 0), RTCD_OK);
             refit[r] = now_us() - t0;
+            t0 = now_us();
+            rtcd_mesh_grids_ready(m); /* what the update left to the step's first reader */
+            lazy[r] = now_us() - t0;
+            with_lazy[r] = refit[r] + lazy[r];
             rtcd_mesh_deform_stats after = rtcd_mesh_get_deform_stats(m);
             for (int p = 0; p < RTCD_DEFORM_PARTS; ++p) parts[p][r] = (after.part_ms[p] - before.part_ms[p]) * 1000.0;
             ratio = after.sah_ratio;
@@ -947,11 +1021,13 @@ static int bench(void)
         }
         rtcd_mesh_deform_stats st = rtcd_mesh_get_deform_stats(m);
         double mr = median(refit, reps[si]), mb = median(rebuild, nb), mc = median(create, nb);
-        printf("%s{\"triangles\":%u,\"vertices\":%u,\"updates\":%d,\"refit_us_median\":%.1f,"
+        printf("%s{\"lazy_fill_us_median\":%.1f,\"refit_with_lazy_fill_us_median\":%.1f,", si ? "," : "",
+               median(lazy, reps[si]), median(with_lazy, reps[si]));
+        printf("\"triangles\":%u,\"vertices\":%u,\"updates\":%d,\"refit_us_median\":%.1f,"
                "\"refit_us_per_1k_triangles\":%.2f,\"rebuild_us_median\":%.1f,\"rebuild_us_per_1k_triangles\":%.2f,"
                "\"create_us_median\":%.1f,\"refits\":%llu,\"rebuilds\":%llu,\"grid_rebuilds\":%llu,"
                "\"last_refit_sah_ratio\":%.3f,\"refit_parts_us_median\":{",
-               si ? "," : "", nt, nv, reps[si], mr, mr * 1000.0 / nt, mb, mb * 1000.0 / nt, mc,
+               nt, nv, reps[si], mr, mr * 1000.0 / nt, mb, mb * 1000.0 / nt, mc,
                (unsigned long long)st.refits, (unsigned long long)st.rebuilds, (unsigned long long)st.grid_rebuilds,
                ratio);
         for (int p = 0; p < RTCD_DEFORM_PARTS; ++p)
@@ -974,6 +1050,7 @@ int main(int argc, char** argv)
         cmocka_unit_test(test_open_surface),  cmocka_unit_test(test_rebuild),
         cmocka_unit_test(test_refused),       cmocka_unit_test(test_out_of_memory),
         cmocka_unit_test(test_randomized_updates), cmocka_unit_test(test_update_many),
+        cmocka_unit_test(test_lazy_grids),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,6 +3,7 @@
 // GImpact's own convention, and the next narrow phase collides with the
 // new shape, as Bullet's GImpact algorithm does in the same program.
 #include <rtcd/rtcd_bullet.h>
+#include <rtcd/rtcd_world.h>
 
 #include <BulletCollision/Gimpact/btGImpactCollisionAlgorithm.h>
 #include <BulletCollision/Gimpact/btGImpactShape.h>
@@ -221,6 +222,80 @@ static void test_refresh_shape()
                 rtcd_mesh_vertices(m)[3 * inner + 2], static_cast<unsigned long long>(rtcd_mesh_version(m)));
 }
 
+// The C world with rtcd's narrow phase: rtcd_shape_set_vertices checks what
+// Bullet needs at once and leaves the mesh's update to the next step, which
+// updates every shape given new vertices together; a shape the mesh's own
+// checks refuse keeps its last one (no error from the step).
+static void extent(const rtcd_mesh* m, float out[3])
+{
+    float lo[3], hi[3];
+    rtcd_mesh_bounds(m, lo, hi);
+    for (int k = 0; k < 3; ++k) out[k] = hi[k] - lo[k];
+}
+
+static void test_world_updates_at_step()
+{
+    rtcd_world_def def = rtcd_default_world_def();
+    def.narrowphase.backend = RTCD_BACKEND_CPU;
+    rtcd_world* w = nullptr;
+    CHECK(rtcd_world_create(&def, &w) == RTCD_OK);
+    if (!w) return;
+    Blob blobs[2] = {make_blob(3), make_blob(5)};
+    rtcd_shape* shapes[2] = {nullptr, nullptr};
+    for (int k = 0; k < 2; ++k) {
+        rtcd_mesh_def md = rtcd_default_mesh_def();
+        md.vertices = blobs[k].rest.data();
+        md.vertex_count = static_cast<uint32_t>(blobs[k].rest.size() / 3);
+        md.indices = reinterpret_cast<const uint32_t*>(blobs[k].indices.data());
+        md.triangle_count = static_cast<uint32_t>(blobs[k].indices.size() / 3);
+        rtcd_mesh* m = nullptr;
+        CHECK(rtcd_mesh_create(&md, &m) == RTCD_OK);
+        CHECK(rtcd_shape_create(w, m, &shapes[k]) == RTCD_OK);
+        rtcd_mesh_release(m);
+        rtcd_transform pose = rtcd_transform_identity();
+        pose.translation[0] = 2.0f * static_cast<float>(k);
+        CHECK(rtcd_world_add_body(w, shapes[k], 1.0f, &pose, nullptr) == RTCD_OK);
+    }
+    CHECK(rtcd_world_step(w) == RTCD_OK);
+    float rest[2][3];
+    for (int k = 0; k < 2; ++k) extent(rtcd_shape_body_mesh(shapes[k]), rest[k]);
+    for (int step = 1; step <= 3; ++step) {
+        float s = 1.0f + 0.05f * static_cast<float>(step);
+        uint64_t before[2];
+        for (int k = 0; k < 2; ++k) {
+            scale(blobs[k], s);
+            before[k] = rtcd_mesh_version(rtcd_shape_body_mesh(shapes[k])) + 1; // asking flushes: before setting
+        }
+        for (int k = 0; k < 2; ++k) CHECK(rtcd_shape_set_vertices(shapes[k], blobs[k].vertices.data(), 0) == RTCD_OK);
+        CHECK(rtcd_world_step(w) == RTCD_OK);
+        for (int k = 0; k < 2; ++k) {
+            const rtcd_mesh* m = rtcd_shape_body_mesh(shapes[k]);
+            CHECK(rtcd_mesh_version(m) == before[k]);
+            float e[3];
+            extent(m, e);
+            for (int a = 0; a < 3; ++a) CHECK(std::fabs(e[a] / rest[k][a] - s) < 1e-4f); // the new shape
+        }
+    }
+    // A triangle squashed to a point: finite and in range (taken by the call), refused by the
+    // mesh's checks at the step; the shape keeps its last one.
+    const rtcd_mesh* m0 = rtcd_shape_body_mesh(shapes[0]);
+    uint64_t version = rtcd_mesh_version(m0);
+    std::vector<float> flat = blobs[0].vertices;
+    for (int c = 1; c < 3; ++c) // triangle 0's corners on one point: zero area
+        for (int a = 0; a < 3; ++a) flat[3 * blobs[0].indices[c] + a] = flat[3 * blobs[0].indices[0] + a];
+    CHECK(rtcd_shape_set_vertices(shapes[0], flat.data(), 0) == RTCD_OK);
+    CHECK(rtcd_world_step(w) == RTCD_OK);
+    CHECK(rtcd_mesh_version(rtcd_shape_body_mesh(shapes[0])) == version);
+    float e[3];
+    extent(rtcd_shape_body_mesh(shapes[0]), e);
+    for (int a = 0; a < 3; ++a) CHECK(std::fabs(e[a] / rest[0][a] - 1.15f) < 1e-4f); // the last shape
+    // What Bullet needs is checked at once.
+    flat[7] = NAN;
+    CHECK(rtcd_shape_set_vertices(shapes[0], flat.data(), 0) == RTCD_ERROR_INVALID_ARGUMENT);
+    for (int k = 0; k < 2; ++k) rtcd_shape_release(shapes[k]);
+    rtcd_world_release(w);
+}
+
 // `test_deform_dropin --bench`: one update of the same mesh by rtcd
 // (rtcd_mesh_update_vertices) and by GImpact (postUpdate + updateBound, its
 // box tree refitted), side by side in this process, for blobs of about 1k,
@@ -312,5 +387,5 @@ int main(int argc, char** argv)
 {
     if (argc > 1 && std::strcmp(argv[1], "--bench") == 0) return bench();
     return rtcd_run_tests({test_indexed_post_update, test_indexed_post_update_and_update_bound, test_soup_post_update,
-                           test_refresh_shape});
+                           test_refresh_shape, test_world_updates_at_step});
 }

@@ -372,14 +372,39 @@ static void test_rebuild(void** state)
 /* ---- only some meshes deform: the others do not go up again ---- */
 
 /* What rewriting mesh m in place sends to one device: the table entry, the
- * vertices, their normals and the previous vertices (the motion rays'), the
- * triangle normals and BVH triangles, ids, nodes and both grids. */
-static uint64_t refresh_bytes(const rtcd_mesh* m)
+ * vertices, their normals, the triangle normals and BVH triangles, nodes
+ * and both grids; the previous vertices (the motion rays') unless the
+ * device holds them as its vertices (copied there), the triangle ids unless
+ * they are those the device holds (a refit). `seen`: the mesh's vertices and
+ * triangle ids as the device has them, brought up to date. */
+typedef struct device_copy {
+    float* vertices;
+    uint32_t* tri_ids;
+} device_copy;
+
+static void device_copy_take(device_copy* c, const rtcd_mesh* m)
+{
+    size_t nv = m->vertex_count, nt = m->triangle_count;
+    if (!c->vertices) c->vertices = malloc(12 * nv), c->tri_ids = malloc(4 * nt);
+    memcpy(c->vertices, m->vertices, 12 * nv);
+    memcpy(c->tri_ids, m->bvh.tri_ids, 4 * nt);
+}
+
+static int g_prev_kept, g_prev_sent; /* refreshes that kept / sent the previous vertices */
+
+static uint64_t refresh_bytes(const rtcd_mesh* m, device_copy* seen)
 {
     uint64_t nv = m->vertex_count, nt = m->triangle_count;
-    return sizeof(rtcd_cl_mesh) + 3 * 3 * nv * sizeof(float) + (3 + 9) * nt * sizeof(float) + nt * sizeof(uint32_t) +
-           (uint64_t)m->bvh.node_count * sizeof(rtcd_bvh_node) + RTCD_GRID_BYTES + RTCD_NEAR_BYTES +
-           nv; /* each vertex's ball (cl_spheres.c) */
+    const float* prev = m->prev_vertices ? m->prev_vertices : m->vertices;
+    uint64_t bytes = sizeof(rtcd_cl_mesh) + 2 * 3 * nv * sizeof(float) + (3 + 9) * nt * sizeof(float) +
+                     (uint64_t)m->bvh.node_count * sizeof(rtcd_bvh_node) + RTCD_GRID_BYTES + RTCD_NEAR_BYTES +
+                     nv; /* each vertex's ball (cl_spheres.c) */
+    int sent = memcmp(seen->vertices, prev, 12 * nv) != 0;
+    if (sent) bytes += 3 * nv * sizeof(float);
+    g_prev_sent += sent, g_prev_kept += !sent;
+    if (memcmp(seen->tri_ids, m->bvh.tri_ids, 4 * nt)) bytes += nt * sizeof(uint32_t);
+    device_copy_take(seen, m);
+    return bytes;
 }
 
 static void test_some_deform(void** state)
@@ -395,6 +420,9 @@ static void test_some_deform(void** state)
     rig_init(&r, k_algorithms + 1, 2, 31);
     const int steps = 40;
     const uint32_t all = (1u << PAIRS) - 1u, without3 = all & ~(1u << 2) & ~(1u << 3); /* no pair uses mesh 3 */
+    device_copy seen[MESHES] = {{0}};
+    for (int k = 0; k < MESHES; ++k) device_copy_take(&seen[k], r.meshes[k]);
+    g_prev_kept = g_prev_sent = 0;
     for (int step = 0; step < steps; ++step) {
         uint64_t bytes = 0, refreshed = 0;
         int changed = 0;
@@ -402,14 +430,15 @@ static void test_some_deform(void** state)
         if (step > 0 && step % 8 != 5) { /* every eighth step nothing deforms */
             changed += rig_deform(&r, 0, step, 0.2, 0.0);
             changed += rig_deform(&r, 2, step, 0.02, 0.0); /* slight: pairs of 2 walk their kept rays */
-            bytes += refresh_bytes(r.meshes[0]) + refresh_bytes(r.meshes[2]);
+            bytes += refresh_bytes(r.meshes[0], &seen[0]) + refresh_bytes(r.meshes[2], &seen[2]);
             refreshed += 2;
         }
         /* Mesh 3 deforms while none of its pairs is in the call: it goes up
-         * when they come back (step 16), not before. */
+         * when they come back (step 16), not before, previous vertices and all. */
         if (step >= 11 && step < 14) changed += rig_deform(&r, 3, step, 0.2, 0.0);
         if (step == 16) {
-            bytes += refresh_bytes(r.meshes[3]);
+            uint64_t b = refresh_bytes(r.meshes[3], &seen[3]);
+            bytes += b;
             refreshed++;
         }
         rig_call(&r, present, "some deform", step);
@@ -422,7 +451,10 @@ static void test_some_deform(void** state)
         rig_advance(&r);
     }
     print_lanes(&r, "some deform");
-    print_message("some deform: %d steps, %.2f s\n", steps, now_s() - start);
+    print_message("some deform: %d steps, %.2f s; refreshes keeping the previous vertices on the device %d, sending "
+                  "them %d\n", steps, now_s() - start, g_prev_kept, g_prev_sent);
+    assert_true(g_prev_kept > 30 && g_prev_sent >= 1); /* both ways taken (mesh 3 comes back three updates on) */
+    for (int k = 0; k < MESHES; ++k) free(seen[k].vertices), free(seen[k].tri_ids);
     /* Pair states survive a deformation: kept rays walked right after one. */
     for (int l = 0; l < r.lane_count; ++l) assert_true(r.lanes[l].walked_deformed > 0);
     rig_free(&r);

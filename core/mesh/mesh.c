@@ -7,6 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <xmmintrin.h>
+#endif
+
 rtcd_mesh_def rtcd_default_mesh_def(void)
 {
     rtcd_mesh_def def;
@@ -71,14 +75,16 @@ static rtcd_error validate_elements(const rtcd_mesh_def* def, const float* v, co
                                  t, c, idx[3 * t + c], def->vertex_count);
         }
     }
-    return rtcd_mesh_check_shape(name, v, def->vertex_count, idx, def->triangle_count);
+    return rtcd_mesh_check_shape(name, v, def->vertex_count, idx, def->triangle_count, NULL);
 }
 
 /* Finite coordinates, the range of validity, no degenerate triangle (indices
  * already in range): shared with rtcd_mesh_update_vertices. */
 rtcd_error rtcd_mesh_check_shape(const char* name, const float* v, uint32_t vertex_count, const uint32_t* idx,
-                                 uint32_t triangle_count)
+                                 uint32_t triangle_count, double* volume_out)
 {
+    double volume = 0.0; /* rtcd_compute_volume's sum, from the same cross products (an update's inside-out check) */
+    double ref[3] = {vertex_count ? v[0] : 0.0, vertex_count ? v[1] : 0.0, vertex_count ? v[2] : 0.0};
     for (uint32_t i = 0; i < 3 * vertex_count; ++i) {
         if (!isfinite(v[i]))
             return rtcd_fail(RTCD_ERROR_MESH_NONFINITE_VERTEX, "%s: vertex %u has a non-finite coordinate (%c = %g)",
@@ -108,7 +114,10 @@ rtcd_error rtcd_mesh_check_shape(const char* name, const float* v, uint32_t vert
         if (cx * cx + cy * cy + cz * cz <= 1e-12 * longest * longest)
             return rtcd_fail(RTCD_ERROR_MESH_DEGENERATE_TRIANGLE,
                              "%s: triangle %u (%u, %u, %u) has zero area", name, t, a, b, c);
+        volume += (((double)v[3 * a] - ref[0]) * cx + ((double)v[3 * a + 1] - ref[1]) * cy +
+                   ((double)v[3 * a + 2] - ref[2]) * cz) / 6.0;
     }
+    if (volume_out) *volume_out = volume;
     return RTCD_OK;
 }
 
@@ -176,69 +185,151 @@ static rtcd_error build_adjacency(const rtcd_mesh_def* def, const uint32_t* idx,
     return err;
 }
 
+/* Four square roots or quotients in one instruction where SSE is there
+ * (correctly rounded, as sqrtf and / are: the same bits either way). The
+ * lanes are gathered in registers: four scalar stores read back as one
+ * vector would stall store forwarding. */
 static inline void sqrt4(float* x)
 {
+#if defined(__SSE2__)
+    _mm_storeu_ps(x, _mm_sqrt_ps(_mm_set_ps(x[3], x[2], x[1], x[0])));
+#else
     for (int k = 0; k < 4; ++k) x[k] = sqrtf(x[k]);
+#endif
 }
 static inline void div4(float* x, const float* y)
 {
+#if defined(__SSE2__)
+    _mm_storeu_ps(x, _mm_div_ps(_mm_set_ps(x[3], x[2], x[1], x[0]), _mm_set_ps(y[3], y[2], y[1], y[0])));
+#else
     for (int k = 0; k < 4; ++k) x[k] = x[k] / y[k];
+#endif
 }
 
 /* Deformable meshes' normals, recomputed at every update (creation with
  * RTCD_MESH_DEFORMABLE computes them so too: an updated mesh equals a
- * created one): the same angle-weighted normals in floats throughout, a triangle's square roots
- * and quotients four at a time (edge lengths and the normal's length; the
- * corners' cosines and the normal's scale; the acos polynomial's roots),
- * the sums in floats: several times cheaper than the double path. Edge
- * lengths as the exact path has them. */
+ * created one): the same angle-weighted normals in floats throughout, the
+ * acos by a polynomial, the sums in floats: several times cheaper than the
+ * double path. Edge lengths as the exact path has them. Each triangle's
+ * terms (unit normal, corner angles, edge lengths) come four triangles at
+ * a time where SSE is there, lane by lane the same operations as
+ * tri_terms (the same bits), and are summed into the vertices in triangle
+ * order either way. */
+typedef struct tri_terms4 {
+    float n[3][4];     /* unit normal, axis by lane */
+    float angle[3][4]; /* corner k's angle */
+    float len[3][4];   /* edge k: corner k to k + 1 */
+} tri_terms4;
+
+/* acos(|x|) for the corner angles (Abramowitz and Stegun 4.4.46, 2e-8 rad): root = sqrt(1 - |x|) given. */
+#define RTCD_ACOS_POLY(x, x2, x4)                                                                                      \
+    ((1.5707963050f - 0.2145988016f * (x)) + (x2) * (0.0889789874f - 0.0501743046f * (x)) +                            \
+     (x4) * ((0.0308918810f - 0.0170881256f * (x)) + (x2) * (0.0066700901f - 0.0012624911f * (x))))
+
+/* One triangle's terms into lane j. */
+static void tri_terms(const rtcd_mesh* m, uint32_t t, tri_terms4* o, int j)
+{
+    const uint32_t* tri = m->indices + 3 * t;
+    rtcd_v3 p[3] = {mesh_vertex(m, tri[0]), mesh_vertex(m, tri[1]), mesh_vertex(m, tri[2])};
+    rtcd_v3 e[3] = {v3_sub(p[1], p[0]), v3_sub(p[2], p[1]), v3_sub(p[0], p[2])}; /* edge c: corner c to c + 1 */
+    rtcd_v3 c = v3_cross(e[0], v3_sub(p[2], p[0]));
+    float len[4] = {sqrtf(v3_dot(e[0], e[0])), sqrtf(v3_dot(e[1], e[1])), sqrtf(v3_dot(e[2], e[2])),
+                    sqrtf(v3_dot(c, c))};
+    float inv = 1.0f / (len[3] > 0.0f ? len[3] : 1.0f);
+    rtcd_v3 n = len[3] > 0.0f ? v3_scale(c, inv) : c;
+    o->n[0][j] = n.x, o->n[1][j] = n.y, o->n[2][j] = n.z;
+    for (int k = 0; k < 3; ++k) { /* corner k lies between edge k and edge k + 2 reversed */
+        float num = -v3_dot(e[k], e[(k + 2) % 3]), den = len[k] * len[(k + 2) % 3];
+        if (!(den > 0.0f)) num = 1.0f, den = 1.0f;
+        float cosang = num / den;
+        float x = cosang < -1.0f ? -1.0f : (cosang > 1.0f ? 1.0f : cosang);
+        float a = fabsf(x), a2 = a * a, a4 = a2 * a2;
+        float r = sqrtf(1.0f - a) * RTCD_ACOS_POLY(a, a2, a4);
+        o->angle[k][j] = cosang < 0.0f ? 3.14159265f - r : r;
+        o->len[k][j] = len[k];
+    }
+}
+
+#if defined(__SSE2__)
+/* Triangles t..t + 3: tri_terms in four lanes (the same operations, in the same order). */
+static void tri_terms_sse(const rtcd_mesh* m, uint32_t t, tri_terms4* o)
+{
+    const uint32_t* tri = m->indices + 3 * t;
+    const float* v = m->vertices;
+    __m128 p[3][3]; /* corner, axis */
+    for (int c = 0; c < 3; ++c)
+        for (int k = 0; k < 3; ++k)
+            p[c][k] = _mm_set_ps(v[3 * tri[9 + c] + k], v[3 * tri[6 + c] + k], v[3 * tri[3 + c] + k], v[3 * tri[c] + k]);
+    __m128 e[3][3], f[3], c[3];
+    for (int k = 0; k < 3; ++k) {
+        e[0][k] = _mm_sub_ps(p[1][k], p[0][k]);
+        e[1][k] = _mm_sub_ps(p[2][k], p[1][k]);
+        e[2][k] = _mm_sub_ps(p[0][k], p[2][k]);
+        f[k] = _mm_sub_ps(p[2][k], p[0][k]);
+    }
+    c[0] = _mm_sub_ps(_mm_mul_ps(e[0][1], f[2]), _mm_mul_ps(e[0][2], f[1]));
+    c[1] = _mm_sub_ps(_mm_mul_ps(e[0][2], f[0]), _mm_mul_ps(e[0][0], f[2]));
+    c[2] = _mm_sub_ps(_mm_mul_ps(e[0][0], f[1]), _mm_mul_ps(e[0][1], f[0]));
+#define DOT4(a, b) _mm_add_ps(_mm_add_ps(_mm_mul_ps((a)[0], (b)[0]), _mm_mul_ps((a)[1], (b)[1])), _mm_mul_ps((a)[2], (b)[2]))
+    const __m128 zero = _mm_setzero_ps(), one = _mm_set1_ps(1.0f), sign = _mm_set1_ps(-0.0f);
+    __m128 len[3] = {_mm_sqrt_ps(DOT4(e[0], e[0])), _mm_sqrt_ps(DOT4(e[1], e[1])), _mm_sqrt_ps(DOT4(e[2], e[2]))};
+    __m128 lc = _mm_sqrt_ps(DOT4(c, c)), has = _mm_cmpgt_ps(lc, zero);
+    __m128 inv = _mm_div_ps(one, _mm_or_ps(_mm_and_ps(has, lc), _mm_andnot_ps(has, one)));
+    for (int k = 0; k < 3; ++k)
+        _mm_storeu_ps(o->n[k], _mm_or_ps(_mm_and_ps(has, _mm_mul_ps(c[k], inv)), _mm_andnot_ps(has, c[k])));
+    for (int k = 0; k < 3; ++k) {
+        __m128 num = _mm_xor_ps(DOT4(e[k], e[(k + 2) % 3]), sign), den = _mm_mul_ps(len[k], len[(k + 2) % 3]);
+        __m128 ok = _mm_cmpgt_ps(den, zero);
+        num = _mm_or_ps(_mm_and_ps(ok, num), _mm_andnot_ps(ok, one));
+        den = _mm_or_ps(_mm_and_ps(ok, den), _mm_andnot_ps(ok, one));
+        __m128 cosang = _mm_div_ps(num, den);
+        __m128 x = _mm_max_ps(_mm_min_ps(cosang, one), _mm_set1_ps(-1.0f)); /* finite: the scalar clamp */
+        __m128 a = _mm_andnot_ps(sign, x), a2 = _mm_mul_ps(a, a), a4 = _mm_mul_ps(a2, a2);
+#define C4(k) _mm_set1_ps(k)
+        __m128 poly = _mm_add_ps(
+            _mm_add_ps(_mm_sub_ps(C4(1.5707963050f), _mm_mul_ps(C4(0.2145988016f), a)),
+                       _mm_mul_ps(a2, _mm_sub_ps(C4(0.0889789874f), _mm_mul_ps(C4(0.0501743046f), a)))),
+            _mm_mul_ps(a4, _mm_add_ps(_mm_sub_ps(C4(0.0308918810f), _mm_mul_ps(C4(0.0170881256f), a)),
+                                      _mm_mul_ps(a2, _mm_sub_ps(C4(0.0066700901f), _mm_mul_ps(C4(0.0012624911f), a))))));
+#undef C4
+        __m128 r = _mm_mul_ps(_mm_sqrt_ps(_mm_sub_ps(one, a)), poly);
+        __m128 neg = _mm_cmplt_ps(cosang, zero);
+        __m128 angle = _mm_or_ps(_mm_and_ps(neg, _mm_sub_ps(_mm_set1_ps(3.14159265f), r)), _mm_andnot_ps(neg, r));
+        _mm_storeu_ps(o->angle[k], angle);
+        _mm_storeu_ps(o->len[k], len[k]);
+    }
+#undef DOT4
+}
+#endif
+
 static void deformable_normals(rtcd_mesh* m, float* vn, double* edge_sum_out, float* max_edge_out)
 {
     memset(vn, 0, (size_t)m->vertex_count * 3 * sizeof(float));
     double edge_sum = 0.0;
     float max_edge = 0.0f;
-    for (uint32_t t = 0; t < m->triangle_count; ++t) {
-        const uint32_t* tri = m->indices + 3 * t;
-        rtcd_v3 p[3] = {mesh_vertex(m, tri[0]), mesh_vertex(m, tri[1]), mesh_vertex(m, tri[2])};
-        rtcd_v3 e[3] = {v3_sub(p[1], p[0]), v3_sub(p[2], p[1]), v3_sub(p[0], p[2])}; /* edge c: corner c to c + 1 */
-        rtcd_v3 c = v3_cross(e[0], v3_sub(p[2], p[0]));
-        float len[4] = {v3_dot(e[0], e[0]), v3_dot(e[1], e[1]), v3_dot(e[2], e[2]), v3_dot(c, c)};
-        sqrt4(len); /* edges 0..2, the normal's length */
-        /* corner k lies between edge k and edge k + 2 reversed */
-        float num[4], den[4];
-        for (int k = 0; k < 3; ++k) {
-            num[k] = -v3_dot(e[k], e[(k + 2) % 3]);
-            den[k] = len[k] * len[(k + 2) % 3];
-            if (!(den[k] > 0.0f)) num[k] = 1.0f, den[k] = 1.0f;
-        }
-        num[3] = 1.0f;
-        den[3] = len[3] > 0.0f ? len[3] : 1.0f;
-        div4(num, den); /* the corners' cosines, 1 / |c| */
-        rtcd_v3 n = len[3] > 0.0f ? v3_scale(c, num[3]) : c;
-        m->triangle_normals[3 * t] = n.x;
-        m->triangle_normals[3 * t + 1] = n.y;
-        m->triangle_normals[3 * t + 2] = n.z;
-        /* acos (Abramowitz and Stegun 4.4.46, 2e-8 rad) of each corner */
-        float root[4] = {0.0f, 0.0f, 0.0f, 0.0f}, a[3];
-        for (int k = 0; k < 3; ++k) {
-            float x = num[k] < -1.0f ? -1.0f : (num[k] > 1.0f ? 1.0f : num[k]);
-            a[k] = x < 0.0f ? -x : x;
-            root[k] = 1.0f - a[k];
-        }
-        sqrt4(root);
-        for (int k = 0; k < 3; ++k) {
-            float x = a[k], x2 = x * x, x4 = x2 * x2;
-            float poly = (1.5707963050f - 0.2145988016f * x) + x2 * (0.0889789874f - 0.0501743046f * x) +
-                         x4 * ((0.0308918810f - 0.0170881256f * x) + x2 * (0.0066700901f - 0.0012624911f * x));
-            float r = root[k] * poly;
-            float angle = num[k] < 0.0f ? 3.14159265f - r : r;
-            float* sum = vn + 3 * tri[k];
-            sum[0] += angle * n.x;
-            sum[1] += angle * n.y;
-            sum[2] += angle * n.z;
-            edge_sum += len[k];
-            float bound = len[k] * (1.0f + 1e-6f); /* rounded up: a bound */
-            max_edge = bound > max_edge ? bound : max_edge;
+    for (uint32_t t0 = 0; t0 < m->triangle_count; t0 += 4) {
+        uint32_t lanes = m->triangle_count - t0 < 4 ? m->triangle_count - t0 : 4;
+        tri_terms4 o;
+#if defined(__SSE2__)
+        if (lanes == 4) tri_terms_sse(m, t0, &o);
+        else
+#endif
+            for (uint32_t j = 0; j < lanes; ++j) tri_terms(m, t0 + j, &o, (int)j);
+        for (uint32_t j = 0; j < lanes; ++j) {
+            const uint32_t* tri = m->indices + 3 * (t0 + j);
+            float nx = o.n[0][j], ny = o.n[1][j], nz = o.n[2][j];
+            float* tn = m->triangle_normals + 3 * (t0 + j);
+            tn[0] = nx, tn[1] = ny, tn[2] = nz;
+            for (int k = 0; k < 3; ++k) {
+                float angle = o.angle[k][j];
+                float* sum = vn + 3 * tri[k];
+                sum[0] += angle * nx;
+                sum[1] += angle * ny;
+                sum[2] += angle * nz;
+                edge_sum += o.len[k][j];
+                float bound = o.len[k][j] * (1.0f + 1e-6f); /* rounded up: a bound */
+                max_edge = bound > max_edge ? bound : max_edge;
+            }
         }
     }
     /* Unit vertex normals, four vertices at a time; unreferenced vertices keep a zero normal. */

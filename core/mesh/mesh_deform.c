@@ -90,8 +90,9 @@
 #define GRID_MARGIN_MIN 0.02f
 #define GRID_MARGIN_MAX 0.15f
 
-enum { PART_CHECK, PART_VOLUME, PART_GEOMETRY, PART_BVH, PART_GRIDS, PART_CLUSTERS };
-static const char* const k_part_names[RTCD_DEFORM_PARTS] = {"check", "volume", "geometry", "bvh", "grids", "clusters"};
+enum { PART_CHECK, PART_VOLUME, PART_GEOMETRY, PART_BVH, PART_GRIDS, PART_CLUSTERS, PART_LAZY_GRIDS };
+static const char* const k_part_names[RTCD_DEFORM_PARTS] = {"check",    "volume",   "geometry",  "bvh",
+                                                            "grids",    "clusters", "lazy_grids"};
 
 const char* rtcd_mesh_deform_part_name(int part)
 {
@@ -142,6 +143,7 @@ static int update_grids(rtcd_mesh* m, double moved)
         float margin = fminf(GRID_MARGIN_MAX * ext, fmaxf(GRID_MARGIN_MIN * ext, GRID_MARGIN_UPDATES * (float)moved));
         if (m->open_surface) margin = 0.0f;
         /* Neither fails: no allocation. */
+        __atomic_store_n(&m->grids_stale, 0, __ATOMIC_RELAXED); /* built now, whatever an earlier update left */
         rtcd_solid_grid_build_margin(m, margin);
         rtcd_near_grid_build(m);
         memcpy(k->near, g->near, sizeof k->near);
@@ -150,15 +152,40 @@ static int update_grids(rtcd_mesh* m, double moved)
         k->lowered = 0;
         return 1;
     }
-    if (k->moved <= 0.0) return 0;
-    rtcd_solid_grid_fill(m); /* the box holds the mesh: it moved less than the margin */
-    double steps = k->moved / (double)(g->min_cell / RTCD_NEAR_STEPS) * (1.0 + 1e-4);
-    int lower = steps >= 255.0 ? 255 : (int)steps + 1;
-    if (lower != k->lowered) {
-        for (int i = 0; i < RTCD_NEAR_BYTES; ++i) g->near[i] = (uint8_t)(k->near[i] > lower ? k->near[i] - lower : 0);
-        k->lowered = lower;
+    /* The box holds the mesh (it moved less than the margin): the fill and
+     * the lowering are left to the first reader (rtcd_mesh_fill_grids). */
+    if (k->moved > 0.0) {
+        m->fill_grids = rtcd_mesh_fill_grids;
+        __atomic_store_n(&m->grids_stale, 1, __ATOMIC_RELEASE);
     }
     return 0;
+}
+
+/* The grids an update left stale: the occupancy over the kept box for the
+ * vertices of now, the near grid lowered by the displacement since its
+ * build. What it computes depends on the updates only (the box and `moved`
+ * are set by them), never on when the first reader comes: CPU and device
+ * read the same grids. */
+void rtcd_mesh_fill_grids(rtcd_mesh* m)
+{
+    while (__atomic_test_and_set(&m->grid_lock, __ATOMIC_ACQUIRE)) {
+    }
+    if (__atomic_load_n(&m->grids_stale, __ATOMIC_RELAXED)) {
+        double t = now_ms();
+        rtcd_grid_keep* k = m->keep;
+        rtcd_solid_grid* g = &m->grid;
+        rtcd_solid_grid_fill(m);
+        double steps = k->moved / (double)(g->min_cell / RTCD_NEAR_STEPS) * (1.0 + 1e-4);
+        int lower = steps >= 255.0 ? 255 : (int)steps + 1;
+        if (lower != k->lowered) {
+            for (int i = 0; i < RTCD_NEAR_BYTES; ++i) g->near[i] = (uint8_t)(k->near[i] > lower ? k->near[i] - lower : 0);
+            k->lowered = lower;
+        }
+        m->lazy_fills++;
+        lap(m, PART_LAZY_GRIDS, &t);
+        __atomic_store_n(&m->grids_stale, 0, __ATOMIC_RELEASE);
+    }
+    __atomic_clear(&m->grid_lock, __ATOMIC_RELEASE);
 }
 
 /* The first update's buffers, made before its checks (an update past its
@@ -194,13 +221,12 @@ rtcd_error rtcd_mesh_update_vertices(rtcd_mesh* m, const float* vertices, size_t
         for (uint32_t i = 0; i < m->vertex_count; ++i)
             memcpy(v + 3 * i, (const char*)vertices + stride * i, 3 * sizeof(float));
     /* The checks of rtcd_mesh_create that depend on positions; topology was checked then. */
-    if ((err = rtcd_mesh_check_shape(m->name, v, m->vertex_count, m->indices, m->triangle_count)) != RTCD_OK)
+    double volume = 0.0; /* summed by the checks, from their cross products */
+    if ((err = rtcd_mesh_check_shape(m->name, v, m->vertex_count, m->indices, m->triangle_count, &volume)) != RTCD_OK)
         return err;
     lap(m, PART_CHECK, &t);
-    if (!m->open_surface) {
-        double volume = rtcd_compute_volume(v, m->indices, m->triangle_count);
-        if (!(volume > 0.0)) return rtcd_mesh_fail_inside_out(m->name, volume, 0); /* no flipping: the triangles stay */
-    }
+    if (!m->open_surface && !(volume > 0.0))
+        return rtcd_mesh_fail_inside_out(m->name, volume, 0); /* no flipping: the triangles stay */
     lap(m, PART_VOLUME, &t);
 
     /* Past the checks: nothing below fails. Largest displacement, in

@@ -14,10 +14,15 @@
 #include "solid_grid.h"
 
 /* Shared by creation and rtcd_mesh_update_vertices (core/mesh/mesh.c). */
+/* volume_out (may be NULL): the closed mesh's volume, as rtcd_compute_volume
+ * sums it (up to rounding), from the check's own cross products. */
 rtcd_error rtcd_mesh_check_shape(const char* name, const float* v, uint32_t vertex_count, const uint32_t* idx,
-                                 uint32_t triangle_count);
+                                 uint32_t triangle_count, double* volume_out);
 rtcd_error rtcd_mesh_fail_inside_out(const char* name, double volume, int flip_hint);
 /* sums: 3 doubles per vertex of scratch, or NULL to allocate them here. */
 rtcd_error rtcd_mesh_derive_geometry(rtcd_mesh* m, double* sums);
+/* Fills the grids an update left stale (core/mesh/mesh_deform.c; the
+ * mesh's fill_grids, which rtcd_mesh_grids_ready calls). */
+RTCD_API void rtcd_mesh_fill_grids(rtcd_mesh* m); /* exported for the tests' grid checks */
 
 #endif

@@ -81,9 +81,26 @@ struct rtcd_mesh {
     rtcd_grid_keep* keep;     /* the grids as built, once the mesh has deformed (NULL before) */
     float* spare_vertices;    /* the next update's vertex buffer (the one before prev_vertices) */
     double* normal_sums;      /* scratch, 3 per vertex: the normals' sums, then the grid coordinates */
-    uint64_t grid_rebuilds, cluster_sorts;
+    /* 1 (read with __atomic): an update left the occupancy to fill and the
+     * near grid to lower; the first reader does it (rtcd_mesh_grids_ready). */
+    int grids_stale;
+    /* Who fills them (mesh_deform.c's rtcd_mesh_fill_grids, set with
+     * grids_stale): the layout calls it without depending on the updater. */
+    void (*fill_grids)(struct rtcd_mesh* m);
+    unsigned char grid_lock;  /* the lazy fill's spin lock (__atomic_test_and_set) */
+    uint64_t grid_rebuilds, cluster_sorts, lazy_fills;
     double part_ms[RTCD_DEFORM_PARTS]; /* time spent per part over all updates */
 };
+
+/* The occupancy and near grid for the vertices of now (core/mesh/mesh_deform.c):
+ * an update leaves them to the first reader, who fills them under the
+ * mesh's lock (pair workers may meet one mesh at once). The grid's box is
+ * never lazy. Every reader of grid.solid or grid.near calls this first. */
+static inline void rtcd_mesh_grids_ready(const rtcd_mesh* m)
+{
+    /* A cache of the const mesh: filling it changes no answer, only when the work is done. */
+    if (__atomic_load_n(&m->grids_stale, __ATOMIC_ACQUIRE)) m->fill_grids((rtcd_mesh*)m);
+}
 
 /* May a ball (centre c, radius r, in m's frame) come within `dist` of m's grid box? */
 static inline int rtcd_ball_near_grid(const rtcd_mesh* m, rtcd_v3 c, float r, float dist)
@@ -102,12 +119,14 @@ static inline int rtcd_ball_near_grid(const rtcd_mesh* m, rtcd_v3 c, float r, fl
 /* 0 when p (mesh frame) is certainly outside the mesh. */
 static inline int rtcd_mesh_may_contain(const rtcd_mesh* m, rtcd_v3 p)
 {
+    rtcd_mesh_grids_ready(m);
     return grid_may_contain(m->grid.solid, v3_load(m->grid.lo), v3_load(m->grid.inv_cell), p);
 }
 
 /* May p (mesh frame) be within dist of the mesh? (grid_may_be_near) */
 static inline int rtcd_mesh_may_be_near(const rtcd_mesh* m, rtcd_v3 p, float dist)
 {
+    rtcd_mesh_grids_ready(m);
     const rtcd_solid_grid* g = &m->grid;
     return grid_may_be_near(g->near, v3_load(g->lo), v3_load(g->inv_cell), g->min_cell, p, dist);
 }
@@ -128,6 +147,7 @@ static inline rtcd_bvh_view rtcd_mesh_bvh_view(const rtcd_mesh* m)
 static inline rtcd_mesh_view rtcd_mesh_view_of(const rtcd_mesh* m, rtcd_traversal traversal)
 {
     rtcd_mesh_view v;
+    rtcd_mesh_grids_ready(m);
     v.bvh = rtcd_mesh_bvh_view(m);
     v.vertices = m->vertices;
     v.prev_vertices = m->prev_vertices ? m->prev_vertices : m->vertices;

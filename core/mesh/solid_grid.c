@@ -13,6 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 static uint32_t cell_index(int x, int y, int z)
 {
     return ((uint32_t)z * RTCD_GRID_N + (uint32_t)y) * RTCD_GRID_N + (uint32_t)x;
@@ -223,7 +227,33 @@ static void mark_surface_rows(const rtcd_mesh* m, uint16_t* rows)
     float* f = m->normal_sums ? (float*)(void*)m->normal_sums : NULL;
     for (uint32_t i = 0; f && i < m->vertex_count; ++i)
         for (int k = 0; k < 3; ++k) f[3 * i + k] = (m->vertices[3 * i + k] - g->lo[k]) * g->inv_cell[k];
-    for (uint32_t t = 0; t < m->triangle_count; ++t) {
+    uint32_t t = 0;
+#if defined(__SSE2__)
+    /* Four triangles at a time: the same cells (min and max are exact, and
+     * clamping before the truncation gives clamp_cell's cell; the grid
+     * coordinates of checked vertices are finite). */
+    const __m128 top = _mm_set1_ps((float)(RTCD_GRID_N - 1)), zero = _mm_setzero_ps(), hair = _mm_set1_ps(1e-3f);
+    for (; f && t + 4 <= m->triangle_count; t += 4) {
+        const uint32_t* tri = m->indices + 3 * t;
+        int32_t c0[3][4], c1[3][4];
+        for (int k = 0; k < 3; ++k) {
+            __m128 a = _mm_set_ps(f[3 * tri[9] + k], f[3 * tri[6] + k], f[3 * tri[3] + k], f[3 * tri[0] + k]);
+            __m128 b = _mm_set_ps(f[3 * tri[10] + k], f[3 * tri[7] + k], f[3 * tri[4] + k], f[3 * tri[1] + k]);
+            __m128 c = _mm_set_ps(f[3 * tri[11] + k], f[3 * tri[8] + k], f[3 * tri[5] + k], f[3 * tri[2] + k]);
+            __m128 lo = _mm_min_ps(_mm_min_ps(a, b), c), hi = _mm_max_ps(_mm_max_ps(a, b), c);
+            lo = _mm_min_ps(_mm_max_ps(_mm_sub_ps(lo, hair), zero), top);
+            hi = _mm_max_ps(_mm_min_ps(_mm_add_ps(hi, hair), top), zero);
+            _mm_storeu_si128((__m128i*)(void*)c0[k], _mm_cvttps_epi32(lo));
+            _mm_storeu_si128((__m128i*)(void*)c1[k], _mm_cvttps_epi32(hi));
+        }
+        for (int j = 0; j < 4; ++j) {
+            uint16_t mask = (uint16_t)((0xffffu >> (15 - c1[0][j])) & (0xffffu << c0[0][j]));
+            for (int z = c0[2][j]; z <= c1[2][j]; ++z)
+                for (int y = c0[1][j]; y <= c1[1][j]; ++y) rows[z * RTCD_GRID_N + y] |= mask;
+        }
+    }
+#endif
+    for (; t < m->triangle_count; ++t) {
         const uint32_t* tri = m->indices + 3 * t;
         int c0[3], c1[3];
         for (int k = 0; k < 3; ++k) {

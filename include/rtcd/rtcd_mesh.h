@@ -134,7 +134,7 @@ RTCD_API rtcd_error rtcd_mesh_update_vertices_many(rtcd_mesh* const* meshes, con
 RTCD_API uint64_t rtcd_mesh_version(const rtcd_mesh* mesh);
 
 /* What the updates did so far (all zero for a NULL mesh). */
-#define RTCD_DEFORM_PARTS 6
+#define RTCD_DEFORM_PARTS 7
 typedef struct rtcd_mesh_deform_stats {
     uint64_t version;     /* rtcd_mesh_version */
     uint64_t refits;      /* updates that refitted the BVH */
@@ -144,10 +144,12 @@ typedef struct rtcd_mesh_deform_stats {
     uint64_t grid_rebuilds; /* updates whose grids' slack had run out (rebuilt) */
     uint64_t cluster_sorts; /* updates that sorted the vertex clusters again (with the grids) */
     /* Time spent per part over all updates, milliseconds (names:
-     * rtcd_mesh_deform_part_name). */
+     * rtcd_mesh_deform_part_name); the last, "lazy_grids", is the grids'
+     * fill that an update leaves to the first collision query reading them
+     * (spent inside that query, on its thread). */
     double part_ms[RTCD_DEFORM_PARTS];
 } rtcd_mesh_deform_stats;
-/* "check", "volume", "geometry", "bvh", "grids", "clusters"; "" past the last. */
+/* "check", "volume", "geometry", "bvh", "grids", "clusters", "lazy_grids"; "" past the last. */
 RTCD_API const char* rtcd_mesh_deform_part_name(int part);
 RTCD_API rtcd_mesh_deform_stats rtcd_mesh_get_deform_stats(const rtcd_mesh* mesh);
 

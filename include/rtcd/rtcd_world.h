@@ -87,10 +87,16 @@ RTCD_API const rtcd_mesh* rtcd_shape_body_mesh(const rtcd_shape* shape);
 
 /* Deforming bodies: new positions for the shape's vertices (the mesh's
  * given to rtcd_shape_create, in the same order and frame; `stride` bytes
- * apart, 0: packed), read during the call. The body mesh is updated in place
- * (rtcd_mesh_update_vertices: the same checks, and on failure nothing
- * changes), and the next step collides with the new shape, through rtcd and
- * through GImpact alike; sleeping bodies of the shape wake. Every body of
+ * apart, 0: packed), read during the call, which checks that they are finite
+ * and in range. The next step collides with the new shape, through rtcd and
+ * through GImpact alike; sleeping bodies of the shape wake. With rtcd's
+ * narrow phase the next step updates the body meshes of every shape given
+ * vertices since the last, together on the narrow phase's workers
+ * (rtcd_mesh_update_vertices_many, in place), and gives Bullet's
+ * broadphase the box of the new mesh; a shape the mesh's checks refuse (a
+ * triangle of zero area, inside out) keeps its last shape, with a warning
+ * through rtcd's log (rtcd_shape_body_mesh updates the shape's mesh at
+ * once, with the same rule). Every body of
  * the shape deforms with it: give each deforming body its own shape. The
  * body frame and the mass properties stay those the shape was created with.
  * Single-mesh shapes of the rtcd and GImpact narrow phases only:
