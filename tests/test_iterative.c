@@ -381,6 +381,44 @@ static void test_displacement_threshold(void** state)
     rtcd_mesh_release(other);
 }
 
+/* A vertex that leaves the other mesh and comes back before the next
+ * standard pass is seen again: the walk that lost it keeps its ray, on the
+ * iterative algorithm too (a resting pile's vertices go in and out). */
+static void test_returning_vertex_is_seen(void** state)
+{
+    (void)state;
+    rtcd_mesh* m = blob();
+    rtcd_narrowphase_def def = rtcd_default_narrowphase_def();
+    rtcd_iterative_def idef = rtcd_default_iterative_def();
+    idef.algorithm = RTCD_ALGORITHM_ITERATIVE;
+    idef.adaptive = 0; /* a 0.02 m threshold: the moves below run no standard pass */
+    rtcd_pair_state* s = NULL;
+    assert_int_equal(rtcd_pair_state_create(&s), RTCD_OK);
+    uint32_t cap, n0, n1, n2, ns;
+    rtcd_ray_hit* rays = ray_buffer(m, m, &cap);
+    rtcd_ray_hit* ref = ray_buffer(m, m, &cap);
+    rtcd_transform pa = rtcd_transform_identity(), pb = pose_of(0.4f, 0.1f, 0.9f, 0, 0);
+    rtcd_narrowphase_stats st;
+    assert_int_equal(test_collide_iterative(&def, &idef, s, m, &pa, m, &pb, rays, cap, &n0, &st), RTCD_OK);
+    assert_int_equal(st.standard_pass, 1);
+    pb.translation[0] = 0.908f; /* apart by 8 mm: some colliding vertices leave */
+    assert_int_equal(test_collide_iterative(&def, &idef, s, m, &pa, m, &pb, rays, cap, &n1, &st), RTCD_OK);
+    assert_int_equal(st.standard_pass, 0);
+    assert_true(n1 < n0);
+    pb.translation[0] = 0.9f; /* and back */
+    assert_int_equal(test_collide_iterative(&def, &idef, s, m, &pa, m, &pb, rays, cap, &n2, &st), RTCD_OK);
+    assert_int_equal(st.standard_pass, 0);
+    assert_int_equal(rtcd_collide_standard(&def, m, &pa, m, &pb, ref, cap, &ns, NULL), RTCD_OK);
+    rtcd_ray_agreement ag;
+    assert_int_equal(rtcd_compare_rays(ref, ns, rays, n2, 1e-4f, &ag), RTCD_OK);
+    assert_int_equal(ag.missed, 0);
+    assert_int_equal(ag.spurious, 0);
+    free(rays);
+    free(ref);
+    rtcd_pair_state_release(s);
+    rtcd_mesh_release(m);
+}
+
 /* The displacement bound is never below the true largest vertex motion
  * (brute force over every vertex of both meshes), and not far above it. */
 static void test_displacement_bound(void** state)
@@ -496,6 +534,7 @@ int main(void)
         cmocka_unit_test(test_deforming_blob_agrees_with_standard),
         cmocka_unit_test(test_prediction_reduces_incorrect_rays_on_the_slide),
         cmocka_unit_test(test_displacement_threshold),
+        cmocka_unit_test(test_returning_vertex_is_seen),
         cmocka_unit_test(test_displacement_bound),
         cmocka_unit_test(test_adaptive_params),
         cmocka_unit_test(test_compare_rays),
