@@ -6,6 +6,8 @@
 // thread count.
 #include "plugin_internal.h"
 
+#include <BulletDynamics/Dynamics/btRigidBody.h>
+
 #include <algorithm>
 #include <chrono>
 
@@ -69,6 +71,42 @@ static void addSpeculativePoint(btManifoldResult& result, const btVector3& norma
         m->addManifoldPoint(pt);
 }
 
+// A body's velocity field as Bullet's solver starts from it: its own
+// velocities plus what the step's external forces (gravity) add before the
+// first iteration (btSequentialImpulseConstraintSolver's external impulse).
+struct rtcdPointMotion {
+    btVector3 lin, ang, centre;
+    btVector3 at(const btVector3& p) const { return lin + ang.cross(p - centre); }
+};
+
+// Whether a speculative point (distance > 0, after the skin) may become
+// active in this step's solve. Bullet's solver lets a point at distance d
+// close at d/dt before it pushes: a point whose bodies cannot close the gap
+// in the step only costs solver rows (a contact row and its friction rows,
+// iterated 10 times). The velocities are the solver's start; the other
+// contacts' impulses change them in the solve, hence twice the closing
+// speed, a quarter of the relative speed (a body sliding or spinning turns
+// onto its points) and 1.5 mm, which keeps the points a pile rests on at the
+// skin's gap (measured on the avalanche and the spawner: docs/contacts.md).
+static bool mayClose(const rtcdPointMotion& a, const rtcdPointMotion& b, const btVector3& point_a,
+                     const btVector3& point_b, const btVector3& normal_on_b, btScalar distance, btScalar dt)
+{
+    if (distance <= 0) return true;
+    btVector3 rel = a.at(point_a) - b.at(point_b);
+    btScalar closing = std::max(-rel.dot(normal_on_b), btScalar(0));
+    return distance <= (2 * closing + btScalar(0.25) * rel.length()) * dt + btScalar(0.0015);
+}
+
+static rtcdPointMotion pointMotion(const btCollisionObject* obj, const rtcdBodyRecord* record, uint32_t step, btScalar dt)
+{
+    rtcdPointMotion m;
+    rtcdObjectVelocity(obj, record, step, m.lin, m.ang);
+    m.centre = obj->getWorldTransform().getOrigin();
+    if (const btRigidBody* body = btRigidBody::upcast(obj))
+        if (!body->isStaticOrKinematicObject()) m.lin += body->getTotalForce() * body->getInvMass() * dt;
+    return m;
+}
+
 void rtcdPluginState::writeSlot(rtcdPairSlot& slot, btManifoldResult& result, rtcdWorkerStats& ws)
 {
     btPersistentManifold* manifold = slot.manifold;
@@ -109,11 +147,21 @@ void rtcdPluginState::writeSlot(rtcdPairSlot& slot, btManifoldResult& result, rt
     const btTransform& t_a = manifold->getBody0()->getWorldTransform();
     const btTransform& t_b = manifold->getBody1()->getWorldTransform();
     const btScalar skin = rtcdContactSkin(def);
+    const btCollisionObject* o0 = result.getBody0Internal();
+    const btCollisionObject* o1 = result.getBody1Internal();
+    auto recordAt = [this](const btCollisionObject* o) -> const rtcdBodyRecord* {
+        int index = o->getWorldArrayIndex();
+        return index >= 0 && static_cast<size_t>(index) < bodies.size() ? &bodies[static_cast<size_t>(index)] : nullptr;
+    };
+    const rtcdPointMotion m0 = pointMotion(o0, recordAt(o0), steps, time_step);
+    const rtcdPointMotion m1 = pointMotion(o1, recordAt(o1), steps, time_step);
     for (uint32_t n = 0; n < slot.count; ++n) {
         const rtcd_contact& c = slot.contacts[n];
         btVector3 normal(c.normal_on_b[0], c.normal_on_b[1], c.normal_on_b[2]);
         btVector3 point(c.point_on_b[0], c.point_on_b[1], c.point_on_b[2]);
         btScalar distance = -c.depth - skin;
+        // Only with the skin (the predictive algorithm's speculative contacts).
+        if (skin > 0 && !mayClose(m0, m1, point + normal * distance, point, normal, distance, time_step)) continue;
         gap = std::max(gap, distance);
         // A full manifold without a match for this point: it gives up its
         // shallowest point from before this step (addManifoldPoint's own
@@ -154,6 +202,17 @@ void rtcdPluginState::writeSlot(rtcdPairSlot& slot, btManifoldResult& result, rt
     manifold->setContactBreakingThreshold(std::max(gContactBreakingThreshold, gap * btScalar(1.01)));
     // Drops cached points that moved apart; the ones matched above keep their warm start.
     result.refreshContactPoints();
+    // Cached points the refresh kept, the same way.
+    if (skin > 0) {
+        bool swapped = manifold->getBody0() != o0;
+        const rtcdPointMotion& ma = swapped ? m1 : m0;
+        const rtcdPointMotion& mb = swapped ? m0 : m1;
+        for (int i = manifold->getNumContacts() - 1; i >= 0; --i) {
+            const btManifoldPoint& q = manifold->getContactPoint(i);
+            if (!mayClose(ma, mb, q.m_positionWorldOnA, q.m_positionWorldOnB, q.m_normalWorldOnB, q.getDistance(), time_step))
+                manifold->removeContactPoint(i);
+        }
+    }
     ws.contacts += static_cast<uint32_t>(manifold->getNumContacts());
     if (slot.count || manifold->getNumContacts()) slot.last_contact = steps;
     slot.written = stamp;
