@@ -40,6 +40,8 @@
 #include <string>
 #include <vector>
 
+#include "gimpact_mesh.hpp"
+
 namespace {
 
 const double k_target = 1.2; // rtcd batch median with the character / without
@@ -59,25 +61,7 @@ double median(std::vector<double> v)
 
 float terrain_height(float x, float y) { return 0.3f * std::sin(0.3f * x) * std::cos(0.25f * y); }
 
-struct Mesh {
-    std::vector<float> v;
-    std::vector<int> i;
-    std::unique_ptr<btTriangleIndexVertexArray> array;
-    std::unique_ptr<btGImpactMeshShape> shape;
-    void build(rtcd_generated_mesh g)
-    {
-        v.assign(g.vertices, g.vertices + 3 * g.vertex_count);
-        i.assign(g.indices, g.indices + 3 * g.triangle_count);
-        rtcd_generated_free(&g);
-    }
-    void finish()
-    {
-        array.reset(new btTriangleIndexVertexArray(static_cast<int>(i.size() / 3), i.data(), 3 * sizeof(int),
-                                                   static_cast<int>(v.size() / 3), v.data(), 3 * sizeof(float)));
-        shape.reset(new btGImpactMeshShape(array.get()));
-        shape->updateBound();
-    }
-};
+using Mesh = GImpactMesh;
 
 // The controller, its updateAction timed.
 struct TimedController : btKinematicCharacterController {
@@ -285,18 +269,19 @@ int main(int argc, char** argv)
         float cx = -18.0f + 4.0f * static_cast<float>(t % 10), cy = -18.0f + 4.0f * static_cast<float>(t / 10);
         if (rtcd_generate_box(half, 8, &g) != RTCD_OK) return 1;
         Mesh& m = terrain[static_cast<size_t>(t)];
-        m.build(g);
-        for (size_t k = 0; k < m.v.size(); k += 3) {
-            m.v[k] += cx;
-            m.v[k + 1] += cy;
-            float& z = m.v[k + 2];
-            z = z > 0.0f ? terrain_height(m.v[k], m.v[k + 1]) : -1.0f; // top at the hills, bottom at -1 m
+        m.copy(g);
+        rtcd_generated_free(&g);
+        for (size_t k = 0; k < m.vertices.size(); k += 3) {
+            m.vertices[k] += cx;
+            m.vertices[k + 1] += cy;
+            float& z = m.vertices[k + 2];
+            z = z > 0.0f ? terrain_height(m.vertices[k], m.vertices[k + 1]) : -1.0f; // top at the hills, bottom at -1 m
         }
         m.finish();
     }
     if (rtcd_generate_blob(RTCD_AVALANCHE_BLOB_VERTICES, 0.4f, 3, &g) != RTCD_OK) return 1;
-    blob.build(g);
-    blob.finish();
+    blob.take(g);
+    rtcd_generated_free(&g);
 
     std::vector<std::unique_ptr<World>> worlds;
     worlds.emplace_back(new World(true, false, false, terrain, blob, bodies, static_cast<uint32_t>(threads)));

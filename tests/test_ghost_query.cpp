@@ -18,23 +18,10 @@
 #include <memory>
 #include <vector>
 
+#include "gimpact_mesh.hpp"
 #include "test_check.hpp"
 
-struct MeshData {
-    std::vector<float> vertices;
-    std::vector<int> indices;
-    std::unique_ptr<btTriangleIndexVertexArray> array;
-    std::unique_ptr<btGImpactMeshShape> shape;
-    void take(const rtcd_generated_mesh& g)
-    {
-        vertices.assign(g.vertices, g.vertices + 3 * g.vertex_count);
-        indices.assign(g.indices, g.indices + 3 * g.triangle_count);
-        array.reset(new btTriangleIndexVertexArray(static_cast<int>(g.triangle_count), indices.data(), 3 * sizeof(int),
-                                                   static_cast<int>(g.vertex_count), vertices.data(), 3 * sizeof(float)));
-        shape.reset(new btGImpactMeshShape(array.get()));
-        shape->updateBound();
-    }
-};
+using MeshData = GImpactMesh;
 
 // Queries the ghost's pair cache five times, moving the ghost a little
 // between them, and reads its manifolds: what recoverFromPenetration does.

@@ -21,24 +21,11 @@
 #include <memory>
 #include <vector>
 
+#include "gimpact_mesh.hpp"
 #include "test_check.hpp"
 
-struct MeshData {
-    std::vector<float> vertices;
-    std::vector<int> indices;
-    std::unique_ptr<btTriangleIndexVertexArray> array;
-    std::unique_ptr<btGImpactMeshShape> shape;
-    explicit MeshData(rtcd_generated_mesh g)
-    {
-        vertices.assign(g.vertices, g.vertices + 3 * g.vertex_count);
-        indices.assign(g.indices, g.indices + 3 * g.triangle_count);
-        rtcd_generated_free(&g);
-        array.reset(new btTriangleIndexVertexArray(static_cast<int>(indices.size() / 3), indices.data(), 3 * sizeof(int),
-                                                   static_cast<int>(vertices.size() / 3), vertices.data(),
-                                                   3 * sizeof(float)));
-        shape.reset(new btGImpactMeshShape(array.get()));
-        shape->updateBound();
-    }
+struct MeshData : GImpactMesh {
+    using GImpactMesh::GImpactMesh;
     // The lowest vertex's height at a pose: how deep the mesh is below a
     // flat ground whose top is z = 0 (the deepest point of a polyhedron in
     // a half-space is a vertex).

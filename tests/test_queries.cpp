@@ -16,28 +16,19 @@
 #include <memory>
 #include <vector>
 
+#include "gimpact_mesh.hpp"
 #include "test_check.hpp"
 
 static const float k_radius = 0.5f;
 
 // A UV sphere of radius k_radius as a GImpact mesh (its arrays kept alive by the caller).
-struct SphereMesh {
-    std::vector<float> vertices;
-    std::vector<int> indices;
-    std::unique_ptr<btTriangleIndexVertexArray> array;
-    std::unique_ptr<btGImpactMeshShape> shape;
+struct SphereMesh : GImpactMesh {
     SphereMesh()
     {
         rtcd_generated_mesh g;
         rtcd_generate_uv_sphere(24, 48, k_radius, &g);
-        vertices.assign(g.vertices, g.vertices + 3 * g.vertex_count);
-        indices.assign(g.indices, g.indices + 3 * g.triangle_count);
+        take(g);
         rtcd_generated_free(&g);
-        array.reset(new btTriangleIndexVertexArray(static_cast<int>(indices.size() / 3), indices.data(), 3 * sizeof(int),
-                                                   static_cast<int>(vertices.size() / 3), vertices.data(),
-                                                   3 * sizeof(float)));
-        shape.reset(new btGImpactMeshShape(array.get()));
-        shape->updateBound();
     }
 };
 
