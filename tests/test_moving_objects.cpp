@@ -72,6 +72,29 @@ struct Landing {
     float rest[2] = {0, 0};        // lowest vertex at the end (above -depth: it did not fall through)
 };
 
+// A btMultiBodyDynamicsWorld through rtcd's dispatcher or Bullet's, with a
+// GImpact ground whose top is z = 0 and the blob mesh the bodies share.
+struct GroundScene {
+    btDefaultCollisionConfiguration config;
+    std::unique_ptr<btCollisionDispatcher> dispatcher;
+    btDbvtBroadphase broadphase;
+    btMultiBodyConstraintSolver solver;
+    btMultiBodyDynamicsWorld world;
+    MeshData ground, blob;
+    btRigidBody floor;
+    explicit GroundScene(bool use_rtcd)
+        : dispatcher(use_rtcd ? new rtcdCollisionDispatcher(&config) : new btCollisionDispatcher(&config)),
+          world(dispatcher.get(), &broadphase, &solver, &config), ground(ground_mesh()), blob(blob_mesh()),
+          floor(btRigidBody::btRigidBodyConstructionInfo(0, nullptr, ground.shape.get()))
+    {
+        btGImpactCollisionAlgorithm::registerAlgorithm(dispatcher.get());
+        world.setGravity(btVector3(0, 0, -9.81f));
+        floor.setWorldTransform(btTransform(btQuaternion::getIdentity(), btVector3(0, 0, -0.25f)));
+        world.addRigidBody(&floor);
+    }
+    ~GroundScene() { world.removeRigidBody(&floor); }
+};
+
 static const float k_speed = 5.0f; // m/s
 
 // Starting heights of the lowest vertex above the ground: where a body
@@ -83,18 +106,9 @@ static const float k_starts[] = {0.15f, 0.2f, 0.25f, 0.27f, 0.3f, 0.36f};
 // btMultiBodyDynamicsWorld, or two rigid bodies.
 static Landing land(bool use_rtcd, bool multibody, float k_start, int steps)
 {
-    btDefaultCollisionConfiguration config;
-    std::unique_ptr<btCollisionDispatcher> dispatcher(use_rtcd ? new rtcdCollisionDispatcher(&config)
-                                                               : new btCollisionDispatcher(&config));
-    btGImpactCollisionAlgorithm::registerAlgorithm(dispatcher.get());
-    btDbvtBroadphase broadphase;
-    btMultiBodyConstraintSolver solver;
-    btMultiBodyDynamicsWorld world(dispatcher.get(), &broadphase, &solver, &config);
-    world.setGravity(btVector3(0, 0, -9.81f));
-    MeshData ground = ground_mesh(), blob = blob_mesh();
-    btRigidBody floor(btRigidBody::btRigidBodyConstructionInfo(0, nullptr, ground.shape.get()));
-    floor.setWorldTransform(btTransform(btQuaternion::getIdentity(), btVector3(0, 0, -0.25f)));
-    world.addRigidBody(&floor);
+    GroundScene scene(use_rtcd);
+    btMultiBodyDynamicsWorld& world = scene.world;
+    const MeshData& blob = scene.blob;
 
     const float mass = 1.0f;
     btVector3 inertia;
@@ -155,7 +169,7 @@ static Landing land(bool use_rtcd, bool multibody, float k_start, int steps)
         world.stepSimulation(1.0f / 60.0f, 0);
         for (int i = 0; i < 2; ++i) {
             // The step's contacts were found at the poses before it.
-            if (before[i] > 0.001f && speculative(dispatcher.get(), objs[i])) out.early[i] = true;
+            if (before[i] > 0.001f && speculative(scene.dispatcher.get(), objs[i])) out.early[i] = true;
             out.depth[i] = std::max(out.depth[i], -blob.lowest(objs[i]->getWorldTransform()));
         }
     }
@@ -165,7 +179,6 @@ static Landing land(bool use_rtcd, bool multibody, float k_start, int steps)
         world.removeMultiBody(mb.get());
     }
     for (auto& b : bodies) world.removeRigidBody(b.get());
-    world.removeRigidBody(&floor);
     return out;
 }
 
@@ -213,18 +226,9 @@ static void test_multibody_links_land_like_rigid_bodies()
 // from the joint's; for reference a rigid body with the same velocities.
 static Landing swing(bool use_rtcd, bool multibody, float k_start, int steps)
 {
-    btDefaultCollisionConfiguration config;
-    std::unique_ptr<btCollisionDispatcher> dispatcher(use_rtcd ? new rtcdCollisionDispatcher(&config)
-                                                               : new btCollisionDispatcher(&config));
-    btGImpactCollisionAlgorithm::registerAlgorithm(dispatcher.get());
-    btDbvtBroadphase broadphase;
-    btMultiBodyConstraintSolver solver;
-    btMultiBodyDynamicsWorld world(dispatcher.get(), &broadphase, &solver, &config);
-    world.setGravity(btVector3(0, 0, -9.81f));
-    MeshData ground = ground_mesh(), blob = blob_mesh();
-    btRigidBody floor(btRigidBody::btRigidBodyConstructionInfo(0, nullptr, ground.shape.get()));
-    floor.setWorldTransform(btTransform(btQuaternion::getIdentity(), btVector3(0, 0, -0.25f)));
-    world.addRigidBody(&floor);
+    GroundScene scene(use_rtcd);
+    btMultiBodyDynamicsWorld& world = scene.world;
+    const MeshData& blob = scene.blob;
     const float mass = 1.0f, omega = k_speed;
     btVector3 inertia;
     blob.shape->calculateLocalInertia(mass, inertia);
@@ -267,7 +271,7 @@ static Landing swing(bool use_rtcd, bool multibody, float k_start, int steps)
     for (int s = 0; s < steps; ++s) {
         float before = blob.lowest(obj->getWorldTransform());
         world.stepSimulation(1.0f / 60.0f, 0);
-        if (before > 0.001f && speculative(dispatcher.get(), obj)) out.early[0] = true;
+        if (before > 0.001f && speculative(scene.dispatcher.get(), obj)) out.early[0] = true;
         out.depth[0] = std::max(out.depth[0], -blob.lowest(obj->getWorldTransform()));
     }
     out.rest[0] = blob.lowest(obj->getWorldTransform());
@@ -277,7 +281,6 @@ static Landing swing(bool use_rtcd, bool multibody, float k_start, int steps)
     } else {
         world.removeRigidBody(body.get());
     }
-    world.removeRigidBody(&floor);
     return out;
 }
 
