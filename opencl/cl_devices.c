@@ -146,11 +146,23 @@ static rtcd_error build_program(cl_device_state* d, const char* suffix)
     /* The serial kernel's devices (CPUs) walk the BVH nearer child first
      * with a small stack, as the CPU reference's binary walk does; GPUs the
      * stackless walk. Both give the same hits (shared/mesh_view.h). */
-    char options[160];
-    snprintf(options, sizeof options, "-cl-std=CL1.2%s%s",
+    /* Tuning hook: RTCD_CL_BUILD_OPTIONS is appended (e.g. -cl-nv-verbose,
+     * or -DRTCD_CL_LOCAL_RAYS=512), RTCD_CL_BUILD_LOG=1 logs the build log. */
+    const char* user = getenv("RTCD_CL_BUILD_OPTIONS");
+    char options[512];
+    snprintf(options, sizeof options, "-cl-std=CL1.2%s%s%s%s",
              (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) ? " -cl-fp32-correctly-rounded-divide-sqrt" : "",
-             d->serial ? " -DRTCD_CL_STACK_WALK" : "");
+             d->serial ? " -DRTCD_CL_STACK_WALK" : "", user ? " " : "", user ? user : "");
     err = clBuildProgram(d->program, 1, &d->device, options, NULL, NULL);
+    const char* show = getenv("RTCD_CL_BUILD_LOG");
+    if (err == CL_SUCCESS && show && *show == '1') {
+        char log[8192] = "";
+        clGetProgramBuildInfo(d->program, d->device, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
+        log[sizeof log - 1] = '\0';
+        rtcd_log(RTCD_LOG_WARNING, "OpenCL build on %s with '%s':", d->name, options);
+        for (size_t at = 0, len = strlen(log); at < len; at += 900) /* rtcd_log's lines are short */
+            rtcd_log(RTCD_LOG_WARNING, "%.900s", log + at);
+    }
     if (err != CL_SUCCESS) {
         char log[6144] = "";
         size_t len = 0;

@@ -6,7 +6,9 @@
 #include "../../core/shared/crossing.h"
 
 #define RTCD_CL_GROUP_SIZE 64   /* work items per pair */
+#ifndef RTCD_CL_LOCAL_RAYS /* a build option may set it (RTCD_CL_BUILD_OPTIONS) */
 #define RTCD_CL_LOCAL_RAYS 2048 /* contact records (colliding rays, speculative contacts) a pair keeps on chip; past it the host redoes the pair */
+#endif
 /* Kept rays (iterative algorithms) one pair holds on its device at most: 2
  * words each (feature, triangle | prediction flag). */
 #define RTCD_CL_STATE_ENTRIES 1024
