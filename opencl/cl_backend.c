@@ -185,6 +185,8 @@ static rtcd_error launch(rtcd_opencl* cl, cl_device_state* d, int want_rays, siz
     uint32_t n = d->batch_count;
     if (n == 0) return RTCD_OK;
     if ((err = ensure_buffer(d, &d->pairs, &d->pairs_cap, n * sizeof(rtcd_cl_pair), CL_MEM_READ_ONLY)) != RTCD_OK ||
+        (d->retry_kernel &&
+         (err = ensure_buffer(d, &d->retry, &d->retry_cap, (n + 1u) * sizeof(cl_uint), CL_MEM_READ_WRITE)) != RTCD_OK) ||
         (err = ensure_buffer(d, &d->results, &d->results_cap, n * sizeof(rtcd_cl_result), CL_MEM_WRITE_ONLY)) !=
             RTCD_OK ||
         (err = ensure_buffer(d, &d->rays, &d->rays_cap, (want_rays ? rays_total : 1) * sizeof(rtcd_world_ray),
@@ -196,21 +198,28 @@ static rtcd_error launch(rtcd_opencl* cl, cl_device_state* d, int want_rays, siz
     d->sent_bytes += n * sizeof(rtcd_cl_pair);
     cl_uint count = n, brute = cl->def.traversal == RTCD_TRAVERSAL_BRUTE_FORCE, mode = (cl_uint)cl->def.contact_normal,
             rays_flag = (cl_uint)want_rays;
-    cl_kernel k = d->kernel;
-    for (cl_uint a = 0; a < RTCD_CL_MESH_BUFFERS; ++a)
-        RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_MESHES + a, sizeof(cl_mem), &d->mesh_buffers[a]),
-                      "clSetKernelArg(meshes)");
-    RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_PAIRS, sizeof(cl_mem), &d->pairs), "clSetKernelArg(pairs)");
-    RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_PAIR_COUNT, sizeof count, &count), "clSetKernelArg(count)");
-    RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_BRUTE_FORCE, sizeof brute, &brute), "clSetKernelArg(brute_force)");
-    RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_MODE, sizeof mode, &mode), "clSetKernelArg(mode)");
-    RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_RESULTS, sizeof(cl_mem), &d->results), "clSetKernelArg(results)");
-    RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_RAYS, sizeof(cl_mem), &d->rays), "clSetKernelArg(rays)");
-    RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_WANT_RAYS, sizeof rays_flag, &rays_flag), "clSetKernelArg(want_rays)");
-    /* No arena yet (nothing kept so far): a NULL buffer, never read. */
-    RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_STATE, sizeof(cl_mem), &d->arena[d->arena_in]), "clSetKernelArg(state)");
-    RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_STATE_OUT, sizeof(cl_mem), &d->arena[d->arena_in ^ 1u]),
-                  "clSetKernelArg(state_out)");
+    cl_kernel kernels[2] = {d->kernel, d->retry_kernel};
+    for (int i = 0; i < 2 && kernels[i]; ++i) {
+        cl_kernel k = kernels[i];
+        for (cl_uint a = 0; a < RTCD_CL_MESH_BUFFERS; ++a)
+            RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_MESHES + a, sizeof(cl_mem), &d->mesh_buffers[a]),
+                          "clSetKernelArg(meshes)");
+        RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_PAIRS, sizeof(cl_mem), &d->pairs), "clSetKernelArg(pairs)");
+        RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_PAIR_COUNT, sizeof count, &count), "clSetKernelArg(count)");
+        RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_BRUTE_FORCE, sizeof brute, &brute), "clSetKernelArg(brute_force)");
+        RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_MODE, sizeof mode, &mode), "clSetKernelArg(mode)");
+        RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_RESULTS, sizeof(cl_mem), &d->results), "clSetKernelArg(results)");
+        RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_RAYS, sizeof(cl_mem), &d->rays), "clSetKernelArg(rays)");
+        RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_WANT_RAYS, sizeof rays_flag, &rays_flag),
+                      "clSetKernelArg(want_rays)");
+        /* No arena yet (nothing kept so far): a NULL buffer, never read. */
+        RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_STATE, sizeof(cl_mem), &d->arena[d->arena_in]),
+                      "clSetKernelArg(state)");
+        RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_STATE_OUT, sizeof(cl_mem), &d->arena[d->arena_in ^ 1u]),
+                      "clSetKernelArg(state_out)");
+        if (d->retry_kernel)
+            RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_RETRY, sizeof(cl_mem), &d->retry), "clSetKernelArg(retry)");
+    }
     size_t local = RTCD_CL_GROUP_SIZE, global = (size_t)n * RTCD_CL_GROUP_SIZE;
     if (d->serial) {
         /* One work item per pair, alone in its group: its private ray store
@@ -218,8 +227,21 @@ static rtcd_error launch(rtcd_opencl* cl, cl_device_state* d, int want_rays, siz
         global = n;
         local = 1;
     }
-    RTCD_CL_CHECK(clEnqueueNDRangeKernel(d->queue, k, 1, NULL, &global, &local, 0, NULL, &d->ev_kernel),
+    if (d->retry_kernel) {
+        /* The retry list starts empty; the zero must outlive the call (the write is not blocking). */
+        static const cl_uint zero = 0;
+        RTCD_CL_CHECK(clEnqueueWriteBuffer(d->queue, d->retry, CL_FALSE, 0, sizeof zero, &zero, 0, NULL, NULL),
+                      "clEnqueueWriteBuffer(retry)");
+    }
+    RTCD_CL_CHECK(clEnqueueNDRangeKernel(d->queue, d->kernel, 1, NULL, &global, &local, 0, NULL, &d->ev_kernel),
                   "clEnqueueNDRangeKernel(rtcd_collide_pairs)");
+    if (d->retry_kernel) {
+        /* A fixed number of groups: the host never waits to learn how many pairs are listed. */
+        size_t groups = n < RTCD_CL_RETRY_GROUPS ? n : RTCD_CL_RETRY_GROUPS, retry_global = groups * local;
+        RTCD_CL_CHECK(clEnqueueNDRangeKernel(d->queue, d->retry_kernel, 1, NULL, &retry_global, &local, 0, NULL,
+                                             &d->ev_retry),
+                      "clEnqueueNDRangeKernel(rtcd_collide_retry)");
+    }
     RTCD_CL_CHECK(clEnqueueReadBuffer(d->queue, d->results, CL_FALSE, 0, n * sizeof(rtcd_cl_result), d->host_results,
                                       0, NULL, &d->ev_download),
                   "clEnqueueReadBuffer(results)");
@@ -254,7 +276,7 @@ static void device_profile(rtcd_opencl* cl)
     for (uint32_t dv = 0; dv < cl->device_count; ++dv) {
         cl_device_state* d = &cl->devices[dv];
         cl->stats.upload_ms += event_ms(&d->ev_upload);
-        cl->stats.device_ms += event_ms(&d->ev_kernel);
+        cl->stats.device_ms += event_ms(&d->ev_kernel) + event_ms(&d->ev_retry);
         cl->stats.download_ms += event_ms(&d->ev_download) + event_ms(&d->ev_rays);
         cl->stats.upload_bytes += d->sent_bytes;
         cl->stats.download_bytes += d->got_bytes;

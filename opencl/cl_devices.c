@@ -174,6 +174,7 @@ static rtcd_error build_program(cl_device_state* d, const char* suffix)
     /* CPU devices run a pair per work item: work-groups with barriers only add cost there. */
     const char* entry = d->serial ? "rtcd_collide_pairs_serial" : "rtcd_collide_pairs";
     d->kernel = clCreateKernel(d->program, entry, &err);
+    if (err == CL_SUCCESS && !d->serial) d->retry_kernel = clCreateKernel(d->program, entry = "rtcd_collide_retry", &err);
     if (err != CL_SUCCESS)
         return rtcd_fail(RTCD_ERROR_DEVICE, "OpenCL clCreateKernel(%s) failed on %s: %s (%d)", entry, d->name,
                          rtcd_cl_error_string(err), (int)err);
@@ -376,7 +377,9 @@ void rtcd_cl_close_devices(rtcd_opencl* cl)
         rtcd_cl_host_array_free(d, &d->pinned_pairs); /* unmapped through the queue: before it goes */
         rtcd_cl_host_array_free(d, &d->pinned_results);
         if (d->rays) clReleaseMemObject(d->rays);
+        if (d->retry) clReleaseMemObject(d->retry);
         if (d->kernel) clReleaseKernel(d->kernel);
+        if (d->retry_kernel) clReleaseKernel(d->retry_kernel);
         if (d->program) clReleaseProgram(d->program);
         if (d->queue) clReleaseCommandQueue(d->queue);
         if (d->context) clReleaseContext(d->context);

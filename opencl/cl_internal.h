@@ -13,6 +13,9 @@
 #include "kernels/cl_types.h"
 
 #define RTCD_CL_MAX_DEVICES 16
+/* Work-groups of the retry kernel (rtcd_collide_retry): it runs the few
+ * pairs past the first kernel's on-chip store, each group every 128th. */
+#define RTCD_CL_RETRY_GROUPS 128u
 #define RTCD_CL_NO_SLOT 0xffffffffu
 
 extern const char rtcd_kernel_source[];
@@ -31,6 +34,7 @@ typedef struct cl_device_state {
     cl_command_queue queue;
     cl_program program;
     cl_kernel kernel;
+    cl_kernel retry_kernel; /* the group kernel's retry (rtcd_collide_retry); NULL with the serial kernel */
     int serial;           /* CPU device: one work item per pair (rtcd_collide_pairs_serial) */
     char name[256];
     cl_ulong max_alloc;   /* CL_DEVICE_MAX_MEM_ALLOC_SIZE (0: not known) */
@@ -54,15 +58,15 @@ typedef struct cl_device_state {
     uint32_t arena_in;
     size_t arena_used;
     /* per call */
-    cl_mem pairs, results, rays;
-    size_t pairs_cap, results_cap, rays_cap;
+    cl_mem pairs, results, rays, retry;
+    size_t pairs_cap, results_cap, rays_cap, retry_cap;
     rtcd_cl_pair* host_pairs;      /* pinned_pairs.data */
     rtcd_cl_result* host_results;  /* pinned_results.data */
     cl_host_array pinned_pairs, pinned_results;
     rtcd_world_ray* host_rays;
     uint32_t* batch_index;  /* device batch slot -> caller's pair index */
     /* This call's commands, for the profile (NULL: not queued). */
-    cl_event ev_upload, ev_kernel, ev_download, ev_rays;
+    cl_event ev_upload, ev_kernel, ev_retry, ev_download, ev_rays;
     size_t sent_bytes, got_bytes;
     uint32_t batch_count, batch_cap;
     size_t rays_total;      /* room for the batch's colliding rays (when asked for) */

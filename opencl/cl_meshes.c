@@ -19,6 +19,7 @@
  * the devices are brought up to date with the others. */
 #include "cl_internal.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -121,6 +122,14 @@ static int index_current(cl_mesh_registry* reg, uint64_t room)
     return 1;
 }
 
+/* find_mesh once the index is current: reads only, any number of threads. */
+static uint32_t lookup_mesh(const cl_mesh_registry* reg, const rtcd_mesh* m)
+{
+    for (uint32_t s = index_home(reg, m->id); reg->index_ids[s]; s = (s + 1u) & (reg->index_cap - 1u))
+        if (reg->index_ids[s] == m->id) return reg->meshes[reg->index_at[s]] == m ? reg->index_at[s] : RTCD_CL_NO_SLOT;
+    return RTCD_CL_NO_SLOT;
+}
+
 /* Entry of mesh m (the same object: its id is never reused), or
  * RTCD_CL_NO_SLOT. By the index: a call asks once per pair end. */
 static uint32_t find_mesh(cl_mesh_registry* reg, const rtcd_mesh* m)
@@ -130,9 +139,7 @@ static uint32_t find_mesh(cl_mesh_registry* reg, const rtcd_mesh* m)
             if (reg->meshes[i] == m && reg->ids[i] == m->id) return i;
         return RTCD_CL_NO_SLOT;
     }
-    for (uint32_t s = index_home(reg, m->id); reg->index_ids[s]; s = (s + 1u) & (reg->index_cap - 1u))
-        if (reg->index_ids[s] == m->id) return reg->meshes[reg->index_at[s]] == m ? reg->index_at[s] : RTCD_CL_NO_SLOT;
-    return RTCD_CL_NO_SLOT;
+    return lookup_mesh(reg, m);
 }
 
 /* A deformed refused mesh is still refused (the same id: not refused again
@@ -521,18 +528,50 @@ static rtcd_error take_out(cl_mesh_registry* reg, uint32_t cut, held_meshes* hel
 /* The call's registered meshes that deformed since their entry was copied.
  * where[i]: the registry index of the call's i-th mesh (RTCD_CL_NO_SLOT:
  * not registered), still right when *held comes back empty. */
+/* Every pair end's entry (where[]), on the call's workers: how many are
+ * stale (their mesh deformed since it was written) and the first resized. */
+typedef struct lookup_job {
+    const cl_mesh_registry* reg;
+    const rtcd_pair_desc* pairs;
+    uint32_t* where;
+    _Atomic uint32_t stale, cut;
+} lookup_job;
+
+/* Pieces of the lookup: a pair's two ends cost a cache miss or two each. */
+#define LOOKUP_RANGE 256u
+
+static void lookup_range(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
+{
+    (void)worker;
+    lookup_job* job = ctx;
+    const cl_mesh_registry* reg = job->reg;
+    uint32_t stale = 0, cut = UINT32_MAX;
+    for (uint32_t p = begin; p < end; ++p) {
+        for (uint32_t e = 0; e < 2; ++e) {
+            const rtcd_mesh* m = e ? job->pairs[p].b : job->pairs[p].a;
+            uint32_t at = job->where[2 * p + e] = lookup_mesh(reg, m);
+            if (at == RTCD_CL_NO_SLOT || reg->versions[at] == m->version) continue;
+            stale++;
+            if (resized(reg, at) && at < cut) cut = at;
+        }
+    }
+    if (stale) atomic_fetch_add_explicit(&job->stale, stale, memory_order_relaxed);
+    for (uint32_t c = atomic_load_explicit(&job->cut, memory_order_relaxed);
+         cut < c && !atomic_compare_exchange_weak_explicit(&job->cut, &c, cut, memory_order_relaxed,
+                                                           memory_order_relaxed);)
+        ;
+}
+
+/* The index is current (rtcd_cl_place_meshes made it so). */
 static rtcd_error follow_deformations(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uint32_t n, uint32_t* where,
                                       held_meshes* held)
 {
     cl_mesh_registry* reg = &cl->registry;
-    uint32_t cut = reg->count, stale = 0;
-    for (uint32_t i = 0; i < 2 * n; ++i) {
-        const rtcd_mesh* m = (i & 1) ? pairs[i / 2].b : pairs[i / 2].a;
-        uint32_t at = where[i] = find_mesh(reg, m);
-        if (at == RTCD_CL_NO_SLOT || reg->versions[at] == m->version) continue;
-        stale++;
-        if (resized(reg, at) && at < cut) cut = at;
-    }
+    lookup_job job = {.reg = reg, .pairs = pairs, .where = where};
+    atomic_init(&job.stale, 0u);
+    atomic_init(&job.cut, reg->count);
+    rtcd_parallel_for(&cl->tasks, n, LOOKUP_RANGE, lookup_range, &job);
+    uint32_t cut = atomic_load(&job.cut), stale = atomic_load(&job.stale);
     if (!stale) return RTCD_OK;
     /* Same sizes: the new content goes over the old, on the host and on
      * every device that holds the registry; a device whose writes fail

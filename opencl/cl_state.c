@@ -35,8 +35,8 @@ rtcd_error rtcd_cl_assign_pairs(rtcd_opencl* cl, const rtcd_pair_desc* pairs, ui
     /* A key that appears twice gets RTCD_KEY_MAP_REPEATED (RTCD_CL_NO_SLOT)
      * for its later copies, which run without state. */
     _Static_assert(RTCD_KEY_MAP_REPEATED == RTCD_CL_NO_SLOT, "a repeated key's copy has no state");
-    if (n) rtcd_key_map_claim_all(&cl->map, &pairs[0].key, sizeof *pairs, n, info_of);
-    rtcd_key_map_end(&cl->map, drop_unseen, NULL);
+    if (n) rtcd_key_map_claim_all(&cl->map, &cl->tasks, &pairs[0].key, sizeof *pairs, n, info_of);
+    rtcd_key_map_end(&cl->map, &cl->tasks, drop_unseen, NULL);
     return RTCD_OK;
 }
 

@@ -524,11 +524,12 @@ static void bit_identity(rtcd_algorithm algorithm, rtcd_traversal traversal, rtc
         assert_true(tot.walk_steps > 0);
         if (algorithm == RTCD_ALGORITHM_PREDICTIVE) assert_true(tot.predictions > 0);
     }
-    /* The engines' schedulers ran every call, as each one promises. */
-    assert_int_equal(reverse.enqueues, (uint32_t)steps);
+    /* The engines' schedulers ran every call (the pair map's passes and the
+     * pairs', several tasks a call), as each one promises. */
+    assert_true(reverse.enqueues >= (uint32_t)steps);
     assert_int_equal(reverse.finishes, 0);
-    assert_int_equal(deferred.enqueues, (uint32_t)steps);
-    assert_int_equal(deferred.finishes, (uint32_t)steps);
+    assert_true(deferred.enqueues >= (uint32_t)steps);
+    assert_int_equal(deferred.finishes, deferred.enqueues);
     reference_free(&ref);
     for (int k = 0; k < nv; ++k) {
         rtcd_batch_release(v[k].batch);

@@ -72,7 +72,7 @@ static int drop_all(void* value, int claimed, void* ctx)
 /* Every pair forgets its state. */
 static void forget_states(cpu_backend* b)
 {
-    if (b->map.cap) rtcd_key_map_end(&b->map, drop_all, NULL);
+    if (b->map.cap) rtcd_key_map_end(&b->map, NULL, drop_all, NULL);
     rtcd_key_map_free(&b->map);
 }
 
@@ -232,7 +232,7 @@ static rtcd_error claim_entries(cpu_backend* b, const rtcd_pair_desc* pairs, uin
     }
     if (!rtcd_key_map_begin(&b->map, n, sizeof(cpu_pair)))
         return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "CPU backend: no memory for the pair map");
-    if (n) rtcd_key_map_claim_all(&b->map, &pairs[0].key, sizeof *pairs, n, b->slot_of);
+    if (n) rtcd_key_map_claim_all(&b->map, &b->tasks, &pairs[0].key, sizeof *pairs, n, b->slot_of);
     for (uint32_t i = 0; i < n; ++i)
         b->entry_of[i] = b->slot_of[i] == RTCD_KEY_MAP_REPEATED ? NULL : pair_at(&b->map, b->slot_of[i]);
     return RTCD_OK;
@@ -285,7 +285,7 @@ static rtcd_error cpu_collide(void* impl, const rtcd_pair_desc* pairs, uint32_t 
     rtcd_parallel_for(&b->tasks, n, 4, run_range, b);
     double finish_start = now_ms();
     b->stats.run_ms = finish_start - run_start;
-    if (b->map.cap) rtcd_key_map_end(&b->map, drop_unseen, NULL);
+    if (b->map.cap) rtcd_key_map_end(&b->map, &b->tasks, drop_unseen, NULL);
     uint32_t first = UINT32_MAX;
     for (uint32_t w = 0; w < b->workers; ++w) {
         cpu_worker* wk = &b->work[w];

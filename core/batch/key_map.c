@@ -3,6 +3,8 @@
 
 #include "hooks.h"
 
+#include <stdatomic.h>
+
 #include <string.h>
 
 void rtcd_key_map_free(rtcd_key_map* m)
@@ -67,32 +69,106 @@ uint32_t rtcd_key_map_claim(rtcd_key_map* m, uint64_t key)
     return s;
 }
 
-/* How far ahead claim_all fetches: enough misses in flight to hide a
+/* How far ahead a claim loop fetches: enough misses in flight to hide a
  * memory round trip behind the claims between. */
 #define CLAIM_AHEAD 16u
 
-void rtcd_key_map_claim_all(rtcd_key_map* m, const void* keys, size_t stride, uint32_t n, uint32_t* slot_of)
+static uint64_t key_at(const unsigned char* keys, size_t stride, uint32_t i)
 {
-    const unsigned char* k = keys;
-    for (uint32_t i = 0; i < n; ++i) {
-        if (i + CLAIM_AHEAD < n) {
-            uint64_t ahead;
-            memcpy(&ahead, k + (size_t)(i + CLAIM_AHEAD) * stride, sizeof ahead);
-            __builtin_prefetch(&m->slots[rtcd_key_map_home(m, ahead)], 1);
+    uint64_t key;
+    memcpy(&key, keys + (size_t)i * stride, sizeof key);
+    return key;
+}
+
+/* Pieces of the parallel passes: a claim costs a cache miss or two. */
+#define CLAIM_RANGE 512u
+#define END_RANGE 4096u
+
+/* slot_of[i] while claiming: the key is not in the map yet. */
+#define KEY_NEW 0xfffffffeu
+
+typedef struct claim_job {
+    rtcd_key_map* m;
+    const unsigned char* keys;
+    size_t stride;
+    uint32_t* slot_of;
+    _Atomic uint32_t repeats; /* an entry found twice: the serial pass settles who claimed it */
+} claim_job;
+
+/* Keys already in the map take their slot, the others are left for the
+ * serial pass: nothing is inserted here, so every probe reads a table that
+ * does not change under it. */
+static void find_range(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
+{
+    (void)worker;
+    claim_job* job = ctx;
+    rtcd_key_map* m = job->m;
+    uint32_t call = m->call;
+    for (uint32_t i = begin; i < end; ++i) {
+        if (i + CLAIM_AHEAD < end)
+            __builtin_prefetch(&m->slots[rtcd_key_map_home(m, key_at(job->keys, job->stride, i + CLAIM_AHEAD))], 1);
+        uint32_t s = rtcd_key_map_slot(m, key_at(job->keys, job->stride, i));
+        if (m->slots[s].used != 1) {
+            job->slot_of[i] = KEY_NEW;
+            continue;
         }
-        uint64_t key;
-        memcpy(&key, k + (size_t)i * stride, sizeof key);
-        slot_of[i] = rtcd_key_map_claim(m, key);
+        job->slot_of[i] = s;
+        if (__atomic_exchange_n(&m->slots[s].call, call, __ATOMIC_RELAXED) == call)
+            atomic_fetch_add_explicit(&job->repeats, 1u, memory_order_relaxed);
     }
 }
 
-void rtcd_key_map_end(rtcd_key_map* m, int (*drop)(void* value, int claimed, void* ctx), void* ctx)
+void rtcd_key_map_claim_all(rtcd_key_map* m, const rtcd_task_system* ts, const void* keys, size_t stride, uint32_t n,
+                            uint32_t* slot_of)
 {
-    for (uint32_t s = 0; s < m->cap; ++s) {
-        rtcd_key_slot* e = &m->slots[s];
-        if (e->used != 1 || !drop(rtcd_key_map_value(m, s), e->call == m->call, ctx)) continue;
-        e->used = 2;
-        m->live--;
-        m->removed++;
+    claim_job job = {.m = m, .keys = keys, .stride = stride, .slot_of = slot_of};
+    atomic_init(&job.repeats, 0u);
+    rtcd_parallel_for(ts, n, CLAIM_RANGE, find_range, &job);
+    if (atomic_load(&job.repeats)) {
+        /* A key given twice (rare): its first copy in call order claims it.
+         * A fresh call number forgets the marks of the parallel pass. */
+        m->call++;
+        for (uint32_t i = 0; i < n; ++i) {
+            uint32_t s = slot_of[i];
+            if (s == KEY_NEW) continue;
+            if (m->slots[s].call == m->call) slot_of[i] = RTCD_KEY_MAP_REPEATED;
+            else m->slots[s].call = m->call;
+        }
     }
+    /* New keys in call order, as single claims would place them. */
+    for (uint32_t i = 0; i < n; ++i)
+        if (slot_of[i] == KEY_NEW) slot_of[i] = rtcd_key_map_claim(m, key_at(keys, stride, i));
+}
+
+typedef struct end_job {
+    rtcd_key_map* m;
+    int (*drop)(void* value, int claimed, void* ctx);
+    void* ctx;
+    _Atomic uint32_t removed;
+} end_job;
+
+static void end_range(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
+{
+    (void)worker;
+    end_job* job = ctx;
+    rtcd_key_map* m = job->m;
+    uint32_t removed = 0;
+    for (uint32_t s = begin; s < end; ++s) {
+        rtcd_key_slot* e = &m->slots[s];
+        if (e->used != 1 || !job->drop(rtcd_key_map_value(m, s), e->call == m->call, job->ctx)) continue;
+        e->used = 2;
+        removed++;
+    }
+    if (removed) atomic_fetch_add_explicit(&job->removed, removed, memory_order_relaxed);
+}
+
+void rtcd_key_map_end(rtcd_key_map* m, const rtcd_task_system* ts, int (*drop)(void* value, int claimed, void* ctx),
+                      void* ctx)
+{
+    end_job job = {.m = m, .drop = drop, .ctx = ctx};
+    atomic_init(&job.removed, 0u);
+    rtcd_parallel_for(ts, m->cap, END_RANGE, end_range, &job);
+    uint32_t removed = atomic_load(&job.removed);
+    m->live -= removed;
+    m->removed += removed;
 }

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "task.h"
+
 #define RTCD_KEY_MAP_REPEATED 0xffffffffu
 
 /* One slot's bookkeeping, together so that a probe reads one cache line. */
@@ -58,14 +60,18 @@ int rtcd_key_map_begin(rtcd_key_map* m, uint32_t keys, size_t value_size);
  * RTCD_KEY_MAP_REPEATED when this call claimed it already. */
 uint32_t rtcd_key_map_claim(rtcd_key_map* m, uint64_t key);
 /* Claims keys[i] (stride bytes apart, e.g. inside rtcd_pair_desc) for
- * i < n into slot_of[i], as n calls of rtcd_key_map_claim in order would,
- * with the slots of later keys fetched ahead: a large map's probes miss
- * the cache. */
-void rtcd_key_map_claim_all(rtcd_key_map* m, const void* keys, size_t stride, uint32_t n, uint32_t* slot_of);
+ * i < n into slot_of[i], as n calls of rtcd_key_map_claim in order would:
+ * keys already in the map are found on ts's workers (NULL: this thread),
+ * new keys are inserted after, in call order, so the map and the slots are
+ * the same for any number of workers. */
+void rtcd_key_map_claim_all(rtcd_key_map* m, const rtcd_task_system* ts, const void* keys, size_t stride, uint32_t n,
+                            uint32_t* slot_of);
 
 /* Ends the call: each entry in use is offered to `drop` (claimed: whether
- * this call claimed it) and removed when drop returns 1. */
-void rtcd_key_map_end(rtcd_key_map* m, int (*drop)(void* value, int claimed, void* ctx), void* ctx);
+ * this call claimed it) and removed when drop returns 1. drop runs on ts's
+ * workers (NULL: this thread), each entry once. */
+void rtcd_key_map_end(rtcd_key_map* m, const rtcd_task_system* ts, int (*drop)(void* value, int claimed, void* ctx),
+                      void* ctx);
 
 /* Frees the map (the caller has dealt with the values). */
 void rtcd_key_map_free(rtcd_key_map* m);

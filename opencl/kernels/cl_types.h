@@ -6,8 +6,18 @@
 #include "../../core/shared/crossing.h"
 
 #define RTCD_CL_GROUP_SIZE 64   /* work items per pair */
-#ifndef RTCD_CL_LOCAL_RAYS /* a build option may set it (RTCD_CL_BUILD_OPTIONS) */
-#define RTCD_CL_LOCAL_RAYS 2048 /* contact records (colliding rays, speculative contacts) a pair keeps on chip; past it the host redoes the pair */
+/* Contact records (colliding rays, speculative contacts, crossings) a pair
+ * keeps on chip. The group kernel starts with RTCD_CL_GROUP_RAYS, so that
+ * more work-groups fit a compute unit (registers and local memory allow
+ * twice as many on an H100 at 256 as at 2048), and lists the few pairs
+ * with more for its retry kernel, which has RTCD_CL_LOCAL_RAYS (as the
+ * serial kernel); past that the host redoes the pair. A build option may
+ * set either (RTCD_CL_BUILD_OPTIONS). */
+#ifndef RTCD_CL_LOCAL_RAYS
+#define RTCD_CL_LOCAL_RAYS 2048
+#endif
+#ifndef RTCD_CL_GROUP_RAYS
+#define RTCD_CL_GROUP_RAYS 256
 #endif
 /* Kept rays (iterative algorithms) one pair holds on its device at most: 2
  * words each (feature, triangle | prediction flag). */
@@ -103,6 +113,7 @@ enum rtcd_cl_kernel_arg {
     RTCD_KARG_WANT_RAYS,   /* uint */
     RTCD_KARG_STATE,       /* uint: the kept rays the last call wrote (the device's input arena) */
     RTCD_KARG_STATE_OUT,   /* uint: where this call's kept rays go (the output arena) */
+    RTCD_KARG_RETRY,       /* uint: the group kernels' retry list, its count first (not in the serial kernel) */
     RTCD_KARG_COUNT
 };
 #define RTCD_CL_MESH_BUFFERS 14
@@ -116,6 +127,11 @@ enum rtcd_cl_kernel_arg {
         __global const uchar *vertex_balls, __global const uint *vertex_tris, __global const rtcd_cl_pair *pairs,  \
         uint pair_count, uint brute_force, uint mode, __global rtcd_cl_result *results,                           \
         __global rtcd_world_ray *rays_out, uint want_rays, __global const uint *state, __global uint *state_out
+/* The same, as arguments of a call. */
+#define RTCD_PAIR_KERNEL_NAMES                                                                                     \
+    meshes, vertices, vnormals, tnormals, indices, nodes, tris, tri_ids, grids, nears, neighbors, prev_vertices,  \
+        vertex_balls, vertex_tris, pairs, pair_count, brute_force, mode, results, rays_out, want_rays, state,     \
+        state_out
 #endif
 
 #endif

@@ -39,29 +39,34 @@ inline void write_contact(__global rtcd_cl_result* res, uint k, rtcd_contact_v c
     res->feature[k] = c.feature;
 }
 
-__kernel __attribute__((reqd_work_group_size(RTCD_CL_GROUP_SIZE, 1, 1))) void rtcd_collide_pairs(
-    RTCD_PAIR_KERNEL_ARGS)
-{
-    __local rtcd_ray_rec recs[RTCD_CL_LOCAL_RAYS];
-    __local uint count, hits, crossings, cast, kept, predictions, predictive_rays, steps;
-    __local float best_score[RTCD_CL_GROUP_SIZE];
-    __local uint best_feature[RTCD_CL_GROUP_SIZE];
-    __local uint chosen[RTCD_MANIFOLD_POINTS];
-    __local float chosen_pt[RTCD_MANIFOLD_POINTS][3];
-    __local float level; /* reduce_level, from the first pick */
-    __local uint marks[RTCD_CL_MARK_WORDS]; /* the second phase's vertices (pair_vertex_may_cross) */
-    __local uint ball_masks[2];             /* the standard pass's balls (pair_ball_mask), A's and B's */
-    __local uint cross_masks[2];            /* the second phase's (pair_ball_mask, crossing) */
-    __local uint any_marked;
+/* What a pair's work-group shares on chip besides its contact records. */
+typedef struct group_scratch {
+    uint count, hits, crossings, cast, kept, predictions, predictive_rays, steps, any_marked;
+    float best_score[RTCD_CL_GROUP_SIZE];
+    uint best_feature[RTCD_CL_GROUP_SIZE];
+    uint chosen[RTCD_MANIFOLD_POINTS];
+    float chosen_pt[RTCD_MANIFOLD_POINTS][3];
+    float level;                     /* reduce_level, from the first pick */
+    uint marks[RTCD_CL_MARK_WORDS];  /* the second phase's vertices (pair_vertex_may_cross) */
+    uint ball_masks[2];              /* the standard pass's balls (pair_ball_mask), A's and B's */
+    uint cross_masks[2];             /* the second phase's (pair_ball_mask, crossing) */
+} group_scratch;
 
-    uint p = get_group_id(0), lid = get_local_id(0);
-    if (p >= pair_count) return;
+/* Pair p on the calling work-group, its records in recs[cap]. A pair with
+ * more records than cap is listed in retry (count first) for the retry
+ * kernel when there is one, and reported as overflowed either way: the
+ * retry rewrites everything this wrote. */
+inline void collide_group(RTCD_PAIR_KERNEL_ARGS, uint p, __local group_scratch* g, __local rtcd_ray_rec* recs,
+                          uint cap, __global uint* retry)
+{
+    uint lid = get_local_id(0);
+    barrier(CLK_LOCAL_MEM_FENCE); /* the retry kernel's group: every item is done with its last pair */
     __global const rtcd_cl_pair* pair = pairs + p;
     cl_buffers buffers = RTCD_CL_BUFFERS;
     rtcd_pair_ctx ctx;
     cl_pair_ctx(&ctx, &buffers, pair, brute_force);
-    if (lid == 0) count = hits = crossings = cast = kept = predictions = predictive_rays = steps = any_marked = 0;
-    if (lid < 2) ball_masks[lid] = cross_masks[lid] = 0u;
+    if (lid == 0) g->count = g->hits = g->crossings = g->cast = g->kept = g->predictions = g->predictive_rays = g->steps = g->any_marked = 0;
+    if (lid < 2) g->ball_masks[lid] = g->cross_masks[lid] = 0u;
     barrier(CLK_LOCAL_MEM_FENCE);
 
     int standard = (pair->flags & RTCD_CL_STANDARD_PASS) != 0u;
@@ -71,9 +76,9 @@ __kernel __attribute__((reqd_work_group_size(RTCD_CL_GROUP_SIZE, 1, 1))) void rt
     uint balls[2] = {~0u, ~0u};
     if (standard && total) {
         uint bit = pair_ball_bit(&ctx, lid, 0);
-        if (bit) atomic_or(&ball_masks[lid >= 32u], bit);
+        if (bit) atomic_or(&g->ball_masks[lid >= 32u], bit);
         barrier(CLK_LOCAL_MEM_FENCE);
-        balls[0] = ball_masks[0], balls[1] = ball_masks[1];
+        balls[0] = g->ball_masks[0], balls[1] = g->ball_masks[1];
     }
     rtcd_pass_counts mine = {0u, 0u, 0u, 0u};
     float my_length = 0.0f;
@@ -82,20 +87,20 @@ __kernel __attribute__((reqd_work_group_size(RTCD_CL_GROUP_SIZE, 1, 1))) void rt
         rtcd_ray_rec r;
         int what = pass_item(&ctx, standard, state, pair->entries_in, k, &mine, &r);
         if (what == RTCD_WALK_LOST) continue;
-        if (keeps) keep_entry(state_out, pair->entries_out, atomic_inc(&kept), r);
+        if (keeps) keep_entry(state_out, pair->entries_out, atomic_inc(&g->kept), r);
         if (what == RTCD_WALK_PREDICT) {
-            atomic_inc(&predictions);
+            atomic_inc(&g->predictions);
             if (!pair_speculative(&ctx, &r, &mine)) continue;
         } else {
             my_length += r.t;
-            uint hit = atomic_inc(&hits);
+            uint hit = atomic_inc(&g->hits);
             if (want_rays) rays_out[pair->ray_offset + hit] = pair_world_ray(&ctx, r);
         }
-        uint slot = atomic_inc(&count);
-        if (slot < RTCD_CL_LOCAL_RAYS) recs[slot] = r;
+        uint slot = atomic_inc(&g->count);
+        if (slot < cap) recs[slot] = r;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    uint found = count + predictions; /* read by every item before any adds a crossing */
+    uint found = g->count + g->predictions; /* read by every item before any adds a crossing */
     barrier(CLK_LOCAL_MEM_FENCE);
     uint wanted = crossing_items(&ctx, standard, found);
     uint second = pair->flags & RTCD_CL_APART ? 0u : wanted;
@@ -104,106 +109,135 @@ __kernel __attribute__((reqd_work_group_size(RTCD_CL_GROUP_SIZE, 1, 1))) void rt
     int marked = second && crossing_markable(&ctx);
     if (marked) {
         uint bit = pair_ball_bit(&ctx, lid, 1);
-        if (bit) atomic_or(&cross_masks[lid >= 32u], bit);
+        if (bit) atomic_or(&g->cross_masks[lid >= 32u], bit);
         barrier(CLK_LOCAL_MEM_FENCE);
-        uint crossing_balls[2] = {cross_masks[0], cross_masks[1]};
+        uint crossing_balls[2] = {g->cross_masks[0], g->cross_masks[1]};
         for (uint w = lid; w < crossing_mark_words(&ctx); w += RTCD_CL_GROUP_SIZE) {
             uint word = pair_crossing_mark_word(&ctx, w, crossing_balls);
-            marks[w] = word;
-            if (word) atomic_or(&any_marked, 1u);
+            g->marks[w] = word;
+            if (word) atomic_or(&g->any_marked, 1u);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     /* No vertex marked: no unit has an item left. */
-    uint units = second && (!marked || any_marked) ? pair_crossing_units(&ctx) : 0u;
+    uint units = second && (!marked || g->any_marked) ? pair_crossing_units(&ctx) : 0u;
     for (uint u = lid; u < units; u += RTCD_CL_GROUP_SIZE) {
         uint first, v[3], items = pair_crossing_unit(&ctx, u, &first, v);
-        uint mask = marked ? crossing_unit_mask(items, CROSSING_UNIT_MARKS(marks, v)) : 7u;
+        uint mask = marked ? crossing_unit_mask(items, CROSSING_UNIT_MARKS(g->marks, v)) : 7u;
         for (uint j = 0; j < items; ++j) {
             rtcd_ray_rec r;
             if (!((mask >> j) & 1u) || pair_crossing_item(&ctx, first + j, &mine, &r) != RTCD_WALK_HIT) continue;
-            atomic_inc(&crossings);
-            uint slot = atomic_inc(&count);
-            if (slot < RTCD_CL_LOCAL_RAYS) recs[slot] = r;
+            atomic_inc(&g->crossings);
+            uint slot = atomic_inc(&g->count);
+            if (slot < cap) recs[slot] = r;
         }
     }
-    atomic_add(&cast, mine.rays);
-    atomic_add(&predictive_rays, mine.predictive_rays);
-    atomic_add(&steps, mine.steps);
-    best_score[lid] = my_length;
+    atomic_add(&g->cast, mine.rays);
+    atomic_add(&g->predictive_rays, mine.predictive_rays);
+    atomic_add(&g->steps, mine.steps);
+    g->best_score[lid] = my_length;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint s = RTCD_CL_GROUP_SIZE / 2; s > 0; s >>= 1) {
-        if (lid < s) best_score[lid] += best_score[lid + s];
+        if (lid < s) g->best_score[lid] += g->best_score[lid + s];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    float length = best_score[0];
+    float length = g->best_score[0];
     barrier(CLK_LOCAL_MEM_FENCE);
 
-    uint n_rays = count;
-    uint stored = n_rays < RTCD_CL_LOCAL_RAYS ? n_rays : RTCD_CL_LOCAL_RAYS;
+    uint n_rays = g->count;
+    uint stored = n_rays < cap ? n_rays : cap;
     uint n_out = stored < RTCD_MANIFOLD_POINTS ? stored : RTCD_MANIFOLD_POINTS;
-    int overflow = n_rays > RTCD_CL_LOCAL_RAYS;
+    int overflow = n_rays > cap;
     /* reduce_contacts (shared/contact.h) across the group: per pick, the
      * best score, then the lowest feature within the tie band. */
     for (uint k = 0; k < n_out && !overflow; ++k) {
-        rtcd_v3 p0 = v3(chosen_pt[0][0], chosen_pt[0][1], chosen_pt[0][2]);
-        rtcd_v3 p1 = v3(chosen_pt[1][0], chosen_pt[1][1], chosen_pt[1][2]);
-        rtcd_v3 p2 = v3(chosen_pt[2][0], chosen_pt[2][1], chosen_pt[2][2]);
+        rtcd_v3 p0 = v3(g->chosen_pt[0][0], g->chosen_pt[0][1], g->chosen_pt[0][2]);
+        rtcd_v3 p1 = v3(g->chosen_pt[1][0], g->chosen_pt[1][1], g->chosen_pt[1][2]);
+        rtcd_v3 p2 = v3(g->chosen_pt[2][0], g->chosen_pt[2][1], g->chosen_pt[2][2]);
         uint taken[RTCD_MANIFOLD_POINTS]; /* reduce_taken reads private memory */
-        for (uint j = 0; j < k; ++j) taken[j] = chosen[j];
+        for (uint j = 0; j < k; ++j) taken[j] = g->chosen[j];
         float top = -RTCD_FLT_MAX;
         for (uint r = lid; r < stored; r += RTCD_CL_GROUP_SIZE) {
             if (reduce_taken(taken, k, r)) continue;
             rtcd_contact_v c = pair_contact(&ctx, recs[r], (int)mode);
             if (!reduce_valid(c)) continue;
-            top = rtcd_maxf(top, reduce_score((int)k, c.point_on_b, c.rank, level, p0, p1, p2));
+            top = rtcd_maxf(top, reduce_score((int)k, c.point_on_b, c.rank, g->level, p0, p1, p2));
         }
-        best_score[lid] = top;
+        g->best_score[lid] = top;
         barrier(CLK_LOCAL_MEM_FENCE);
         for (uint s = RTCD_CL_GROUP_SIZE / 2; s > 0; s >>= 1) {
-            if (lid < s) best_score[lid] = rtcd_maxf(best_score[lid], best_score[lid + s]);
+            if (lid < s) g->best_score[lid] = rtcd_maxf(g->best_score[lid], g->best_score[lid + s]);
             barrier(CLK_LOCAL_MEM_FENCE);
         }
-        float band = reduce_band(best_score[0]);
+        float band = reduce_band(g->best_score[0]);
         uint mine_feature = RTCD_INVALID, mine_index = RTCD_INVALID;
         for (uint r = lid; r < stored; r += RTCD_CL_GROUP_SIZE) {
             if (reduce_taken(taken, k, r)) continue;
             rtcd_contact_v c = pair_contact(&ctx, recs[r], (int)mode);
             if (!reduce_valid(c)) continue;
-            if (reduce_score((int)k, c.point_on_b, c.rank, level, p0, p1, p2) >= band && c.feature < mine_feature) {
+            if (reduce_score((int)k, c.point_on_b, c.rank, g->level, p0, p1, p2) >= band && c.feature < mine_feature) {
                 mine_feature = c.feature;
                 mine_index = r;
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        best_feature[lid] = mine_feature;
+        g->best_feature[lid] = mine_feature;
         barrier(CLK_LOCAL_MEM_FENCE);
         for (uint s = RTCD_CL_GROUP_SIZE / 2; s > 0; s >>= 1) {
-            if (lid < s) best_feature[lid] = min(best_feature[lid], best_feature[lid + s]);
+            if (lid < s) g->best_feature[lid] = min(g->best_feature[lid], g->best_feature[lid + s]);
             barrier(CLK_LOCAL_MEM_FENCE);
         }
-        if (best_feature[0] == RTCD_INVALID) { /* no valid contact left: every item stops here */
+        if (g->best_feature[0] == RTCD_INVALID) { /* no valid contact left: every item stops here */
             n_out = k;
             break;
         }
-        if (mine_feature == best_feature[0] && mine_index != RTCD_INVALID) {
+        if (mine_feature == g->best_feature[0] && mine_index != RTCD_INVALID) {
             /* features are unique within a pair: exactly one work item gets here */
-            chosen[k] = mine_index;
+            g->chosen[k] = mine_index;
             rtcd_contact_v c = pair_contact(&ctx, recs[mine_index], (int)mode);
-            chosen_pt[k][0] = c.point_on_b.x, chosen_pt[k][1] = c.point_on_b.y, chosen_pt[k][2] = c.point_on_b.z;
-            if (k == 0) level = reduce_level(c.rank, ctx.margin);
+            g->chosen_pt[k][0] = c.point_on_b.x, g->chosen_pt[k][1] = c.point_on_b.y, g->chosen_pt[k][2] = c.point_on_b.z;
+            if (k == 0) g->level = reduce_level(c.rank, ctx.margin);
             write_contact(results + p, k, c);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (lid == 0) {
-        rtcd_pass_counts all = {0u, cast, predictive_rays, steps};
+        if (overflow && retry) retry[1u + atomic_inc(&retry[0])] = p;
+        rtcd_pass_counts all = {0u, g->cast, g->predictive_rays, g->steps};
         results[p].contact_count = overflow ? 0u : n_out;
         results[p].overflow = (uint)overflow;
-        write_counts(results + p, hits, &all, kept, predictions, length);
-        results[p].crossings = crossings;
+        write_counts(results + p, g->hits, &all, g->kept, g->predictions, length);
+        results[p].crossings = g->crossings;
         results[p].second_phase = wanted != 0u;
     }
+}
+
+
+/* The GPUs' kernel: one work-group per pair, RTCD_CL_GROUP_RAYS records on
+ * chip, so that more groups fit a compute unit; the few pairs with more go
+ * to the retry kernel's list. */
+__kernel __attribute__((reqd_work_group_size(RTCD_CL_GROUP_SIZE, 1, 1))) void rtcd_collide_pairs(
+    RTCD_PAIR_KERNEL_ARGS, __global uint* retry)
+{
+    __local group_scratch g;
+    __local rtcd_ray_rec recs[RTCD_CL_GROUP_RAYS];
+    uint p = get_group_id(0);
+    if (p >= pair_count) return;
+    collide_group(RTCD_PAIR_KERNEL_NAMES, p, &g, recs, RTCD_CL_GROUP_RAYS, retry);
+}
+
+/* The pairs rtcd_collide_pairs listed, again with RTCD_CL_LOCAL_RAYS records
+ * on chip, each group taking every get_num_groups(0)-th: the host launches a
+ * fixed number of groups and never reads the list. Past this store the host
+ * redoes the pair. */
+__kernel __attribute__((reqd_work_group_size(RTCD_CL_GROUP_SIZE, 1, 1))) void rtcd_collide_retry(
+    RTCD_PAIR_KERNEL_ARGS, __global uint* retry)
+{
+    __local group_scratch g;
+    __local rtcd_ray_rec recs[RTCD_CL_LOCAL_RAYS];
+    uint listed = retry[0];
+    for (uint k = get_group_id(0); k < listed; k += get_num_groups(0))
+        collide_group(RTCD_PAIR_KERNEL_NAMES, retry[1u + k], &g, recs, RTCD_CL_LOCAL_RAYS, 0);
 }
 
 /* The serial kernel's second-phase item k: its contact kept when it hits. */
