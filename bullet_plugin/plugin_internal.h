@@ -371,7 +371,8 @@ struct rtcdPluginState {
                    const rtcd_ray_hit* rays, uint32_t count);
     // fn(begin, end, worker) over [0, count) on the batch's workers, in
     // ranges of at least min_range; on the calling thread when count is
-    // under min_parallel (or parallel_min when set: tests).
+    // under min_parallel (measured on 2 cores; scaled by 2 / workers on
+    // more), or parallel_min when set (tests).
     template <class F> void parallelFor(uint32_t count, uint32_t min_range, uint32_t min_parallel, F&& fn);
     // The batch's workers as a task system (rtcd_batch_parallel_for): the
     // step's mesh updates (rtcd_mesh_update_vertices_many) run on them.
@@ -417,8 +418,12 @@ void rtcdWorldPlane(const btCollisionShape* shape, const btTransform& pose, floa
 template <class F>
 void rtcdPluginState::parallelFor(uint32_t count, uint32_t min_range, uint32_t min_parallel, F&& fn)
 {
+    uint32_t workers = rtcd_batch_worker_count(narrowphase);
+    // Each loop's min_parallel was measured on 2 cores: with more workers
+    // each takes a smaller share, so a shorter loop gains.
+    if (workers > 2) min_parallel = std::max(2 * min_range, static_cast<uint32_t>(uint64_t(min_parallel) * 2 / workers));
     if (parallel_min != UINT32_MAX) min_parallel = parallel_min;
-    if (count < min_parallel || rtcd_batch_worker_count(narrowphase) < 2) {
+    if (count < min_parallel || workers < 2) {
         if (count) fn(0u, count, 0u);
         return;
     }

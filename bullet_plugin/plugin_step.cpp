@@ -276,7 +276,8 @@ void rtcdPluginState::runBatch()
     // Loops run on the workers only when long enough to gain (measured on
     // 2 shared cores: a 512-blob avalanche's loops, 0.05 to 0.4 ms each,
     // ran no faster on two threads, and a worker descheduled with a range
-    // in hand stalled the step by milliseconds).
+    // in hand stalled the step by milliseconds; parallelFor lowers these
+    // thresholds on machines with more cores).
     parallelFor(static_cast<uint32_t>(body_list.size()), 512, 4096, [this](uint32_t begin, uint32_t end, uint32_t) {
         for (uint32_t i = begin; i < end; ++i)
             fillRecord(bodies[static_cast<size_t>(body_list[i]->getWorldArrayIndex())], body_list[i]);

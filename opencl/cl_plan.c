@@ -120,6 +120,96 @@ static rtcd_error place_pairs(rtcd_opencl* cl, uint32_t n)
     return RTCD_OK;
 }
 
+/* One device: every pair on it takes the next place, its kept rays and rays
+ * follow the earlier pairs', so the places are prefix sums, computed on the
+ * workers in chunks (their totals first, then each chunk from its start). */
+#define PLACE_CHUNK 2048u
+
+typedef struct place_sums {
+    uint32_t pairs;
+    uint64_t keep, rays;
+} place_sums;
+
+typedef struct place_job {
+    rtcd_opencl* cl;
+    uint32_t n;
+    place_sums* sums; /* per chunk: its totals, then where it starts */
+} place_job;
+
+static void chunk_totals(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
+{
+    (void)worker;
+    place_job* job = ctx;
+    const rtcd_opencl* cl = job->cl;
+    int want_rays = cl->call.rays != NULL;
+    for (uint32_t c = begin; c < end; ++c) {
+        place_sums t = {0, 0, 0};
+        uint32_t last = (c + 1) * PLACE_CHUNK < job->n ? (c + 1) * PLACE_CHUNK : job->n;
+        for (uint32_t i = c * PLACE_CHUNK; i < last; ++i) {
+            if (cl->call.device[i] == RTCD_CL_OFF_DEVICE) continue;
+            t.pairs++;
+            t.keep += cl->call.keep_room[i];
+            if (want_rays) t.rays += cl->call.pairs[i].a->vertex_count + cl->call.pairs[i].b->vertex_count;
+        }
+        job->sums[c] = t;
+    }
+}
+
+static void chunk_places(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
+{
+    (void)worker;
+    place_job* job = ctx;
+    rtcd_opencl* cl = job->cl;
+    int want_rays = cl->call.rays != NULL;
+    for (uint32_t c = begin; c < end; ++c) {
+        place_sums at = job->sums[c];
+        uint32_t last = (c + 1) * PLACE_CHUNK < job->n ? (c + 1) * PLACE_CHUNK : job->n;
+        for (uint32_t i = c * PLACE_CHUNK; i < last; ++i) {
+            cl_pair_info* info = pair_info(cl, i);
+            if (cl->call.device[i] == RTCD_CL_OFF_DEVICE) {
+                if (info) {
+                    rtcd_cl_reset_track(info);
+                    info->device = 0xff;
+                }
+                continue;
+            }
+            if (cl->call.device[i] == NEW_ON_DEVICE) {
+                if (info) info->device = 0;
+                cl->call.device[i] = 0;
+            }
+            cl->call.keep_at[i] = (uint32_t)at.keep;
+            at.keep += cl->call.keep_room[i];
+            cl->call.pos[i] = at.pairs++;
+            if (want_rays) {
+                cl->call.ray_pos[i] = (uint32_t)at.rays;
+                at.rays += cl->call.pairs[i].a->vertex_count + cl->call.pairs[i].b->vertex_count;
+            }
+        }
+    }
+}
+
+static rtcd_error place_pairs_one_device(rtcd_opencl* cl, uint32_t n)
+{
+    uint32_t chunks = (n + PLACE_CHUNK - 1) / PLACE_CHUNK;
+    place_sums* sums = rtcd_alloc(((size_t)chunks + 1) * sizeof *sums);
+    if (!sums) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_collide: out of memory for %u pairs", n);
+    place_job job = {cl, n, sums};
+    rtcd_parallel_for(&cl->tasks, chunks, 1, chunk_totals, &job);
+    place_sums run = {0, 0, 0};
+    for (uint32_t c = 0; c < chunks; ++c) {
+        place_sums t = sums[c];
+        sums[c] = run;
+        run.pairs += t.pairs, run.keep += t.keep, run.rays += t.rays;
+    }
+    rtcd_parallel_for(&cl->tasks, chunks, 1, chunk_places, &job);
+    rtcd_free(sums);
+    cl_device_state* d = &cl->devices[0];
+    d->batch_count = run.pairs;
+    d->arena_used = run.keep;
+    d->rays_total = run.rays;
+    return RTCD_OK;
+}
+
 /* Pair i's device record: meshes (registry indices), poses, and for the
  * iterative algorithms its planned pass and where its kept rays are read
  * and written. */
@@ -214,7 +304,7 @@ rtcd_error rtcd_cl_plan_call(rtcd_opencl* cl, uint32_t n)
     if (err != RTCD_OK) return err;
     rtcd_parallel_for(&cl->tasks, n, PLAN_RANGE, plan_range, cl);
     rtcd_cl_flip_infos(cl, n);
-    err = place_pairs(cl, n);
+    err = cl->device_count == 1 ? place_pairs_one_device(cl, n) : place_pairs(cl, n);
     if (err == RTCD_OK) err = grow_device_batches(cl);
     for (uint32_t d = 0; d < cl->device_count && err == RTCD_OK; ++d)
         err = rtcd_cl_arena_reserve(&cl->devices[d], cl->devices[d].arena_used);
