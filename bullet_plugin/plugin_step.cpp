@@ -379,9 +379,10 @@ void rtcdPluginState::runBatch()
     stats.batch = bs;
     stats.standard_ms += bs.standard_ms;
     stats.iterative_ms += bs.iterative_ms;
+    // The step's figures: in pair order (ray_length is a floating sum), from
+    // the results alone, which are read in order.
     size_t ray_offset = 0;
     for (size_t i = 0; i < descs.size(); ++i) {
-        rtcdPairSlot& slot = slots[batch[desc_entry[i]].slot];
         const rtcd_pair_result& r = results[i];
         (r.standard_pass ? stats.standard_pairs : stats.iterative_pairs)++;
         stats.predictive_rays += r.predictive_rays;
@@ -393,13 +394,20 @@ void rtcdPluginState::runBatch()
             checkPair(d.a, d.pose_a, d.b, d.pose_b, rays.data() + ray_offset, r.colliding_rays);
             ray_offset += rtcd_mesh_vertex_count(d.a) + rtcd_mesh_vertex_count(d.b);
         }
-        slot.stamp = stamp;
-        slot.count = r.contact_count;
-        for (uint32_t c = 0; c < r.contact_count; ++c) slot.contacts[c] = r.contacts[c];
         stats.pairs_owned++;
         stats.pairs_culled += r.standard_pass && r.rays_cast == 0; // no candidate, or the separation test
         stats.rays_cast += r.rays_cast;
         stats.colliding_rays += r.colliding_rays;
     }
+    // Each pair's contacts into its slot (one slot per pair: any worker).
+    parallelFor(static_cast<uint32_t>(descs.size()), 256, 8192, [this](uint32_t begin, uint32_t end, uint32_t) {
+        for (uint32_t i = begin; i < end; ++i) {
+            rtcdPairSlot& slot = slots[batch[desc_entry[i]].slot];
+            const rtcd_pair_result& r = results[i];
+            slot.stamp = stamp;
+            slot.count = r.contact_count;
+            for (uint32_t c = 0; c < r.contact_count; ++c) slot.contacts[c] = r.contacts[c];
+        }
+    });
     stats.writeback_ms += msSince(copy_start);
 }
