@@ -356,7 +356,10 @@ rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uin
 {
     if (!cl || (n && (!pairs || !results)))
         return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_opencl_collide: NULL argument");
-    for (uint32_t i = 0; i < n; ++i)
+    /* A pair with a NULL mesh is refused where its meshes are first looked
+     * up (rtcd_cl_place_meshes, on the workers), or here when rays are asked
+     * for, before their offsets read the meshes. */
+    for (uint32_t i = 0; i < n && rays; ++i)
         if (!pairs[i].a || !pairs[i].b)
             return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_opencl_collide: pair %u has a NULL mesh", i);
     double start = now_ms();
@@ -375,6 +378,7 @@ rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uin
     double place_start = now_ms();
     rtcd_error err = rtcd_cl_place_meshes(cl, pairs, n, call->where);
     cl->place_ms = now_ms() - place_start;
+    if (err == RTCD_ERROR_INVALID_ARGUMENT) return err; /* a NULL mesh: refused, nothing changed */
     if (err == RTCD_OK) err = rtcd_cl_assign_pairs(cl, pairs, n, call->info_of);
     uint32_t on_cpu = 0;
     if (err == RTCD_OK) err = cpu_gather(cl, pairs, n, call->where, rays != NULL, &on_cpu);

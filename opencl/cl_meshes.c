@@ -535,7 +535,16 @@ typedef struct lookup_job {
     const rtcd_pair_desc* pairs;
     uint32_t* where;
     _Atomic uint32_t stale, cut;
+    _Atomic uint32_t first_null; /* the first pair with a NULL mesh (UINT32_MAX: none) */
 } lookup_job;
+
+/* *at = min(*at, v) */
+static void atomic_min_u32(_Atomic uint32_t* at, uint32_t v)
+{
+    for (uint32_t c = atomic_load_explicit(at, memory_order_relaxed);
+         v < c && !atomic_compare_exchange_weak_explicit(at, &c, v, memory_order_relaxed, memory_order_relaxed);)
+        ;
+}
 
 /* Pieces of the lookup: a pair's two ends cost a cache miss or two each. */
 #define LOOKUP_RANGE 256u
@@ -545,10 +554,15 @@ static void lookup_range(uint32_t begin, uint32_t end, uint32_t worker, void* ct
     (void)worker;
     lookup_job* job = ctx;
     const cl_mesh_registry* reg = job->reg;
-    uint32_t stale = 0, cut = UINT32_MAX;
+    uint32_t stale = 0, cut = UINT32_MAX, null = UINT32_MAX;
     for (uint32_t p = begin; p < end; ++p) {
         for (uint32_t e = 0; e < 2; ++e) {
             const rtcd_mesh* m = e ? job->pairs[p].b : job->pairs[p].a;
+            if (!m) {
+                job->where[2 * p + e] = RTCD_CL_NO_SLOT;
+                if (null == UINT32_MAX) null = p;
+                continue;
+            }
             uint32_t at = job->where[2 * p + e] = lookup_mesh(reg, m);
             if (at == RTCD_CL_NO_SLOT || reg->versions[at] == m->version) continue;
             stale++;
@@ -556,10 +570,8 @@ static void lookup_range(uint32_t begin, uint32_t end, uint32_t worker, void* ct
         }
     }
     if (stale) atomic_fetch_add_explicit(&job->stale, stale, memory_order_relaxed);
-    for (uint32_t c = atomic_load_explicit(&job->cut, memory_order_relaxed);
-         cut < c && !atomic_compare_exchange_weak_explicit(&job->cut, &c, cut, memory_order_relaxed,
-                                                           memory_order_relaxed);)
-        ;
+    atomic_min_u32(&job->cut, cut);
+    atomic_min_u32(&job->first_null, null);
 }
 
 /* The index is current (rtcd_cl_place_meshes made it so). */
@@ -570,8 +582,11 @@ static rtcd_error follow_deformations(rtcd_opencl* cl, const rtcd_pair_desc* pai
     lookup_job job = {.reg = reg, .pairs = pairs, .where = where};
     atomic_init(&job.stale, 0u);
     atomic_init(&job.cut, reg->count);
+    atomic_init(&job.first_null, UINT32_MAX);
     rtcd_parallel_for(&cl->tasks, n, LOOKUP_RANGE, lookup_range, &job);
-    uint32_t cut = atomic_load(&job.cut), stale = atomic_load(&job.stale);
+    uint32_t cut = atomic_load(&job.cut), stale = atomic_load(&job.stale), null = atomic_load(&job.first_null);
+    if (null != UINT32_MAX)
+        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_opencl_collide: pair %u has a NULL mesh", null);
     if (!stale) return RTCD_OK;
     /* Same sizes: the new content goes over the old, on the host and on
      * every device that holds the registry; a device whose writes fail

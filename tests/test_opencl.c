@@ -364,6 +364,50 @@ static void test_group_kernel_retries_on_device(void** state)
     assert_true(tot.most > 4); /* not vacuous: pairs went past the first store */
 }
 
+/* A pair with a NULL mesh refuses the call, with or without rays, and names
+ * the first such pair; the pairs' states stay (the next call's passes are
+ * the same as without the refused call). */
+static void test_null_mesh_refused(void** state)
+{
+    (void)state;
+    rtcd_mesh* m = test_make_blob(RTCD_AVALANCHE_BLOB_VERTICES, 0.5f, 1);
+    enum { PAIRS = 700 }; /* past one piece of the host's parallel lookup */
+    moving_pair* mps = calloc(PAIRS, sizeof *mps);
+    rtcd_pair_desc* desc = calloc(PAIRS, sizeof *desc);
+    rtcd_pair_result* res = calloc(PAIRS, sizeof *res);
+    test_rng rng = {31};
+    for (int i = 0; i < PAIRS; ++i) {
+        place_pair(&mps[i], &rng, m, m, 9000u + (uint64_t)i, 0.1f);
+        desc[i] = mps[i].desc;
+    }
+    rtcd_iterative_def def = algorithm_def(RTCD_ALGORITHM_ITERATIVE, 1);
+    rtcd_opencl* cl = open_backend_with(RTCD_TRAVERSAL_BVH, 1, &def);
+    assert_int_equal(rtcd_opencl_collide(cl, desc, PAIRS, res, NULL), RTCD_OK);
+    uint32_t standard = 0;
+    for (int i = 0; i < PAIRS; ++i) standard += res[i].standard_pass;
+    assert_int_equal(standard, PAIRS); /* the first call: every pair's first pass */
+    desc[600].b = NULL;
+    desc[650].a = NULL;
+    assert_int_equal(rtcd_opencl_collide(cl, desc, PAIRS, res, NULL), RTCD_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(rtcd_last_error_message(), "pair 600 has a NULL mesh"));
+    size_t room = (size_t)PAIRS * 2u * rtcd_mesh_vertex_count(m);
+    rtcd_ray_hit* rays = calloc(room, sizeof *rays);
+    assert_int_equal(rtcd_opencl_collide(cl, desc, PAIRS, res, rays), RTCD_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(rtcd_last_error_message(), "pair 600 has a NULL mesh"));
+    desc[600].b = desc[650].a = m;
+    assert_int_equal(rtcd_opencl_collide(cl, desc, PAIRS, res, NULL), RTCD_OK);
+    standard = 0;
+    for (int i = 0; i < PAIRS; ++i) standard += res[i].standard_pass;
+    assert_true(standard < PAIRS / 2); /* the states stayed: the pairs, unmoved, walk their kept rays */
+    rtcd_opencl_destroy(cl);
+    for (int i = 0; i < PAIRS; ++i) rtcd_pair_state_release(mps[i].state);
+    free(rays);
+    free(res);
+    free(desc);
+    free(mps);
+    rtcd_mesh_release(m);
+}
+
 /* Many pairs coming and going: the device's kept-ray arenas grow with the
  * pairs (the rays a call walks stay where the last call wrote them), and
  * pairs that leave and arrive change every other pair's place in them. */
@@ -491,6 +535,7 @@ int main(void)
         cmocka_unit_test(test_predictive_sequence_brute_force),
         cmocka_unit_test(test_predictive_sequence_group_kernel),
         cmocka_unit_test(test_group_kernel_retries_on_device),
+        cmocka_unit_test(test_null_mesh_refused),
         cmocka_unit_test(test_state_slots_grow_and_recycle),
         cmocka_unit_test(test_state_overflow_forces_standard_pass),
         cmocka_unit_test(test_broken_kernel_reports_build_log),

@@ -6,6 +6,7 @@
 #include "task.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,17 +165,49 @@ static int pose_finite(const rtcd_transform* t)
     return z == 0.0f;
 }
 
+static rtcd_task_system batch_tasks(rtcd_batch* b);
+
+/* The argument checks of a call, on the batch's workers: a large call's
+ * descriptors are megabytes, and this is their first reading. */
+typedef struct check_job {
+    const rtcd_pair_desc* pairs;
+    _Atomic uint32_t first_null; /* UINT32_MAX: none */
+    _Atomic uint32_t bad;        /* pairs with a non-finite pose */
+} check_job;
+
+#define CHECK_RANGE 1024u
+
+static void check_range(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
+{
+    (void)worker;
+    check_job* job = ctx;
+    uint32_t bad = 0, null = UINT32_MAX;
+    for (uint32_t i = begin; i < end; ++i) {
+        const rtcd_pair_desc* p = &job->pairs[i];
+        if ((!p->a || !p->b) && null == UINT32_MAX) null = i;
+        bad += !pose_finite(&p->pose_a) || !pose_finite(&p->pose_b);
+    }
+    if (bad) atomic_fetch_add_explicit(&job->bad, bad, memory_order_relaxed);
+    for (uint32_t c = atomic_load_explicit(&job->first_null, memory_order_relaxed);
+         null < c && !atomic_compare_exchange_weak_explicit(&job->first_null, &c, null, memory_order_relaxed,
+                                                            memory_order_relaxed);)
+        ;
+}
+
 rtcd_error rtcd_batch_collide(rtcd_batch* b, const rtcd_pair_desc* pairs, uint32_t n, rtcd_pair_result* results,
                               rtcd_ray_hit* rays)
 {
     if (!b || (n && (!pairs || !results)))
         return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_batch_collide: NULL argument");
-    uint32_t bad = 0;
-    for (uint32_t i = 0; i < n; ++i) {
-        if (!pairs[i].a || !pairs[i].b)
-            return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_batch_collide: pair %u has a NULL mesh", i);
-        bad += !pose_finite(&pairs[i].pose_a) || !pose_finite(&pairs[i].pose_b);
-    }
+    check_job job;
+    job.pairs = pairs;
+    atomic_init(&job.first_null, UINT32_MAX);
+    atomic_init(&job.bad, 0u);
+    rtcd_task_system ts = batch_tasks(b);
+    rtcd_parallel_for(&ts, n, CHECK_RANGE, check_range, &job);
+    uint32_t null = atomic_load(&job.first_null), bad = atomic_load(&job.bad);
+    if (null != UINT32_MAX)
+        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_batch_collide: pair %u has a NULL mesh", null);
     if (!bad) return b->ops->collide(b->impl, pairs, n, results, rays);
     /* A body whose pose went to NaN or Inf gets no contacts (and says so);
      * the other pairs run as usual. */
