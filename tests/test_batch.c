@@ -520,7 +520,10 @@ static void bit_identity(rtcd_algorithm algorithm, rtcd_traversal traversal, rtc
         assert_int_equal(tot.standard, tot.pair_steps);
     } else {
         assert_true(tot.standard >= 2u * PAIRS);
-        assert_true(tot.iterative >= (uint32_t)steps * 3u);
+        /* The iterative algorithm runs a standard pass once a pair moved
+         * the depth a new contact may reach unseen (about 3 mm; these pairs
+         * move some 1.7 mm a step): iterative passes on fewer steps. */
+        assert_true(tot.iterative >= (uint32_t)steps * (algorithm == RTCD_ALGORITHM_PREDICTIVE ? 3u : 1u));
         assert_true(tot.walk_steps > 0);
         if (algorithm == RTCD_ALGORITHM_PREDICTIVE) assert_true(tot.predictions > 0);
     }

@@ -282,8 +282,11 @@ static sequence_totals compare_sequence(rtcd_traversal traversal, uint32_t max_d
                   traversal == RTCD_TRAVERSAL_BVH ? ", BVH" : ", brute force", rtcd_opencl_device_count(cl),
                   tot.pair_steps, tot.standard, tot.iterative, tot.walk_steps, tot.colliding, tot.kept_rays,
                   tot.predictions);
-    /* Not vacuous: both kinds of pass ran, rays collided and walked. */
-    assert_true(tot.iterative >= 3 * PAIRS);
+    /* Not vacuous: both kinds of pass ran, rays collided and walked. The
+     * adaptive iterative algorithm runs a standard pass once a pair moved
+     * about 3 mm (issue 23), most steps of this sequence: fewer iterative
+     * passes (its fixed-parameter runs walk as many as the others). */
+    assert_true(tot.iterative >= (idef->algorithm == RTCD_ALGORITHM_ITERATIVE && idef->adaptive ? 1 : 3) * PAIRS);
     assert_true(tot.standard >= 3 * PAIRS);
     assert_true(tot.walk_steps > 0 && tot.colliding > 100);
     if (idef->algorithm == RTCD_ALGORITHM_PREDICTIVE) assert_true(tot.predictions > 0);
@@ -306,6 +309,8 @@ static void test_iterative_sequence_bvh(void** state)
     (void)state;
     rtcd_iterative_def def = algorithm_def(RTCD_ALGORITHM_ITERATIVE, 1);
     compare_sequence(RTCD_TRAVERSAL_BVH, 0, &def);
+    def.adaptive = 0;
+    compare_sequence(RTCD_TRAVERSAL_BVH, 0, &def);
 }
 
 static void test_predictive_sequence_bvh(void** state)
@@ -325,7 +330,7 @@ static void test_predictive_fixed_sequence_bvh(void** state)
 static void test_iterative_sequence_brute_force(void** state)
 {
     (void)state;
-    rtcd_iterative_def def = algorithm_def(RTCD_ALGORITHM_ITERATIVE, 1);
+    rtcd_iterative_def def = algorithm_def(RTCD_ALGORITHM_ITERATIVE, 0);
     compare_sequence(RTCD_TRAVERSAL_BRUTE_FORCE, 1, &def);
 }
 
@@ -344,6 +349,7 @@ static void test_predictive_sequence_group_kernel(void** state)
     rtcd_iterative_def def = algorithm_def(RTCD_ALGORITHM_PREDICTIVE, 1);
     compare_sequence(RTCD_TRAVERSAL_BVH, 1, &def);
     def.algorithm = RTCD_ALGORITHM_ITERATIVE;
+    def.adaptive = 0; /* its walks: adaptive, most steps of the sequence are standard passes */
     compare_sequence(RTCD_TRAVERSAL_BRUTE_FORCE, 1, &def);
     unsetenv("RTCD_CL_KERNEL");
 }

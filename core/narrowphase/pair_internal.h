@@ -31,6 +31,10 @@ typedef struct rtcd_pair_track {
     float speculative;     /* this call's speculative reach (0: none) */
     int refresh;           /* the last pass found crossing contacts, which are not kept: a standard pass next */
     rtcd_iterative_params params;
+    /* The iterative algorithm: how far the pair may move from `ref` before
+     * a vertex outside the other mesh then may have come in unseen
+     * (rtcd_track_plan). */
+    float unseen_reach;
     /* The meshes' deformation odometers (rtcd_mesh.deformation) at the last
      * standard pass and at the last call: a deforming mesh's vertices and
      * triangles move in its own frame as well. */
