@@ -54,12 +54,54 @@ static run_totals run(rtcd_algorithm algorithm, rtcd_contact_normal normal)
 
 static double pct(uint64_t part, uint64_t whole) { return whole ? 100.0 * (double)part / (double)whole : 0.0; }
 
+/* The three runs: each may run in a process of its own (CTest runs them
+ * side by side and the comparison after them; tests/CMakeLists.txt). */
+typedef struct run_kind {
+    const char* name;
+    rtcd_algorithm algorithm;
+    rtcd_contact_normal normal;
+} run_kind;
+static const run_kind k_runs[3] = {{"iterative", RTCD_ALGORITHM_ITERATIVE, RTCD_CONTACT_REPROJECTED},
+                                   {"predictive", RTCD_ALGORITHM_PREDICTIVE, RTCD_CONTACT_REPROJECTED},
+                                   {"raw", RTCD_ALGORITHM_PREDICTIVE, RTCD_CONTACT_RAY}};
+
+static run_totals g_totals[3];
+static const char* g_dir; /* where the runs' totals are (NULL: run them here) */
+
+static int write_totals(const char* path, const run_totals* t)
+{
+    FILE* f = fopen(path, "w");
+    if (!f) return 0;
+    int ok = fprintf(f, "%llu %llu %.17g %llu %llu\n", (unsigned long long)t->checked,
+                     (unsigned long long)t->incorrect, t->ray_length, (unsigned long long)t->standard_pairs,
+                     (unsigned long long)t->iterative_pairs) > 0;
+    return fclose(f) == 0 && ok;
+}
+
+static int read_totals(const char* path, run_totals* t)
+{
+    FILE* f = fopen(path, "r");
+    if (!f) return 0;
+    unsigned long long c, i, s, it;
+    int ok = fscanf(f, "%llu %llu %lg %llu %llu", &c, &i, &t->ray_length, &s, &it) == 5;
+    fclose(f);
+    t->checked = c, t->incorrect = i, t->standard_pairs = s, t->iterative_pairs = it;
+    return ok;
+}
+
 static void test_avalanche_prediction_and_reprojection(void** state)
 {
     (void)state;
-    run_totals iterative = run(RTCD_ALGORITHM_ITERATIVE, RTCD_CONTACT_REPROJECTED);
-    run_totals predictive = run(RTCD_ALGORITHM_PREDICTIVE, RTCD_CONTACT_REPROJECTED);
-    run_totals raw = run(RTCD_ALGORITHM_PREDICTIVE, RTCD_CONTACT_RAY);
+    for (int k = 0; k < 3; ++k) {
+        if (!g_dir) {
+            g_totals[k] = run(k_runs[k].algorithm, k_runs[k].normal);
+            continue;
+        }
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s.txt", g_dir, k_runs[k].name);
+        if (!read_totals(path, &g_totals[k])) fail_msg("no totals in %s (its run failed?)", path);
+    }
+    run_totals iterative = g_totals[0], predictive = g_totals[1], raw = g_totals[2];
     double inc_it = pct(iterative.incorrect, iterative.checked), inc_pr = pct(predictive.incorrect, predictive.checked);
     printf("avalanche %u blobs, %u steps, CPU reference, checked against the standard algorithm every step:\n",
            AVALANCHE_OBJECTS, AVALANCHE_STEPS);
@@ -88,8 +130,31 @@ static void test_avalanche_prediction_and_reprojection(void** state)
     assert_true(raw.checked > 10000);
 }
 
-int main(void)
+/* No argument: the three runs here, then the comparison. `run NAME FILE`:
+ * one run, its totals into FILE. `compare DIR`: the comparison of the
+ * totals in DIR/NAME.txt. */
+int main(int argc, char** argv)
 {
+    if (argc == 4 && !strcmp(argv[1], "run")) {
+        for (int k = 0; k < 3; ++k) {
+            if (strcmp(argv[2], k_runs[k].name)) continue;
+            run_totals t = run(k_runs[k].algorithm, k_runs[k].normal);
+            if (!write_totals(argv[3], &t)) {
+                fprintf(stderr, "cannot write %s\n", argv[3]);
+                return 1;
+            }
+            printf("%s: %llu rays checked, %llu incorrect\n", argv[2], (unsigned long long)t.checked,
+                   (unsigned long long)t.incorrect);
+            return 0;
+        }
+        fprintf(stderr, "unknown run '%s' (iterative, predictive, raw)\n", argv[2]);
+        return 1;
+    }
+    if (argc == 3 && !strcmp(argv[1], "compare")) g_dir = argv[2];
+    else if (argc != 1) {
+        fprintf(stderr, "usage: %s [run iterative|predictive|raw FILE | compare DIR]\n", argv[0]);
+        return 1;
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_avalanche_prediction_and_reprojection),
     };
