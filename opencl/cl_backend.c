@@ -449,6 +449,7 @@ static uint32_t ops_thread_count(const void* impl)
     (void)impl;
     return 0;
 }
+static const rtcd_task_system* ops_tasks(void* impl) { return &((rtcd_opencl*)impl)->tasks; }
 static void ops_destroy(void* impl) { rtcd_opencl_destroy(impl); }
 static rtcd_error ops_create(const rtcd_narrowphase_def* def, void** impl)
 {
@@ -466,6 +467,7 @@ static const rtcd_backend_ops opencl_backend_ops = {.name = "opencl",
                                                     .device_count = ops_device_count,
                                                     .device_name = ops_device_name,
                                                     .thread_count = ops_thread_count,
+                                                    .tasks = ops_tasks,
                                                     .destroy = ops_destroy};
 
 /* Into the batch's table when librtcd loads: the core never names this file. */

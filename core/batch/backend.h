@@ -21,14 +21,15 @@ typedef struct rtcd_backend_ops {
     uint32_t (*device_count)(const void* impl);
     const char* (*device_name)(const void* impl, uint32_t device);
     uint32_t (*thread_count)(const void* impl);
+    /* The workers of the host's share of a call (its pool or the engine's
+     * task system): rtcd_batch_parallel_for and the call's checks use them. */
+    const rtcd_task_system* (*tasks)(void* impl);
     void (*destroy)(void* impl);
 } rtcd_backend_ops;
 
 /* core/batch/cpu_batch.c */
 extern const rtcd_backend_ops rtcd_cpu_backend_ops;
 rtcd_error rtcd_cpu_backend_create(const rtcd_narrowphase_def* def, void** out);
-/* The CPU backend's workers (its pool or the engine's task system). */
-const rtcd_task_system* rtcd_cpu_backend_tasks(void* impl);
 
 /* The table of backends (core/batch/batch.c): a backend's part of librtcd
  * registers itself from a constructor, before any rtcd call; one entry per

@@ -23,9 +23,6 @@ struct rtcd_batch {
     rtcd_pair_result* valid_results;
     uint32_t* valid_index;
     size_t valid_cap;
-    /* rtcd_batch_parallel_for off the CPU backend (OpenCL without def.tasks) */
-    rtcd_thread_pool* pool;
-    int pool_tried;
 };
 
 /* Registered backends by rtcd_backend kind; zero-initialised, so a
@@ -146,7 +143,6 @@ void rtcd_batch_release(rtcd_batch* b)
 {
     if (!b || --b->refcount > 0) return;
     if (b->ops) b->ops->destroy(b->impl);
-    rtcd_thread_pool_destroy(b->pool);
     rtcd_free(b->devices);
     rtcd_free(b->valid);
     rtcd_free(b->valid_results);
@@ -282,9 +278,6 @@ rtcd_error rtcd_batch_set_def(rtcd_batch* b, const rtcd_narrowphase_def* def)
         return err;
     }
     b->ops->destroy(b->impl);
-    rtcd_thread_pool_destroy(b->pool); /* made for the old def's threads */
-    b->pool = NULL;
-    b->pool_tried = 0;
     rtcd_free(b->devices);
     b->ops = fresh.ops;
     b->impl = fresh.impl;
@@ -312,21 +305,15 @@ rtcd_batch_stats rtcd_batch_last_stats(const rtcd_batch* b)
     return s;
 }
 
-/* The task system the batch's work runs on (see rtcd_batch_parallel_for). */
+/* The task system the batch's work runs on (see rtcd_batch_parallel_for):
+ * its backend's workers, so a batch has one pool. */
 static rtcd_task_system batch_tasks(rtcd_batch* b)
 {
     rtcd_task_system none;
     memset(&none, 0, sizeof none);
     none.worker_count = 1;
-    if (!b) return none;
-    if (b->ops == &rtcd_cpu_backend_ops) return *rtcd_cpu_backend_tasks(b->impl);
-    if (b->def.tasks.enqueue) return b->def.tasks;
-    if (!b->pool && !b->pool_tried) {
-        b->pool_tried = 1; /* a pool that cannot be made: the calling thread, without asking every call */
-        uint32_t threads = b->def.threads ? b->def.threads : rtcd_cpu_count();
-        if (threads > 1 && rtcd_thread_pool_create(threads, &b->pool) != RTCD_OK) b->pool = NULL;
-    }
-    return b->pool ? rtcd_thread_pool_system(b->pool) : none;
+    const rtcd_task_system* ts = b && b->ops->tasks ? b->ops->tasks(b->impl) : NULL;
+    return ts ? *ts : none;
 }
 
 void rtcd_batch_parallel_for(rtcd_batch* b, uint32_t count, uint32_t min_range, rtcd_task_fn* fn, void* ctx)

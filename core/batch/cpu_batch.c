@@ -335,7 +335,7 @@ static const char* cpu_device_name(const void* impl, uint32_t device)
 }
 static uint32_t cpu_thread_count(const void* impl) { return ((const cpu_backend*)impl)->workers; }
 
-const rtcd_task_system* rtcd_cpu_backend_tasks(void* impl) { return &((cpu_backend*)impl)->tasks; }
+static const rtcd_task_system* cpu_tasks(void* impl) { return &((cpu_backend*)impl)->tasks; }
 
 const rtcd_backend_ops rtcd_cpu_backend_ops = {.name = "cpu",
                                                .create = rtcd_cpu_backend_create,
@@ -345,4 +345,5 @@ const rtcd_backend_ops rtcd_cpu_backend_ops = {.name = "cpu",
                                                .device_count = cpu_device_count,
                                                .device_name = cpu_device_name,
                                                .thread_count = cpu_thread_count,
+                                               .tasks = cpu_tasks,
                                                .destroy = cpu_destroy};
