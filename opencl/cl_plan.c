@@ -79,56 +79,70 @@ static void plan_range(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
     }
 }
 
-/* In call order: a pair keeps the device that holds its kept rays; a new
- * pair, or a repeated key's copy, goes to the device with the least
- * estimated work so far this call. Its place in the device's batch, rays
- * and output arena. A pair off the devices drops what it had there (its
- * state lives on the CPU now; a later return starts afresh). */
-static rtcd_error place_pairs(rtcd_opencl* cl, uint32_t n)
-{
-    uint64_t load[RTCD_CL_MAX_DEVICES] = {0};
-    const rtcd_pair_desc* pairs = cl->call.pairs;
-    int want_rays = cl->call.rays != NULL;
-    for (uint32_t i = 0; i < n; ++i) {
-        uint32_t best = cl->call.device[i];
-        if (best == RTCD_CL_OFF_DEVICE) {
-            cl_pair_info* info = pair_info(cl, i);
-            if (info) {
-                rtcd_cl_reset_track(info);
-                info->device = 0xff;
-            }
-            continue;
-        }
-        if (best == NEW_ON_DEVICE) {
-            best = 0;
-            for (uint32_t d = 1; d < cl->device_count; ++d)
-                if (load[d] < load[best]) best = d;
-            cl_pair_info* info = pair_info(cl, i);
-            if (info) info->device = (uint8_t)best;
-            cl->call.device[i] = (uint8_t)best;
-        }
-        load[best] += cl->call.cost[i];
-        cl_device_state* d = &cl->devices[best];
-        cl->call.keep_at[i] = (uint32_t)d->arena_used;
-        d->arena_used += cl->call.keep_room[i];
-        cl->call.pos[i] = d->batch_count++;
-        if (want_rays) {
-            cl->call.ray_pos[i] = (uint32_t)d->rays_total;
-            d->rays_total += pairs[i].a->vertex_count + pairs[i].b->vertex_count;
-        }
-    }
-    return RTCD_OK;
-}
-
-/* One device: every pair on it takes the next place, its kept rays and rays
- * follow the earlier pairs', so the places are prefix sums, computed on the
- * workers in chunks (their totals first, then each chunk from its start). */
-#define PLACE_CHUNK 2048u
-
+/* Where a device's pairs go: the next batch slot, output-arena entry and
+ * ray (a running count of each). */
 typedef struct place_sums {
     uint32_t pairs;
     uint64_t keep, rays;
 } place_sums;
+
+/* Pair i's place: off the devices, it drops what it had there (its state
+ * lives on the CPU now; a later return starts afresh); else, a new pair on
+ * device dv, it takes the next place of *at. */
+static void place_pair(rtcd_opencl* cl, uint32_t i, uint32_t dv, place_sums* at)
+{
+    cl_pair_info* info = pair_info(cl, i);
+    if (cl->call.device[i] == RTCD_CL_OFF_DEVICE) {
+        if (info) {
+            rtcd_cl_reset_track(info);
+            info->device = 0xff;
+        }
+        return;
+    }
+    if (cl->call.device[i] == NEW_ON_DEVICE) {
+        if (info) info->device = (uint8_t)dv;
+        cl->call.device[i] = (uint8_t)dv;
+    }
+    cl->call.keep_at[i] = (uint32_t)at->keep;
+    at->keep += cl->call.keep_room[i];
+    cl->call.pos[i] = at->pairs++;
+    if (cl->call.rays) {
+        cl->call.ray_pos[i] = (uint32_t)at->rays;
+        at->rays += cl->call.pairs[i].a->vertex_count + cl->call.pairs[i].b->vertex_count;
+    }
+}
+
+static void set_device_sums(rtcd_opencl* cl, uint32_t dv, const place_sums* at)
+{
+    cl->devices[dv].batch_count = at->pairs;
+    cl->devices[dv].arena_used = at->keep;
+    cl->devices[dv].rays_total = at->rays;
+}
+
+/* In call order: a pair keeps the device that holds its kept rays; a new
+ * pair, or a repeated key's copy, goes to the device with the least
+ * estimated work so far this call. */
+static void place_pairs(rtcd_opencl* cl, uint32_t n)
+{
+    uint64_t load[RTCD_CL_MAX_DEVICES] = {0};
+    place_sums at[RTCD_CL_MAX_DEVICES];
+    memset(at, 0, sizeof at);
+    for (uint32_t i = 0; i < n; ++i) {
+        uint32_t best = cl->call.device[i];
+        if (best == NEW_ON_DEVICE) {
+            best = 0;
+            for (uint32_t d = 1; d < cl->device_count; ++d)
+                if (load[d] < load[best]) best = d;
+        }
+        if (best != RTCD_CL_OFF_DEVICE) load[best] += cl->call.cost[i];
+        place_pair(cl, i, best, best != RTCD_CL_OFF_DEVICE ? &at[best] : NULL);
+    }
+    for (uint32_t d = 0; d < cl->device_count; ++d) set_device_sums(cl, d, &at[d]);
+}
+
+/* One device: the places are prefix sums, computed on the workers in
+ * chunks (their totals first, then each chunk from its start). */
+#define PLACE_CHUNK 2048u
 
 typedef struct place_job {
     rtcd_opencl* cl;
@@ -141,7 +155,6 @@ static void chunk_totals(uint32_t begin, uint32_t end, uint32_t worker, void* ct
     (void)worker;
     place_job* job = ctx;
     const rtcd_opencl* cl = job->cl;
-    int want_rays = cl->call.rays != NULL;
     for (uint32_t c = begin; c < end; ++c) {
         place_sums t = {0, 0, 0};
         uint32_t last = (c + 1) * PLACE_CHUNK < job->n ? (c + 1) * PLACE_CHUNK : job->n;
@@ -149,7 +162,7 @@ static void chunk_totals(uint32_t begin, uint32_t end, uint32_t worker, void* ct
             if (cl->call.device[i] == RTCD_CL_OFF_DEVICE) continue;
             t.pairs++;
             t.keep += cl->call.keep_room[i];
-            if (want_rays) t.rays += cl->call.pairs[i].a->vertex_count + cl->call.pairs[i].b->vertex_count;
+            if (cl->call.rays) t.rays += cl->call.pairs[i].a->vertex_count + cl->call.pairs[i].b->vertex_count;
         }
         job->sums[c] = t;
     }
@@ -159,32 +172,10 @@ static void chunk_places(uint32_t begin, uint32_t end, uint32_t worker, void* ct
 {
     (void)worker;
     place_job* job = ctx;
-    rtcd_opencl* cl = job->cl;
-    int want_rays = cl->call.rays != NULL;
     for (uint32_t c = begin; c < end; ++c) {
         place_sums at = job->sums[c];
         uint32_t last = (c + 1) * PLACE_CHUNK < job->n ? (c + 1) * PLACE_CHUNK : job->n;
-        for (uint32_t i = c * PLACE_CHUNK; i < last; ++i) {
-            cl_pair_info* info = pair_info(cl, i);
-            if (cl->call.device[i] == RTCD_CL_OFF_DEVICE) {
-                if (info) {
-                    rtcd_cl_reset_track(info);
-                    info->device = 0xff;
-                }
-                continue;
-            }
-            if (cl->call.device[i] == NEW_ON_DEVICE) {
-                if (info) info->device = 0;
-                cl->call.device[i] = 0;
-            }
-            cl->call.keep_at[i] = (uint32_t)at.keep;
-            at.keep += cl->call.keep_room[i];
-            cl->call.pos[i] = at.pairs++;
-            if (want_rays) {
-                cl->call.ray_pos[i] = (uint32_t)at.rays;
-                at.rays += cl->call.pairs[i].a->vertex_count + cl->call.pairs[i].b->vertex_count;
-            }
-        }
+        for (uint32_t i = c * PLACE_CHUNK; i < last; ++i) place_pair(job->cl, i, 0, &at);
     }
 }
 
@@ -203,10 +194,7 @@ static rtcd_error place_pairs_one_device(rtcd_opencl* cl, uint32_t n)
     }
     rtcd_parallel_for(&cl->tasks, chunks, 1, chunk_places, &job);
     rtcd_free(sums);
-    cl_device_state* d = &cl->devices[0];
-    d->batch_count = run.pairs;
-    d->arena_used = run.keep;
-    d->rays_total = run.rays;
+    set_device_sums(cl, 0, &run);
     return RTCD_OK;
 }
 
@@ -304,7 +292,8 @@ rtcd_error rtcd_cl_plan_call(rtcd_opencl* cl, uint32_t n)
     if (err != RTCD_OK) return err;
     rtcd_parallel_for(&cl->tasks, n, PLAN_RANGE, plan_range, cl);
     rtcd_cl_flip_infos(cl, n);
-    err = cl->device_count == 1 ? place_pairs_one_device(cl, n) : place_pairs(cl, n);
+    if (cl->device_count == 1) err = place_pairs_one_device(cl, n);
+    else place_pairs(cl, n);
     if (err == RTCD_OK) err = grow_device_batches(cl);
     for (uint32_t d = 0; d < cl->device_count && err == RTCD_OK; ++d)
         err = rtcd_cl_arena_reserve(&cl->devices[d], cl->devices[d].arena_used);
