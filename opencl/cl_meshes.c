@@ -538,13 +538,6 @@ typedef struct lookup_job {
     _Atomic uint32_t first_null; /* the first pair with a NULL mesh (UINT32_MAX: none) */
 } lookup_job;
 
-/* *at = min(*at, v) */
-static void atomic_min_u32(_Atomic uint32_t* at, uint32_t v)
-{
-    for (uint32_t c = atomic_load_explicit(at, memory_order_relaxed);
-         v < c && !atomic_compare_exchange_weak_explicit(at, &c, v, memory_order_relaxed, memory_order_relaxed);)
-        ;
-}
 
 /* Pieces of the lookup: a pair's two ends cost a cache miss or two each. */
 #define LOOKUP_RANGE 256u
@@ -570,8 +563,8 @@ static void lookup_range(uint32_t begin, uint32_t end, uint32_t worker, void* ct
         }
     }
     if (stale) atomic_fetch_add_explicit(&job->stale, stale, memory_order_relaxed);
-    atomic_min_u32(&job->cut, cut);
-    atomic_min_u32(&job->first_null, null);
+    rtcd_atomic_min_u32(&job->cut, cut);
+    rtcd_atomic_min_u32(&job->first_null, null);
 }
 
 /* The index is current (rtcd_cl_place_meshes made it so). */

@@ -184,10 +184,7 @@ static void check_range(uint32_t begin, uint32_t end, uint32_t worker, void* ctx
         bad += !pose_finite(&p->pose_a) || !pose_finite(&p->pose_b);
     }
     if (bad) atomic_fetch_add_explicit(&job->bad, bad, memory_order_relaxed);
-    for (uint32_t c = atomic_load_explicit(&job->first_null, memory_order_relaxed);
-         null < c && !atomic_compare_exchange_weak_explicit(&job->first_null, &c, null, memory_order_relaxed,
-                                                            memory_order_relaxed);)
-        ;
+    rtcd_atomic_min_u32(&job->first_null, null);
 }
 
 rtcd_error rtcd_batch_collide(rtcd_batch* b, const rtcd_pair_desc* pairs, uint32_t n, rtcd_pair_result* results,

@@ -6,6 +6,8 @@
 #include <rtcd/rtcd.h>
 #include <rtcd/rtcd_task.h>
 
+#include <stdatomic.h>
+
 /* The symbols below are exported for tests only. */
 
 /* Online cores (sysconf), at least 1. */
@@ -32,5 +34,14 @@ RTCD_API rtcd_task_system rtcd_thread_pool_system(rtcd_thread_pool* pool);
  * on the calling thread (worker 0) when ts is NULL or has no enqueue. */
 RTCD_API void rtcd_parallel_for(const rtcd_task_system* ts, uint32_t count, uint32_t min_range, rtcd_task_fn* fn,
                                 void* ctx);
+
+/* *at = min(*at, v), for the parallel loops' reductions (the first index
+ * of something, whichever worker finds it). */
+static inline void rtcd_atomic_min_u32(_Atomic uint32_t* at, uint32_t v)
+{
+    for (uint32_t c = atomic_load_explicit(at, memory_order_relaxed);
+         v < c && !atomic_compare_exchange_weak_explicit(at, &c, v, memory_order_relaxed, memory_order_relaxed);)
+        ;
+}
 
 #endif
