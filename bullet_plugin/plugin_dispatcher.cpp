@@ -280,7 +280,6 @@ void rtcdCollisionDispatcher::dispatchAllCollisionPairs(btOverlappingPairCache* 
                            info.m_dispatchFunc == btDispatcherInfo::DISPATCH_DISCRETE && !gContactAddedCallback &&
                            !gContactProcessedCallback && !gContactDestroyedCallback && !gContactStartedCallback &&
                            !gContactEndedCallback;
-    s.batch.clear();
     s.stats.broadphase_pairs = static_cast<uint32_t>(n);
     s.pair_base = pairs;
     s.written_pairs.assign(static_cast<size_t>(n), 0);

@@ -73,7 +73,7 @@ void rtcdPluginState::gatherPairs(btCollisionDispatcher* d, btBroadphasePair* pa
         }
     }
     uint32_t total = prefix(block_a);
-    batch.resize(total);
+    batch.resize(total); // not cleared first: the entries left from the last step are overwritten, not zeroed
     // Parallel: each block's entries at its offset, in pair order.
     forBlocks(count, 2048, [&](uint32_t b, uint32_t begin, uint32_t end, uint32_t) {
         uint32_t out = block_a[b];

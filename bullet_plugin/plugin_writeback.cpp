@@ -221,8 +221,10 @@ void rtcdPluginState::writeSlot(rtcdPairSlot& slot, btManifoldResult& result, rt
 void rtcdPluginState::writeBack()
 {
     auto start = std::chrono::steady_clock::now();
-    // Each entry's serial work, found on the workers: 1 a manifold to open,
-    // 2 one to release after the write (Bullet's pool and manifold array).
+    // Each entry's work, found on the workers: 1 a manifold to open
+    // (serially: Bullet's pool and manifold array), 3 a manifold to write;
+    // after the write, 2 one to release (serially). The write pass reads
+    // only these bytes for the pairs without a manifold (most of a pile's).
     uint32_t count = static_cast<uint32_t>(batch.size());
     uint32_t blocks = blocksOf(count);
     entry_flag.assign(count, 0);
@@ -234,7 +236,10 @@ void rtcdPluginState::writeBack()
             const rtcdBatchEntry& e = batch[i];
             rtcdPairSlot& slot = slots[e.slot];
             if (slot.stamp != stamp) continue; // no result this step: Bullet's dispatch computes it alone
-            if (slot.manifold) continue;
+            if (slot.manifold) {
+                entry_flag[i] = 3;
+                continue;
+            }
             if (slot.count) {
                 entry_flag[i] = 1;
                 opens++;
@@ -250,16 +255,19 @@ void rtcdPluginState::writeBack()
     for (uint32_t b = 0; b < blocks; ++b) {
         if (!block_a[b]) continue;
         for (uint32_t i = b * k_block, end = std::min(count, i + k_block); i < end; ++i)
-            if (entry_flag[i] == 1) openManifold(slots[batch[i].slot], batch[i].a, batch[i].b);
+            if (entry_flag[i] == 1) {
+                openManifold(slots[batch[i].slot], batch[i].a, batch[i].b);
+                entry_flag[i] = 3;
+            }
     }
     // Parallel: each manifold filled by one worker, and whether it goes back.
     worker_stats.assign(rtcd_batch_worker_count(narrowphase), rtcdWorkerStats());
     forBlocks(count, 2048, [this](uint32_t b, uint32_t begin, uint32_t end, uint32_t worker) {
         uint32_t releases = 0;
         for (uint32_t i = begin; i < end; ++i) {
+            if (entry_flag[i] != 3) continue;
             const rtcdBatchEntry& e = batch[i];
             rtcdPairSlot& slot = slots[e.slot];
-            if (slot.stamp != stamp || !slot.manifold) continue;
             // As Bullet's near callback and compound algorithm would pass them.
             btCollisionObjectWrapper w0(nullptr, e.shape_a, e.a, *e.pose_a, -1, slot.child[0] >= 0 ? slot.child[0] : -1);
             btCollisionObjectWrapper w1(nullptr, e.shape_b, e.b, *e.pose_b, -1, slot.child[1] >= 0 ? slot.child[1] : -1);
