@@ -300,6 +300,7 @@ struct rtcdPluginState {
     rtcdMeshCache meshes;
     std::vector<rtcdPairSlot> slots;
     std::vector<uint32_t> free_slots;
+    std::vector<uint64_t> slot_serial;    // slots[k].serial, packed: the descriptor loop reads no slot
     rtcdAlgorithmTable algorithms;        // live rtcd algorithms and their slots
     std::vector<btTransform> child_poses; // this step's compound children in the world
     std::vector<rtcdBatchEntry> batch;

@@ -224,17 +224,17 @@ void rtcdPluginState::runBatch()
     descs.resize(desc_entry.size());
     parallelFor(static_cast<uint32_t>(descs.size()), 256, 8192, [this](uint32_t begin, uint32_t end, uint32_t) {
         for (uint32_t i = begin; i < end; ++i) {
+            // The slot itself is not read here (a cache miss a pair): its
+            // key from slot_serial, its meshes noted with the results.
             const rtcdBatchEntry& e = batch[desc_entry[i]];
-            rtcdPairSlot& slot = slots[e.slot];
             rtcd_pair_desc& d = descs[i];
             d.a = e.mesh[0];
             d.b = e.mesh[1];
-            d.key = slot.serial;
+            d.key = slot_serial[e.slot];
             d.has_back = 1;
             const rtcdBodyRecord* ra = recordFor(e.a, e.shape_a);
             const rtcdBodyRecord* rb = recordFor(e.b, e.shape_b);
             if (ra && rb) { // two bodies' own meshes (most pairs): straight from their records
-                slot.computedWith(ra->mesh_id, ra->mesh_version, rb->mesh_id, rb->mesh_version);
                 d.pose_a = ra->pose;
                 d.pose_b = rb->pose;
                 d.back_a = ra->back;
@@ -245,7 +245,6 @@ void rtcdPluginState::runBatch()
                 continue;
             }
             rtcdSide sa = sideOf(e.a, e.shape_a, *e.pose_a, d.a), sb = sideOf(e.b, e.shape_b, *e.pose_b, d.b);
-            slot.computedWith(sa.mesh_id, sa.mesh_version, sb.mesh_id, sb.mesh_version);
             d.pose_a = sa.pose;
             d.pose_b = sb.pose;
             d.motion = pairMotion(sa, &sb, time_step); // the speculative contacts' reach
@@ -311,7 +310,11 @@ void rtcdPluginState::runBatch()
         rtcd_log_message(RTCD_LOG_WARNING, line.c_str());
         if (err == RTCD_ERROR_OUT_OF_MEMORY) stats.out_of_memory++;
         else stats.faults++;
-        for (uint32_t k : desc_entry) slots[batch[k].slot].stamp = stamp;
+        for (uint32_t i = 0; i < n; ++i) {
+            rtcdPairSlot& slot = slots[batch[desc_entry[i]].slot];
+            slot.stamp = stamp;
+            slot.computedWith(descs[i].a, descs[i].b);
+        }
         return;
     }
     rtcd_batch_stats bs = rtcd_batch_last_stats(narrowphase);
@@ -330,6 +333,7 @@ void rtcdPluginState::runBatch()
             const rtcd_pair_result& r = results[i];
             slot.stamp = stamp;
             slot.count = r.contact_count;
+            slot.computedWith(descs[i].a, descs[i].b);
             for (uint32_t c = 0; c < r.contact_count; ++c) slot.contacts[c] = r.contacts[c];
             (r.standard_pass ? t.standard_pairs : t.iterative_pairs)++;
             t.predictive_rays += r.predictive_rays;
