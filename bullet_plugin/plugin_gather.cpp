@@ -33,7 +33,7 @@ void rtcdPluginState::gatherPairs(btCollisionDispatcher* d, btBroadphasePair* pa
     block_b.assign(blocks, 0); // pairs without an algorithm
     // Parallel: which pairs collide and whose algorithm is rtcd's (Bullet's
     // near callback asks needsCollision from many threads too, btCollisionDispatcherMt).
-    forBlocks(count, 2048, [&](uint32_t b, uint32_t begin, uint32_t end, uint32_t) {
+    forBlocks(count, k_block_parallel, [&](uint32_t b, uint32_t begin, uint32_t end, uint32_t) {
         uint32_t mine = 0, fresh = 0;
         for (uint32_t i = begin; i < end; ++i) {
             const btBroadphasePair& pair = pairs[i];
@@ -75,7 +75,7 @@ void rtcdPluginState::gatherPairs(btCollisionDispatcher* d, btBroadphasePair* pa
     uint32_t total = prefix(block_a);
     batch.resize(total); // not cleared first: the entries left from the last step are overwritten, not zeroed
     // Parallel: each block's entries at its offset, in pair order.
-    forBlocks(count, 2048, [&](uint32_t b, uint32_t begin, uint32_t end, uint32_t) {
+    forBlocks(count, k_block_parallel, [&](uint32_t b, uint32_t begin, uint32_t end, uint32_t) {
         uint32_t out = block_a[b];
         for (uint32_t i = begin; i < end; ++i) {
             uint32_t packed = pair_code[i];
@@ -130,7 +130,7 @@ void rtcdPluginState::prepareEntries()
     block_a.assign(blocks, 0); // sides that are no body's own shape (meshes looked up serially)
     overflow.assign(workers, 0);
     // Parallel: the bodies the step needs, each claimed by one worker.
-    forBlocks(count, 2048, [&](uint32_t b, uint32_t begin, uint32_t end, uint32_t worker) {
+    forBlocks(count, k_block_parallel, [&](uint32_t b, uint32_t begin, uint32_t end, uint32_t worker) {
         uint32_t lone = 0;
         for (uint32_t i = begin; i < end; ++i) {
             const rtcdBatchEntry& e = batch[i];
@@ -191,7 +191,7 @@ void rtcdPluginState::prepareEntries()
     worker_stats.assign(workers, rtcdWorkerStats());
     block_a.assign(blocks, 0); // descriptors
     block_b.assign(blocks, 0); // mesh-plane pairs
-    forBlocks(count, 2048, [&](uint32_t b, uint32_t begin, uint32_t end, uint32_t worker) {
+    forBlocks(count, k_block_parallel, [&](uint32_t b, uint32_t begin, uint32_t end, uint32_t worker) {
         uint32_t nd = 0, np = 0;
         for (uint32_t i = begin; i < end; ++i) {
             rtcdBatchEntry& e = batch[i];
@@ -220,7 +220,7 @@ void rtcdPluginState::prepareEntries()
     });
     desc_entry.resize(prefix(block_a));
     plane_entries.resize(prefix(block_b));
-    forBlocks(count, 2048, [&](uint32_t b, uint32_t begin, uint32_t end, uint32_t) {
+    forBlocks(count, k_block_parallel, [&](uint32_t b, uint32_t begin, uint32_t end, uint32_t) {
         uint32_t od = block_a[b], op = block_b[b];
         for (uint32_t i = begin; i < end; ++i) {
             if (entry_kind[i] == 1) desc_entry[od++] = i;

@@ -381,6 +381,10 @@ struct rtcdPluginState {
     // not depend on the thread count, so per-block counts and offsets give
     // the same lists for any (plugin_gather.cpp).
     static const uint32_t k_block = 256;
+    // Their min_parallel on 2 cores: each loop is 0.05-0.2 ms at 6000 pairs,
+    // about what a pool worker takes to wake, and at 2048 pairs the 512-blob
+    // avalanche's gather ran slower on two threads than on one (measured).
+    static const uint32_t k_block_parallel = 8192;
     static uint32_t blocksOf(uint32_t count) { return (count + k_block - 1) / k_block; }
     template <class F> void forBlocks(uint32_t count, uint32_t min_parallel, F&& fn);
     // ---- gathering on the workers (plugin_gather.cpp) ----

@@ -326,7 +326,7 @@ void rtcdPluginState::runBatch()
     // block order (ray_length is a floating sum: the same for any split).
     uint32_t blocks = blocksOf(n);
     block_stats.assign(blocks, rtcd_step_stats());
-    forBlocks(n, 2048, [this](uint32_t b, uint32_t begin, uint32_t end, uint32_t) {
+    forBlocks(n, k_block_parallel, [this](uint32_t b, uint32_t begin, uint32_t end, uint32_t) {
         rtcd_step_stats& t = block_stats[b];
         for (uint32_t i = begin; i < end; ++i) {
             rtcdPairSlot& slot = slots[batch[desc_entry[i]].slot];

@@ -230,7 +230,7 @@ void rtcdPluginState::writeBack()
     entry_flag.assign(count, 0);
     block_a.assign(blocks, 0); // manifolds to open
     block_b.assign(blocks, 0); // to release
-    forBlocks(count, 2048, [this](uint32_t b, uint32_t begin, uint32_t end, uint32_t) {
+    forBlocks(count, k_block_parallel, [this](uint32_t b, uint32_t begin, uint32_t end, uint32_t) {
         uint32_t opens = 0;
         for (uint32_t i = begin; i < end; ++i) {
             const rtcdBatchEntry& e = batch[i];
@@ -262,7 +262,7 @@ void rtcdPluginState::writeBack()
     }
     // Parallel: each manifold filled by one worker, and whether it goes back.
     worker_stats.assign(rtcd_batch_worker_count(narrowphase), rtcdWorkerStats());
-    forBlocks(count, 2048, [this](uint32_t b, uint32_t begin, uint32_t end, uint32_t worker) {
+    forBlocks(count, k_block_parallel, [this](uint32_t b, uint32_t begin, uint32_t end, uint32_t worker) {
         uint32_t releases = 0;
         for (uint32_t i = begin; i < end; ++i) {
             if (entry_flag[i] != 3) continue;
