@@ -71,6 +71,8 @@ uint32_t rtcdPluginState::allocSlot()
     slots[s] = rtcdPairSlot();
     slots[s].in_use = true;
     slots[s].serial = next_serial++;
+    if (slot_serial.size() <= s) slot_serial.resize(s + 1);
+    slot_serial[s] = slots[s].serial;
     slots[s].stamp = UINT32_MAX;
     slots[s].written = UINT32_MAX;
     return s;

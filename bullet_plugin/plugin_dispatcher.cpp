@@ -280,37 +280,13 @@ void rtcdCollisionDispatcher::dispatchAllCollisionPairs(btOverlappingPairCache* 
                            info.m_dispatchFunc == btDispatcherInfo::DISPATCH_DISCRETE && !gContactAddedCallback &&
                            !gContactProcessedCallback && !gContactDestroyedCallback && !gContactStartedCallback &&
                            !gContactEndedCallback;
-    s.batch.clear();
     s.stats.broadphase_pairs = static_cast<uint32_t>(n);
     s.pair_base = pairs;
     s.written_pairs.assign(static_cast<size_t>(n), 0);
-    // One pass over the pair cache: create missing algorithms the way
-    // Bullet's near callback would, and gather the pairs that are rtcd's.
-    for (int i = 0; i < n; ++i) {
-        btBroadphasePair& pair = pairs[i];
-        const btCollisionObject* o0 = static_cast<const btCollisionObject*>(pair.m_pProxy0->m_clientObject);
-        const btCollisionObject* o1 = static_cast<const btCollisionObject*>(pair.m_pProxy1->m_clientObject);
-        if (!needsCollision(o0, o1)) continue;
-        if (!pair.m_algorithm) {
-            btCollisionObjectWrapper w0(nullptr, o0->getCollisionShape(), o0, o0->getWorldTransform(), -1, -1);
-            btCollisionObjectWrapper w1(nullptr, o1->getCollisionShape(), o1, o1->getWorldTransform(), -1, -1);
-            pair.m_algorithm = findAlgorithm(&w0, &w1, nullptr, BT_CONTACT_POINT_ALGORITHMS);
-        }
-        uint32_t packed = pair.m_algorithm ? s.algorithms.find(pair.m_algorithm) : UINT32_MAX;
-        if (packed == UINT32_MAX) continue;
-        rtcdBatchEntry e = {packed & 0x3fffffffu,
-                            static_cast<uint8_t>(packed >> 30 & 1u),
-                            static_cast<uint8_t>(packed >> 31),
-                            o0,
-                            o1,
-                            o0->getCollisionShape(),
-                            o1->getCollisionShape(),
-                            &o0->getWorldTransform(),
-                            &o1->getWorldTransform(),
-                            {nullptr, nullptr},
-                            i};
-        s.batch.push_back(e);
-    }
+    // The pair cache's rtcd pairs, on the batch's workers; algorithms for
+    // the pairs that start made serially, the way Bullet's near callback
+    // would (plugin_gather.cpp).
+    s.gatherPairs(this, pairs, n);
     s.gatherChildren(this);
     s.stats.gather_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     s.runBatch();

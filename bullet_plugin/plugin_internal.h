@@ -9,6 +9,7 @@
 #include <BulletCollision/Gimpact/btGImpactShape.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <unordered_map>
@@ -299,6 +300,7 @@ struct rtcdPluginState {
     rtcdMeshCache meshes;
     std::vector<rtcdPairSlot> slots;
     std::vector<uint32_t> free_slots;
+    std::vector<uint64_t> slot_serial;    // slots[k].serial, packed: the descriptor loop reads no slot
     rtcdAlgorithmTable algorithms;        // live rtcd algorithms and their slots
     std::vector<btTransform> child_poses; // this step's compound children in the world
     std::vector<rtcdBatchEntry> batch;
@@ -325,7 +327,6 @@ struct rtcdPluginState {
     // This step's pair cache entries written before Bullet's dispatch: its
     // near callback skips them (rtcdCollisionDispatcher).
     std::vector<uint8_t> written_pairs;
-    std::vector<uint32_t> with_manifold;  // this step's entries that hold a manifold
     const btBroadphasePair* pair_base = nullptr;
     bool parallel_writeback = false;
 
@@ -359,8 +360,6 @@ struct rtcdPluginState {
     void fillRecord(rtcdBodyRecord& r, const btCollisionObject* obj) const;
     // The record of an object's own mesh this step (NULL: a compound's child, no record or no mesh).
     const rtcdBodyRecord* recordFor(const btCollisionObject* obj, const btCollisionShape* shape) const;
-    // The record of an object's own shape (NULL: not in a world); looked up serially, filled in parallel.
-    rtcdBodyRecord* recordOf(const btCollisionObject* obj);
     // Adds this step's pairs of compound children to `batch`.
     void gatherChildren(btDispatcher* dispatcher);
     // The shape's mesh (built on first use; a build that ran out of memory
@@ -377,6 +376,34 @@ struct rtcdPluginState {
     // The batch's workers as a task system (rtcd_batch_parallel_for): the
     // step's mesh updates (rtcd_mesh_update_vertices_many) run on them.
     rtcd_task_system batchTasks();
+    // fn(block, begin, end, worker) over [0, count) in blocks of k_block on
+    // the workers (parallelFor's rules, min_parallel in items): the blocks do
+    // not depend on the thread count, so per-block counts and offsets give
+    // the same lists for any (plugin_gather.cpp).
+    static const uint32_t k_block = 256;
+    // Their min_parallel on 2 cores: each loop is 0.05-0.2 ms at 6000 pairs,
+    // about what a pool worker takes to wake, and at 2048 pairs the 512-blob
+    // avalanche's gather ran slower on two threads than on one (measured).
+    static const uint32_t k_block_parallel = 8192;
+    static uint32_t blocksOf(uint32_t count) { return (count + k_block - 1) / k_block; }
+    template <class F> void forBlocks(uint32_t count, uint32_t min_parallel, F&& fn);
+    // ---- gathering on the workers (plugin_gather.cpp) ----
+    // The pair cache's rtcd pairs into `batch` in pair order; algorithms made
+    // serially for the pairs that have none.
+    void gatherPairs(btCollisionDispatcher* d, btBroadphasePair* pairs, int n);
+    // The step's bodies, deformed meshes, each entry's meshes, desc_entry and plane_entries.
+    void prepareEntries();
+    void claimBody(const btCollisionObject* obj, uint32_t worker);
+    void growBodies(size_t size); // bodies and seen to at least size
+    std::vector<uint32_t> pair_code;      // per pair cache entry: packed slot or a marker
+    std::vector<uint32_t> block_a, block_b; // per-block counts, then offsets
+    std::vector<uint8_t> entry_kind;      // per entry: 0 no list, 1 descriptor, 2 mesh-plane
+    std::vector<uint8_t> entry_flag;      // per entry: write-back's serial work (plugin_writeback.cpp)
+    std::vector<std::vector<const btCollisionObject*>> claimed; // per worker: bodies it claimed
+    std::vector<uint8_t> overflow;        // per worker: a body past seen_size
+    std::vector<rtcd_step_stats> block_stats; // per block: the results' figures, summed in block order
+    std::unique_ptr<std::atomic<uint32_t>[]> seen; // per world index: the stamp of its claim
+    size_t seen_size = 0;
     std::vector<const btCollisionShape*> deform_shapes; // the step's shapes, looked at for deformations
     // RTCD_PLUGIN_PARALLEL_MIN (environment, read once): every loop's
     // min_parallel, so that tests run the parallel path on small scenes.
@@ -434,6 +461,17 @@ void rtcdPluginState::parallelFor(uint32_t count, uint32_t min_range, uint32_t m
         (*static_cast<Ctx*>(c)->f)(begin, end, worker);
     };
     rtcd_batch_parallel_for(narrowphase, count, min_range, tramp, &ctx);
+}
+
+template <class F> void rtcdPluginState::forBlocks(uint32_t count, uint32_t min_parallel, F&& fn)
+{
+    uint32_t blocks = blocksOf(count);
+    if (!blocks) return;
+    parallelFor(blocks, 1, min_parallel == 0 ? 0 : blocksOf(min_parallel),
+                [&fn, count](uint32_t b0, uint32_t b1, uint32_t worker) {
+                    for (uint32_t b = b0; b < b1; ++b)
+                        fn(b, b * k_block, std::min(count, (b + 1) * k_block), worker);
+                });
 }
 
 // Small on purpose: the dispatcher's pool gives every algorithm a fixed-size

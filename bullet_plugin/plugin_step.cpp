@@ -69,20 +69,6 @@ void rtcdPluginState::fillRecord(rtcdBodyRecord& r, const btCollisionObject* obj
     r.mesh_version = mesh ? rtcd_mesh_version(r.mesh) : 0;
 }
 
-rtcdBodyRecord* rtcdPluginState::recordOf(const btCollisionObject* obj)
-{
-    int index = obj->getWorldArrayIndex();
-    if (index < 0) return nullptr;
-    size_t k = static_cast<size_t>(index);
-    if (k >= bodies.size()) bodies.resize(k + 1);
-    rtcdBodyRecord& r = bodies[k];
-    if (r.stamp != stamp) {
-        r.stamp = stamp;
-        body_list.push_back(obj);
-    }
-    return &r;
-}
-
 const rtcdBodyRecord* rtcdPluginState::recordFor(const btCollisionObject* obj, const btCollisionShape* shape) const
 {
     int index = obj->getWorldArrayIndex();
@@ -218,60 +204,13 @@ void rtcdPluginState::gatherChildren(btDispatcher* dispatcher)
     }
 }
 
-// The mesh of one side of an entry: the body's own (once a step, in its
-// record) or a compound child's.
-static const rtcd_mesh* sideMesh(rtcdPluginState& s, const btCollisionObject* obj, const btCollisionShape* shape)
-{
-    if (shape == obj->getCollisionShape()) {
-        rtcdBodyRecord* r = s.recordOf(obj);
-        if (r) {
-            if (r->mesh_stamp != s.stamp) {
-                r->mesh = s.meshOf(shape);
-                r->mesh_stamp = s.stamp;
-            }
-            return r->mesh;
-        }
-    }
-    return s.meshOf(shape);
-}
-
 void rtcdPluginState::runBatch()
 {
     auto start = std::chrono::steady_clock::now();
     // The step's deformed GImpact shapes first, all at once on the batch's
-    // workers (rtcd_mesh_update_vertices_many); the serial pass below then
-    // finds their meshes up to date.
-    deform_shapes.clear();
-    for (const rtcdBatchEntry& e : batch) {
-        if (e.kind != RTCD_PAIR_MESH_PLANE || !e.plane_is_a) deform_shapes.push_back(e.shape_a);
-        if (e.kind != RTCD_PAIR_MESH_PLANE || e.plane_is_a) deform_shapes.push_back(e.shape_b);
-    }
-    rtcd_task_system tasks = batchTasks();
-    stats.out_of_memory += meshes.updateDeformed(deform_shapes.data(), deform_shapes.size(), stamp, &tasks);
-    // Serial: meshes (the cache may build or update one) and which bodies
-    // the step needs; every pair gets its place.
-    desc_entry.clear();
-    plane_entries.clear();
-    body_list.clear();
-    for (uint32_t i = 0; i < batch.size(); ++i) {
-        rtcdBatchEntry& e = batch[i];
-        if (e.kind == RTCD_PAIR_MESH_PLANE) {
-            const btCollisionObject* obj = e.plane_is_a ? e.b : e.a;
-            e.mesh[e.plane_is_a] = sideMesh(*this, obj, e.plane_is_a ? e.shape_b : e.shape_a);
-            if (e.mesh[e.plane_is_a]) plane_entries.push_back(i);
-            else { // no mesh yet (out of memory): no contacts this step
-                slots[e.slot].count = 0;
-                slots[e.slot].stamp = stamp;
-                stats.pairs_owned++;
-            }
-            continue;
-        }
-        e.mesh[0] = sideMesh(*this, e.a, e.shape_a);
-        e.mesh[1] = sideMesh(*this, e.b, e.shape_b);
-        if (!e.mesh[0] || !e.mesh[1]) continue; // computed alone when Bullet asks (its mesh may come back)
-        desc_entry.push_back(i);
-    }
-    worker_stats.assign(rtcd_batch_worker_count(narrowphase), rtcdWorkerStats());
+    // workers (rtcd_mesh_update_vertices_many); then each body's mesh once,
+    // and every pair its place (plugin_gather.cpp).
+    prepareEntries();
     // Each body's motion once, then the descriptors from them.
     // Loops run on the workers only when long enough to gain (measured on
     // 2 shared cores: a 512-blob avalanche's loops, 0.05 to 0.4 ms each,
@@ -285,17 +224,17 @@ void rtcdPluginState::runBatch()
     descs.resize(desc_entry.size());
     parallelFor(static_cast<uint32_t>(descs.size()), 256, 8192, [this](uint32_t begin, uint32_t end, uint32_t) {
         for (uint32_t i = begin; i < end; ++i) {
+            // The slot itself is not read here (a cache miss a pair): its
+            // key from slot_serial, its meshes noted with the results.
             const rtcdBatchEntry& e = batch[desc_entry[i]];
-            rtcdPairSlot& slot = slots[e.slot];
             rtcd_pair_desc& d = descs[i];
             d.a = e.mesh[0];
             d.b = e.mesh[1];
-            d.key = slot.serial;
+            d.key = slot_serial[e.slot];
             d.has_back = 1;
             const rtcdBodyRecord* ra = recordFor(e.a, e.shape_a);
             const rtcdBodyRecord* rb = recordFor(e.b, e.shape_b);
             if (ra && rb) { // two bodies' own meshes (most pairs): straight from their records
-                slot.computedWith(ra->mesh_id, ra->mesh_version, rb->mesh_id, rb->mesh_version);
                 d.pose_a = ra->pose;
                 d.pose_b = rb->pose;
                 d.back_a = ra->back;
@@ -306,7 +245,6 @@ void rtcdPluginState::runBatch()
                 continue;
             }
             rtcdSide sa = sideOf(e.a, e.shape_a, *e.pose_a, d.a), sb = sideOf(e.b, e.shape_b, *e.pose_b, d.b);
-            slot.computedWith(sa.mesh_id, sa.mesh_version, sb.mesh_id, sb.mesh_version);
             d.pose_a = sa.pose;
             d.pose_b = sb.pose;
             d.motion = pairMotion(sa, &sb, time_step); // the speculative contacts' reach
@@ -372,42 +310,60 @@ void rtcdPluginState::runBatch()
         rtcd_log_message(RTCD_LOG_WARNING, line.c_str());
         if (err == RTCD_ERROR_OUT_OF_MEMORY) stats.out_of_memory++;
         else stats.faults++;
-        for (uint32_t k : desc_entry) slots[batch[k].slot].stamp = stamp;
+        for (uint32_t i = 0; i < n; ++i) {
+            rtcdPairSlot& slot = slots[batch[desc_entry[i]].slot];
+            slot.stamp = stamp;
+            slot.computedWith(descs[i].a, descs[i].b);
+        }
         return;
     }
     rtcd_batch_stats bs = rtcd_batch_last_stats(narrowphase);
     stats.batch = bs;
     stats.standard_ms += bs.standard_ms;
     stats.iterative_ms += bs.iterative_ms;
-    // The step's figures: in pair order (ray_length is a floating sum), from
-    // the results alone, which are read in order.
-    size_t ray_offset = 0;
-    for (size_t i = 0; i < descs.size(); ++i) {
-        const rtcd_pair_result& r = results[i];
-        (r.standard_pass ? stats.standard_pairs : stats.iterative_pairs)++;
-        stats.predictive_rays += r.predictive_rays;
-        stats.walk_steps += r.walk_steps;
-        stats.kept_rays += r.kept_rays + r.kept_predictions;
-        stats.ray_length += r.ray_length;
-        if (check) {
-            const rtcd_pair_desc& d = descs[i];
-            checkPair(d.a, d.pose_a, d.b, d.pose_b, rays.data() + ray_offset, r.colliding_rays);
-            ray_offset += rtcd_mesh_vertex_count(d.a) + rtcd_mesh_vertex_count(d.b);
-        }
-        stats.pairs_owned++;
-        stats.pairs_culled += r.standard_pass && r.rays_cast == 0; // no candidate, or the separation test
-        stats.rays_cast += r.rays_cast;
-        stats.colliding_rays += r.colliding_rays;
-    }
-    // Each pair's contacts into its slot (one slot per pair: any worker).
-    parallelFor(static_cast<uint32_t>(descs.size()), 256, 8192, [this](uint32_t begin, uint32_t end, uint32_t) {
+    // Each pair's contacts into its slot (one slot per pair: any worker), and
+    // the step's figures from the results alone, per block and summed in
+    // block order (ray_length is a floating sum: the same for any split).
+    uint32_t blocks = blocksOf(n);
+    block_stats.assign(blocks, rtcd_step_stats());
+    forBlocks(n, k_block_parallel, [this](uint32_t b, uint32_t begin, uint32_t end, uint32_t) {
+        rtcd_step_stats& t = block_stats[b];
         for (uint32_t i = begin; i < end; ++i) {
             rtcdPairSlot& slot = slots[batch[desc_entry[i]].slot];
             const rtcd_pair_result& r = results[i];
             slot.stamp = stamp;
             slot.count = r.contact_count;
+            slot.computedWith(descs[i].a, descs[i].b);
             for (uint32_t c = 0; c < r.contact_count; ++c) slot.contacts[c] = r.contacts[c];
+            (r.standard_pass ? t.standard_pairs : t.iterative_pairs)++;
+            t.predictive_rays += r.predictive_rays;
+            t.walk_steps += r.walk_steps;
+            t.kept_rays += r.kept_rays + r.kept_predictions;
+            t.ray_length += r.ray_length;
+            t.pairs_culled += r.standard_pass && r.rays_cast == 0; // no candidate, or the separation test
+            t.rays_cast += r.rays_cast;
+            t.colliding_rays += r.colliding_rays;
         }
     });
+    for (const rtcd_step_stats& t : block_stats) {
+        stats.standard_pairs += t.standard_pairs;
+        stats.iterative_pairs += t.iterative_pairs;
+        stats.predictive_rays += t.predictive_rays;
+        stats.walk_steps += t.walk_steps;
+        stats.kept_rays += t.kept_rays;
+        stats.ray_length += t.ray_length;
+        stats.pairs_culled += t.pairs_culled;
+        stats.rays_cast += t.rays_cast;
+        stats.colliding_rays += t.colliding_rays;
+    }
+    stats.pairs_owned += n;
+    if (check) { // the checking mode's comparison, in pair order
+        size_t ray_offset = 0;
+        for (size_t i = 0; i < descs.size(); ++i) {
+            const rtcd_pair_desc& d = descs[i];
+            checkPair(d.a, d.pose_a, d.b, d.pose_b, rays.data() + ray_offset, results[i].colliding_rays);
+            ray_offset += rtcd_mesh_vertex_count(d.a) + rtcd_mesh_vertex_count(d.b);
+        }
+    }
     stats.writeback_ms += msSince(copy_start);
 }

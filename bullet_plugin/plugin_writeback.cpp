@@ -221,25 +221,52 @@ void rtcdPluginState::writeSlot(rtcdPairSlot& slot, btManifoldResult& result, rt
 void rtcdPluginState::writeBack()
 {
     auto start = std::chrono::steady_clock::now();
-    // Serial, in pair order: manifolds for the pairs that start touching;
-    // pairs without one are done (the near callback skips them).
-    with_manifold.clear();
-    for (uint32_t i = 0; i < batch.size(); ++i) {
-        const rtcdBatchEntry& e = batch[i];
-        rtcdPairSlot& slot = slots[e.slot];
-        if (slot.stamp != stamp) continue; // no result this step: Bullet's dispatch computes it alone
-        openManifold(slot, e.a, e.b);
-        if (slot.manifold) {
-            with_manifold.push_back(i);
-            continue;
-        }
-        slot.written = stamp;
-        if (e.pair_index >= 0) written_pairs[static_cast<size_t>(e.pair_index)] = 1;
-    }
-    worker_stats.assign(rtcd_batch_worker_count(narrowphase), rtcdWorkerStats());
-    parallelFor(static_cast<uint32_t>(with_manifold.size()), 64, 2048, [this](uint32_t begin, uint32_t end, uint32_t worker) {
+    // Each entry's work, found on the workers: 1 a manifold to open
+    // (serially: Bullet's pool and manifold array), 3 a manifold to write;
+    // after the write, 2 one to release (serially). The write pass reads
+    // only these bytes for the pairs without a manifold (most of a pile's).
+    uint32_t count = static_cast<uint32_t>(batch.size());
+    uint32_t blocks = blocksOf(count);
+    entry_flag.assign(count, 0);
+    block_a.assign(blocks, 0); // manifolds to open
+    block_b.assign(blocks, 0); // to release
+    forBlocks(count, k_block_parallel, [this](uint32_t b, uint32_t begin, uint32_t end, uint32_t) {
+        uint32_t opens = 0;
         for (uint32_t i = begin; i < end; ++i) {
-            const rtcdBatchEntry& e = batch[with_manifold[i]];
+            const rtcdBatchEntry& e = batch[i];
+            rtcdPairSlot& slot = slots[e.slot];
+            if (slot.stamp != stamp) continue; // no result this step: Bullet's dispatch computes it alone
+            if (slot.manifold) {
+                entry_flag[i] = 3;
+                continue;
+            }
+            if (slot.count) {
+                entry_flag[i] = 1;
+                opens++;
+                continue;
+            }
+            // No contacts, no manifold: done (the near callback skips it).
+            slot.written = stamp;
+            if (e.pair_index >= 0) written_pairs[static_cast<size_t>(e.pair_index)] = 1;
+        }
+        block_a[b] = opens;
+    });
+    // Serial, in pair order: manifolds for the pairs that start touching.
+    for (uint32_t b = 0; b < blocks; ++b) {
+        if (!block_a[b]) continue;
+        for (uint32_t i = b * k_block, end = std::min(count, i + k_block); i < end; ++i)
+            if (entry_flag[i] == 1) {
+                openManifold(slots[batch[i].slot], batch[i].a, batch[i].b);
+                entry_flag[i] = 3;
+            }
+    }
+    // Parallel: each manifold filled by one worker, and whether it goes back.
+    worker_stats.assign(rtcd_batch_worker_count(narrowphase), rtcdWorkerStats());
+    forBlocks(count, k_block_parallel, [this](uint32_t b, uint32_t begin, uint32_t end, uint32_t worker) {
+        uint32_t releases = 0;
+        for (uint32_t i = begin; i < end; ++i) {
+            if (entry_flag[i] != 3) continue;
+            const rtcdBatchEntry& e = batch[i];
             rtcdPairSlot& slot = slots[e.slot];
             // As Bullet's near callback and compound algorithm would pass them.
             btCollisionObjectWrapper w0(nullptr, e.shape_a, e.a, *e.pose_a, -1, slot.child[0] >= 0 ? slot.child[0] : -1);
@@ -248,14 +275,23 @@ void rtcdPluginState::writeBack()
             if (slot.child[0] >= 0) result.setShapeIdentifiersA(-1, slot.child[0]);
             if (slot.child[1] >= 0) result.setShapeIdentifiersB(-1, slot.child[1]);
             writeSlot(slot, result, worker_stats[worker]);
+            if (e.pair_index >= 0) written_pairs[static_cast<size_t>(e.pair_index)] = 1;
+            bool release = slot.manifold->getNumContacts() == 0 && steps - slot.last_contact >= k_idle_steps;
+            entry_flag[i] = release ? 2 : 0;
+            releases += release;
         }
+        block_b[b] = releases;
     });
     for (const rtcdWorkerStats& ws : worker_stats) stats.contacts += ws.contacts;
-    // Serial: manifolds of pairs without contacts for a while go back to Bullet's pool.
-    for (uint32_t i : with_manifold) {
-        const rtcdBatchEntry& e = batch[i];
-        maybeRelease(slots[e.slot]);
-        if (e.pair_index >= 0) written_pairs[static_cast<size_t>(e.pair_index)] = 1;
+    // Serial, in pair order: manifolds of pairs without contacts for a while
+    // go back to Bullet's pool (maybeRelease's test, made above).
+    for (uint32_t b = 0; b < blocks; ++b) {
+        if (!block_b[b]) continue;
+        for (uint32_t i = b * k_block, end = std::min(count, i + k_block); i < end; ++i)
+            if (entry_flag[i] == 2) {
+                releaseManifold(slots[batch[i].slot]);
+                stats.manifolds_released++;
+            }
     }
     stats.writeback_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }

@@ -1,0 +1,241 @@
+// Gathering the step's pairs on the batch's workers: the pair cache walk and
+// the entries' meshes and lists in fixed blocks (the same split for any
+// thread count), with only what Bullet and the mesh cache do not allow in
+// parallel done serially: algorithms for the pairs that start, and one mesh
+// lookup per body.
+#include "plugin_internal.h"
+
+#include <algorithm>
+
+// A pair's code after the walk: an rtcd algorithm's packed slot, or these
+// (a packed slot never has all 30 slot bits set: allocSlot stops below).
+static const uint32_t k_skip = UINT32_MAX;   // not rtcd's, or no collision this step
+static const uint32_t k_new = 0x3fffffffu;   // no algorithm yet: made serially
+
+// Block offsets from per-block counts; returns the total.
+static uint32_t prefix(std::vector<uint32_t>& counts)
+{
+    uint32_t total = 0;
+    for (uint32_t& c : counts) {
+        uint32_t n = c;
+        c = total;
+        total += n;
+    }
+    return total;
+}
+
+void rtcdPluginState::gatherPairs(btCollisionDispatcher* d, btBroadphasePair* pairs, int n)
+{
+    uint32_t count = static_cast<uint32_t>(n);
+    pair_code.resize(count);
+    uint32_t blocks = blocksOf(count);
+    block_a.assign(blocks, 0); // rtcd's pairs
+    block_b.assign(blocks, 0); // pairs without an algorithm
+    // Parallel: which pairs collide and whose algorithm is rtcd's (Bullet's
+    // near callback asks needsCollision from many threads too, btCollisionDispatcherMt).
+    forBlocks(count, k_block_parallel, [&](uint32_t b, uint32_t begin, uint32_t end, uint32_t) {
+        uint32_t mine = 0, fresh = 0;
+        for (uint32_t i = begin; i < end; ++i) {
+            const btBroadphasePair& pair = pairs[i];
+            const btCollisionObject* o0 = static_cast<const btCollisionObject*>(pair.m_pProxy0->m_clientObject);
+            const btCollisionObject* o1 = static_cast<const btCollisionObject*>(pair.m_pProxy1->m_clientObject);
+            uint32_t code = k_skip;
+            if (d->needsCollision(o0, o1)) {
+                if (!pair.m_algorithm) {
+                    code = k_new;
+                    fresh++;
+                } else {
+                    code = algorithms.find(pair.m_algorithm);
+                    mine += code != k_skip;
+                }
+            }
+            pair_code[i] = code;
+        }
+        block_a[b] = mine;
+        block_b[b] = fresh;
+    });
+    // Serial, in pair order: the algorithms of the pairs that start, made
+    // the way Bullet's near callback would (the dispatcher's pool, the
+    // mesh cache, the slots).
+    for (uint32_t b = 0; b < blocks; ++b) {
+        if (!block_b[b]) continue;
+        for (uint32_t i = b * k_block, end = std::min(count, i + k_block); i < end; ++i) {
+            if (pair_code[i] != k_new) continue;
+            btBroadphasePair& pair = pairs[i];
+            const btCollisionObject* o0 = static_cast<const btCollisionObject*>(pair.m_pProxy0->m_clientObject);
+            const btCollisionObject* o1 = static_cast<const btCollisionObject*>(pair.m_pProxy1->m_clientObject);
+            btCollisionObjectWrapper w0(nullptr, o0->getCollisionShape(), o0, o0->getWorldTransform(), -1, -1);
+            btCollisionObjectWrapper w1(nullptr, o1->getCollisionShape(), o1, o1->getWorldTransform(), -1, -1);
+            pair.m_algorithm = d->findAlgorithm(&w0, &w1, nullptr, BT_CONTACT_POINT_ALGORITHMS);
+            uint32_t code = pair.m_algorithm ? algorithms.find(pair.m_algorithm) : k_skip;
+            pair_code[i] = code;
+            block_a[b] += code != k_skip;
+        }
+    }
+    uint32_t total = prefix(block_a);
+    batch.resize(total); // not cleared first: the entries left from the last step are overwritten, not zeroed
+    // Parallel: each block's entries at its offset, in pair order.
+    forBlocks(count, k_block_parallel, [&](uint32_t b, uint32_t begin, uint32_t end, uint32_t) {
+        uint32_t out = block_a[b];
+        for (uint32_t i = begin; i < end; ++i) {
+            uint32_t packed = pair_code[i];
+            if (packed == k_skip) continue;
+            const btBroadphasePair& pair = pairs[i];
+            const btCollisionObject* o0 = static_cast<const btCollisionObject*>(pair.m_pProxy0->m_clientObject);
+            const btCollisionObject* o1 = static_cast<const btCollisionObject*>(pair.m_pProxy1->m_clientObject);
+            batch[out++] = {packed & 0x3fffffffu,
+                            static_cast<uint8_t>(packed >> 30 & 1u),
+                            static_cast<uint8_t>(packed >> 31),
+                            o0,
+                            o1,
+                            o0->getCollisionShape(),
+                            o1->getCollisionShape(),
+                            &o0->getWorldTransform(),
+                            &o1->getWorldTransform(),
+                            {nullptr, nullptr},
+                            static_cast<int>(i)};
+        }
+    });
+}
+
+// Does side k of the entry need a mesh (every side but a plane)?
+static bool meshSide(const rtcdBatchEntry& e, int k)
+{
+    return e.kind != RTCD_PAIR_MESH_PLANE || (k == 0) != (e.plane_is_a != 0);
+}
+
+// The world index of a side that is its object's own shape in a world (it
+// has a body record), or -1 (a compound's child, an object in no world).
+static int bodyIndex(const rtcdBatchEntry& e, int k)
+{
+    const btCollisionObject* obj = k ? e.b : e.a;
+    const btCollisionShape* shape = k ? e.shape_b : e.shape_a;
+    return shape == obj->getCollisionShape() ? obj->getWorldArrayIndex() : -1;
+}
+
+void rtcdPluginState::claimBody(const btCollisionObject* obj, uint32_t worker)
+{
+    size_t k = static_cast<size_t>(obj->getWorldArrayIndex());
+    if (seen[k].load(std::memory_order_relaxed) != stamp && seen[k].exchange(stamp, std::memory_order_relaxed) != stamp)
+        claimed[worker].push_back(obj);
+}
+
+void rtcdPluginState::prepareEntries()
+{
+    uint32_t count = static_cast<uint32_t>(batch.size());
+    uint32_t workers = rtcd_batch_worker_count(narrowphase);
+    uint32_t blocks = blocksOf(count);
+    claimed.resize(workers);
+    for (auto& c : claimed) c.clear();
+    block_a.assign(blocks, 0); // sides that are no body's own shape (meshes looked up serially)
+    overflow.assign(workers, 0);
+    // Parallel: the bodies the step needs, each claimed by one worker.
+    forBlocks(count, k_block_parallel, [&](uint32_t b, uint32_t begin, uint32_t end, uint32_t worker) {
+        uint32_t lone = 0;
+        for (uint32_t i = begin; i < end; ++i) {
+            const rtcdBatchEntry& e = batch[i];
+            for (int k = 0; k < 2; ++k) {
+                if (!meshSide(e, k)) continue;
+                int index = bodyIndex(e, k);
+                if (index < 0) lone++;
+                else if (static_cast<size_t>(index) >= seen_size) overflow[worker] = 1;
+                else claimBody(k ? e.b : e.a, worker);
+            }
+        }
+        block_a[b] = lone;
+    });
+    // New bodies in the world: the records (and their claims) grow, serially.
+    if (std::find(overflow.begin(), overflow.end(), 1) != overflow.end()) {
+        for (const rtcdBatchEntry& e : batch)
+            for (int k = 0; k < 2; ++k) {
+                int index = meshSide(e, k) ? bodyIndex(e, k) : -1;
+                if (index < 0) continue;
+                growBodies(static_cast<size_t>(index) + 1);
+                claimBody(k ? e.b : e.a, 0);
+            }
+    }
+    // Serial: the step's bodies in world order (the same for any split),
+    // the deformed shapes among theirs and the lone sides', their meshes.
+    body_list.clear();
+    for (const auto& c : claimed) body_list.insert(body_list.end(), c.begin(), c.end());
+    std::sort(body_list.begin(), body_list.end(), [](const btCollisionObject* x, const btCollisionObject* y) {
+        return x->getWorldArrayIndex() < y->getWorldArrayIndex();
+    });
+    deform_shapes.clear();
+    for (const btCollisionObject* obj : body_list) deform_shapes.push_back(obj->getCollisionShape());
+    for (uint32_t b = 0; b < blocks; ++b) {
+        if (!block_a[b]) continue;
+        for (uint32_t i = b * k_block, end = std::min(count, i + k_block); i < end; ++i)
+            for (int k = 0; k < 2; ++k)
+                if (meshSide(batch[i], k) && bodyIndex(batch[i], k) < 0)
+                    deform_shapes.push_back(k ? batch[i].shape_b : batch[i].shape_a);
+    }
+    rtcd_task_system tasks = batchTasks();
+    stats.out_of_memory += meshes.updateDeformed(deform_shapes.data(), deform_shapes.size(), stamp, &tasks);
+    for (const btCollisionObject* obj : body_list) {
+        rtcdBodyRecord& r = bodies[static_cast<size_t>(obj->getWorldArrayIndex())];
+        r.stamp = stamp;
+        r.mesh = meshOf(obj->getCollisionShape());
+        r.mesh_stamp = stamp;
+    }
+    for (uint32_t b = 0; b < blocks; ++b) {
+        if (!block_a[b]) continue;
+        for (uint32_t i = b * k_block, end = std::min(count, i + k_block); i < end; ++i)
+            for (int k = 0; k < 2; ++k)
+                if (meshSide(batch[i], k) && bodyIndex(batch[i], k) < 0)
+                    batch[i].mesh[k] = meshOf(k ? batch[i].shape_b : batch[i].shape_a);
+    }
+    // Parallel: each entry's meshes from its bodies' records, and which
+    // list it joins (mesh-mesh descriptors, mesh-plane pairs).
+    entry_kind.resize(count);
+    worker_stats.assign(workers, rtcdWorkerStats());
+    block_a.assign(blocks, 0); // descriptors
+    block_b.assign(blocks, 0); // mesh-plane pairs
+    forBlocks(count, k_block_parallel, [&](uint32_t b, uint32_t begin, uint32_t end, uint32_t worker) {
+        uint32_t nd = 0, np = 0;
+        for (uint32_t i = begin; i < end; ++i) {
+            rtcdBatchEntry& e = batch[i];
+            for (int k = 0; k < 2; ++k) {
+                int index = meshSide(e, k) ? bodyIndex(e, k) : -1;
+                if (index >= 0) e.mesh[k] = bodies[static_cast<size_t>(index)].mesh;
+            }
+            uint8_t kind = 0; // in no list
+            if (e.kind == RTCD_PAIR_MESH_PLANE) {
+                if (e.mesh[e.plane_is_a]) {
+                    kind = 2;
+                    np++;
+                } else { // no mesh yet (out of memory): no contacts this step
+                    slots[e.slot].count = 0;
+                    slots[e.slot].stamp = stamp;
+                    worker_stats[worker].pairs_owned++;
+                }
+            } else if (e.mesh[0] && e.mesh[1]) { // else computed alone when Bullet asks (its mesh may come back)
+                kind = 1;
+                nd++;
+            }
+            entry_kind[i] = kind;
+        }
+        block_a[b] = nd;
+        block_b[b] = np;
+    });
+    desc_entry.resize(prefix(block_a));
+    plane_entries.resize(prefix(block_b));
+    forBlocks(count, k_block_parallel, [&](uint32_t b, uint32_t begin, uint32_t end, uint32_t) {
+        uint32_t od = block_a[b], op = block_b[b];
+        for (uint32_t i = begin; i < end; ++i) {
+            if (entry_kind[i] == 1) desc_entry[od++] = i;
+            else if (entry_kind[i] == 2) plane_entries[op++] = i;
+        }
+    });
+}
+
+void rtcdPluginState::growBodies(size_t size)
+{
+    if (size <= seen_size) return;
+    size_t cap = std::max(size, 2 * seen_size);
+    if (cap > bodies.size()) bodies.resize(cap); // every claimable index has a record
+    std::unique_ptr<std::atomic<uint32_t>[]> grown(new std::atomic<uint32_t>[cap]);
+    for (size_t k = 0; k < cap; ++k) grown[k].store(k < seen_size ? seen[k].load() : 0u, std::memory_order_relaxed);
+    seen.swap(grown);
+    seen_size = cap;
+}
