@@ -65,7 +65,9 @@ inline void collide_group(RTCD_PAIR_KERNEL_ARGS, uint p, __local group_scratch* 
     cl_buffers buffers = RTCD_CL_BUFFERS;
     rtcd_pair_ctx ctx;
     cl_pair_ctx(&ctx, &buffers, pair, brute_force);
-    if (lid == 0) g->count = g->hits = g->crossings = g->cast = g->kept = g->predictions = g->predictive_rays = g->steps = g->any_marked = 0;
+    if (lid == 0)
+        g->count = g->hits = g->crossings = g->cast = g->kept = g->predictions = g->predictive_rays = g->steps =
+            g->any_marked = 0u;
     if (lid < 2) g->ball_masks[lid] = g->cross_masks[lid] = 0u;
     barrier(CLK_LOCAL_MEM_FENCE);
 
@@ -103,7 +105,7 @@ inline void collide_group(RTCD_PAIR_KERNEL_ARGS, uint p, __local group_scratch* 
     uint found = g->count + g->predictions; /* read by every item before any adds a crossing */
     barrier(CLK_LOCAL_MEM_FENCE);
     uint wanted = crossing_items(&ctx, standard, found);
-    uint second = pair->flags & RTCD_CL_APART ? 0u : wanted;
+    uint second = crossing_items_run(pair, wanted);
     /* The items of vertices and edges far from the other surface find
      * nothing: mark the vertices that may, once, and run only their items. */
     int marked = second && crossing_markable(&ctx);
@@ -287,7 +289,7 @@ __kernel void rtcd_collide_pairs_serial(RTCD_PAIR_KERNEL_ARGS)
         count++;
     }
     uint wanted = crossing_items(&ctx, standard, count + predictions), crossings = 0;
-    uint second = pair->flags & RTCD_CL_APART ? 0u : wanted;
+    uint second = crossing_items_run(pair, wanted);
     uint marks[RTCD_CL_MARK_WORDS]; /* as in the group kernel */
     int marked = second && crossing_markable(&ctx);
     uint crossing_balls[2] = {0u, 0u};

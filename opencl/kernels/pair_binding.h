@@ -144,6 +144,13 @@ inline uint crossing_items(const rtcd_pair_ctx* c, int standard, uint found)
                : 0u;
 }
 
+/* The second-phase items the pair runs of the `wanted` (crossing_items): none
+ * when the host proved its surfaces apart (RTCD_CL_APART). */
+inline uint crossing_items_run(__global const rtcd_cl_pair* pair, uint wanted)
+{
+    return pair->flags & RTCD_CL_APART ? 0u : wanted;
+}
+
 /* Words of the pair's vertex marks (pair_crossing_mark_word); the pair can
  * be marked on chip when they fit RTCD_CL_MARK_WORDS. */
 inline uint crossing_mark_words(const rtcd_pair_ctx* c) { return (c->a.vertex_count + c->b.vertex_count + 31u) / 32u; }
