@@ -28,6 +28,8 @@
 #include <string>
 #include <vector>
 
+#include "bullet_world.hpp"
+
 namespace {
 
 struct Soup {
@@ -100,21 +102,13 @@ struct Result {
 
 Result run(bool with_rtcd, std::vector<Soup>& soups, int steps)
 {
-    btDefaultCollisionConfiguration config;
-    std::unique_ptr<btCollisionDispatcher> dispatcher(with_rtcd ? new rtcdCollisionDispatcher(&config)
-                                                                : new btCollisionDispatcher(&config));
-    btGImpactCollisionAlgorithm::registerAlgorithm(dispatcher.get());
-    btDbvtBroadphase broadphase;
-    btSequentialImpulseConstraintSolver solver;
-    btDiscreteDynamicsWorld world(dispatcher.get(), &broadphase, &solver, &config);
-    world.setGravity(btVector3(0, 0, -9.81f));
+    BulletWorld w(with_rtcd);
+    btDiscreteDynamicsWorld& world = w.world;
     std::vector<std::unique_ptr<btTriangleIndexVertexArray>> arrays;
     std::vector<std::unique_ptr<btCollisionShape>> shapes;
-    std::vector<std::unique_ptr<btMotionState>> motions;
-    std::vector<std::unique_ptr<btRigidBody>> bodies;
+    std::vector<std::unique_ptr<btRigidBody>>& bodies = w.bodies;
     shapes.emplace_back(new btStaticPlaneShape(btVector3(0, 0, 1), 0));
-    bodies.emplace_back(new btRigidBody(0, nullptr, shapes.back().get()));
-    world.addRigidBody(bodies.back().get());
+    w.addStatic(shapes.back().get());
     for (Soup& s : soups) {
         arrays.emplace_back(new btTriangleIndexVertexArray(static_cast<int>(s.i.size() / 3), s.i.data(), 3 * sizeof(int),
                                                            static_cast<int>(s.v.size() / 3), s.v.data(),
@@ -125,14 +119,9 @@ Result run(bool with_rtcd, std::vector<Soup>& soups, int steps)
     }
     // 8 of each model, in layers of 10 on a 1 m grid, a little turned.
     for (int k = 0; k < 40; ++k) {
-        btCollisionShape* shape = shapes[1 + k % 5].get();
-        btVector3 inertia;
-        shape->calculateLocalInertia(1, inertia);
         btTransform t(btQuaternion(btVector3(1, 1, 0).normalized(), 0.3f * k),
                       btVector3(float(k % 5) * 1.0f - 2.0f, float((k / 5) % 2) * 1.0f, 0.5f + 0.9f * float(k / 10)));
-        motions.emplace_back(new btDefaultMotionState(t));
-        bodies.emplace_back(new btRigidBody(1, motions.back().get(), shape, inertia));
-        world.addRigidBody(bodies.back().get());
+        w.add(shapes[1 + k % 5].get(), t, 1);
     }
     Result r;
     std::vector<double> ms;
@@ -141,10 +130,10 @@ Result run(bool with_rtcd, std::vector<Soup>& soups, int steps)
         world.stepSimulation(1.0f / 60.0f, 1, 1.0f / 60.0f);
         ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
         if (with_rtcd)
-            r.owned_max = std::max(r.owned_max, static_cast<rtcdCollisionDispatcher*>(dispatcher.get())->lastStepStats().pairs_owned);
+            r.owned_max = std::max(r.owned_max, w.rtcd->lastStepStats().pairs_owned);
         if (s < 30) continue; // the drop itself
-        for (int m = 0; m < dispatcher->getNumManifolds(); ++m) {
-            const btPersistentManifold* pm = dispatcher->getManifoldByIndexInternal(m);
+        for (int m = 0; m < w.dispatcher->getNumManifolds(); ++m) {
+            const btPersistentManifold* pm = w.dispatcher->getManifoldByIndexInternal(m);
             for (int c = 0; c < pm->getNumContacts(); ++c)
                 r.max_penetration = std::max(r.max_penetration, double(-pm->getContactPoint(c).getDistance()));
         }
@@ -160,12 +149,12 @@ Result run(bool with_rtcd, std::vector<Soup>& soups, int steps)
     }
     if (with_rtcd)
         for (size_t s = 1; s <= soups.size(); ++s)
-            r.wrapped += static_cast<rtcdCollisionDispatcher*>(dispatcher.get())->meshForShape(shapes[s].get()) != nullptr;
+            r.wrapped += w.rtcd->meshForShape(shapes[s].get()) != nullptr;
     for (double x : ms) r.total_ms += x;
     r.first_ms = ms[0]; // the wraps (rtcd) or GImpact's trees are built here
     std::sort(ms.begin(), ms.end());
     r.median_ms = ms[ms.size() / 2];
-    for (size_t b = bodies.size(); b-- > 0;) world.removeRigidBody(bodies[b].get());
+    w.clear(); // before the shapes go
     return r;
 }
 

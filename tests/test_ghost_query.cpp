@@ -18,6 +18,7 @@
 #include <memory>
 #include <vector>
 
+#include "bullet_world.hpp"
 #include "gimpact_mesh.hpp"
 #include "test_check.hpp"
 
@@ -75,16 +76,10 @@ static uint64_t fnv(uint64_t h, const void* p, size_t n)
 // (a GImpact blob, no contact response) swept across them by the program.
 static Run run_scene(bool use_rtcd, bool queries, int steps)
 {
-    btDefaultCollisionConfiguration config;
-    std::unique_ptr<btCollisionDispatcher> dispatcher(use_rtcd ? new rtcdCollisionDispatcher(&config)
-                                                               : new btCollisionDispatcher(&config));
-    btGImpactCollisionAlgorithm::registerAlgorithm(dispatcher.get());
-    btDbvtBroadphase broadphase;
+    BulletWorld w(use_rtcd);
+    btDiscreteDynamicsWorld& world = w.world;
     btGhostPairCallback ghost_callback;
-    broadphase.getOverlappingPairCache()->setInternalGhostPairCallback(&ghost_callback);
-    btSequentialImpulseConstraintSolver solver;
-    btDiscreteDynamicsWorld world(dispatcher.get(), &broadphase, &solver, &config);
-    world.setGravity(btVector3(0, 0, -9.81f));
+    w.broadphase.getOverlappingPairCache()->setInternalGhostPairCallback(&ghost_callback);
 
     rtcd_generated_mesh g;
     MeshData ground, blob, ghost_mesh;
@@ -102,16 +97,7 @@ static Run run_scene(bool use_rtcd, bool queries, int steps)
     ghost_mesh.take(g);
     rtcd_generated_free(&g);
 
-    std::vector<std::unique_ptr<btRigidBody>> bodies;
-    std::vector<std::unique_ptr<btDefaultMotionState>> motions;
-    auto add = [&](btCollisionShape* shape, const btTransform& at, float mass) {
-        btVector3 inertia(0, 0, 0);
-        if (mass > 0) shape->calculateLocalInertia(mass, inertia);
-        motions.emplace_back(new btDefaultMotionState(at));
-        bodies.emplace_back(new btRigidBody(mass, motions.back().get(), shape, inertia));
-        world.addRigidBody(bodies.back().get());
-        return bodies.back().get();
-    };
+    auto add = [&](btCollisionShape* shape, const btTransform& at, float mass) { return w.add(shape, at, mass); };
     std::vector<btRigidBody*> blobs;
     for (int i = 0; i < 12; ++i) {
         float x = -4.5f + 1.8f * static_cast<float>(i % 6), y = i < 6 ? -3.0f : 3.0f;
@@ -130,7 +116,7 @@ static Run run_scene(bool use_rtcd, bool queries, int steps)
     world.addAction(&action);
 
     Run r;
-    rtcdCollisionDispatcher* rd = use_rtcd ? static_cast<rtcdCollisionDispatcher*>(dispatcher.get()) : nullptr;
+    rtcdCollisionDispatcher* rd = w.rtcd;
     for (int s = 0; s < steps; ++s) {
         // The program places the ghost each step (the queries moved it).
         ghost.setWorldTransform(
@@ -160,7 +146,7 @@ static Run run_scene(bool use_rtcd, bool queries, int steps)
     r.checksum = h;
     world.removeAction(&action);
     world.removeCollisionObject(&ghost);
-    for (auto& b : bodies) world.removeRigidBody(b.get());
+    w.clear(); // before the meshes go
     return r;
 }
 
@@ -212,12 +198,9 @@ static void test_ghost_queries_leave_the_step()
 static void test_named_step_cache()
 {
     for (int named = 0; named < 2; ++named) {
-        btDefaultCollisionConfiguration config;
-        rtcdCollisionDispatcher dispatcher(&config);
-        btDbvtBroadphase broadphase;
-        btSequentialImpulseConstraintSolver solver;
-        btDiscreteDynamicsWorld world(&dispatcher, &broadphase, &solver, &config);
-        world.setGravity(btVector3(0, 0, 0));
+        BulletWorld w(true, 0.0f);
+        rtcdCollisionDispatcher& dispatcher = *w.rtcd;
+        btDiscreteDynamicsWorld& world = w.world;
         rtcd_generated_mesh g;
         MeshData blob;
         rtcd_generate_blob(RTCD_AVALANCHE_BLOB_VERTICES, 0.5f, 7, &g);

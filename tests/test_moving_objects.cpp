@@ -21,6 +21,7 @@
 #include <memory>
 #include <vector>
 
+#include "bullet_world.hpp"
 #include "gimpact_mesh.hpp"
 #include "test_check.hpp"
 
@@ -316,14 +317,8 @@ struct Approach {
 // by more than two radii do not touch.
 static Approach approach(bool use_rtcd, bool rigid, int steps)
 {
-    btDefaultCollisionConfiguration config;
-    std::unique_ptr<btCollisionDispatcher> dispatcher(use_rtcd ? new rtcdCollisionDispatcher(&config)
-                                                               : new btCollisionDispatcher(&config));
-    btGImpactCollisionAlgorithm::registerAlgorithm(dispatcher.get());
-    btDbvtBroadphase broadphase;
-    btSequentialImpulseConstraintSolver solver;
-    btDiscreteDynamicsWorld world(dispatcher.get(), &broadphase, &solver, &config);
-    world.setGravity(btVector3(0, 0, 0));
+    BulletWorld w(use_rtcd, 0.0f);
+    btDiscreteDynamicsWorld& world = w.world;
     const float r = 0.5f;
     rtcd_generated_mesh g;
     rtcd_generate_uv_sphere(16, 24, r, &g);
@@ -353,7 +348,7 @@ static Approach approach(bool use_rtcd, bool rigid, int steps)
         mover->setWorldTransform(btTransform(btQuaternion::getIdentity(), start + dir * (k_speed * dt * static_cast<float>(s))));
         float apart = (mover->getWorldTransform().getOrigin() - target.getWorldTransform().getOrigin()).length();
         world.stepSimulation(dt, 0);
-        if (apart > 2 * r + 0.001f && speculative(dispatcher.get(), &target)) out.early = true;
+        if (apart > 2 * r + 0.001f && speculative(w.dispatcher.get(), &target)) out.early = true;
         float after = (mover->getWorldTransform().getOrigin() - target.getWorldTransform().getOrigin()).length();
         out.deepest = std::max(out.deepest, 2 * r - after);
     }

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "bullet_world.hpp"
 #include "test_check.hpp"
 
 
@@ -39,38 +40,20 @@ static Blob make_blob(uint64_t seed)
     return b;
 }
 
-// A Bullet collision world with rtcd's dispatcher; bodies are static or
-// kinematic placements, so one detection pass is what is checked.
-struct Scene {
-    btDefaultCollisionConfiguration config;
-    rtcdCollisionDispatcher dispatcher{&config};
-    btDbvtBroadphase broadphase;
-    btSequentialImpulseConstraintSolver solver;
-    btDiscreteDynamicsWorld world{&dispatcher, &broadphase, &solver, &config};
+// A Bullet world with rtcd's dispatcher (bullet_world.hpp); bodies are
+// static or kinematic placements, so one detection pass is what is checked.
+struct Scene : BulletWorld {
     std::vector<std::unique_ptr<btStridingMeshInterface>> arrays;
     std::vector<std::unique_ptr<btCollisionShape>> shapes;
-    std::vector<std::unique_ptr<btRigidBody>> bodies;
-    std::vector<std::unique_ptr<btMotionState>> motions;
     std::vector<float> heights;
 
-    Scene()
-    {
-        btGImpactCollisionAlgorithm::registerAlgorithm(&dispatcher);
-        world.setGravity(btVector3(0, 0, -9.81f));
-    }
-    ~Scene()
-    {
-        for (auto& b : bodies) world.removeRigidBody(b.get());
-    }
+    Scene() : BulletWorld(true) {}
+    ~Scene() { clear(); }
+    // A body of a shape the scene takes.
     btRigidBody* add(btCollisionShape* shape, const btTransform& at, float mass)
     {
         shapes.emplace_back(shape);
-        btVector3 inertia(0, 0, 0);
-        if (mass > 0) shape->calculateLocalInertia(mass, inertia);
-        motions.emplace_back(new btDefaultMotionState(at));
-        bodies.emplace_back(new btRigidBody(mass, motions.back().get(), shape, inertia));
-        world.addRigidBody(bodies.back().get());
-        return bodies.back().get();
+        return BulletWorld::add(shape, at, mass);
     }
     // The blob as an indexed GImpact mesh, or as the soup btTriangleMesh
     // builds by default (three fresh vertices per triangle).
@@ -102,8 +85,8 @@ struct Scene {
     std::vector<btManifoldPoint> contacts(const btCollisionObject* o, std::vector<btVector3>* normals_on_o)
     {
         std::vector<btManifoldPoint> out;
-        for (int i = 0; i < dispatcher.getNumManifolds(); ++i) {
-            btPersistentManifold* m = dispatcher.getManifoldByIndexInternal(i);
+        for (int i = 0; i < rtcd->getNumManifolds(); ++i) {
+            btPersistentManifold* m = rtcd->getManifoldByIndexInternal(i);
             if (m->getBody0() != o && m->getBody1() != o) continue;
             for (int k = 0; k < m->getNumContacts(); ++k) {
                 out.push_back(m->getContactPoint(k));
@@ -169,12 +152,12 @@ static void test_convex_partners()
         btRigidBody* blob = s.add(s.gimpact(b, false),
                                   at(-b.lowest[0], -b.lowest[1], c.top - sink - b.lowest[2]), 1);
         s.detect();
-        CHECK(s.dispatcher.meshForShape(partner->getCollisionShape()) != nullptr);
+        CHECK(s.rtcd->meshForShape(partner->getCollisionShape()) != nullptr);
         float depth;
         btVector3 n;
         int count;
         deepest(s, blob, &depth, &n, &count);
-        rtcd_step_stats st = s.dispatcher.lastStepStats();
+        rtcd_step_stats st = s.rtcd->lastStepStats();
         std::printf("blob on %-7s: %d contacts, deepest %.4f (sink %.3f), normal (%.2f %.2f %.2f), owned %u, contacts %u\n",
                     c.name, count, depth, sink, n.x(), n.y(), n.z(), st.pairs_owned, st.contacts);
         CHECK(st.pairs_owned == 1);
@@ -196,11 +179,11 @@ static void test_soup_matches_indexed()
         btRigidBody* ba = s.add(s.gimpact(a, soup != 0), at(0, 0, 0), 0);
         btRigidBody* bb = s.add(s.gimpact(b, soup != 0), at(0.05f, 0.1f, 0.8f), 1);
         s.detect();
-        CHECK(s.dispatcher.meshForShape(ba->getCollisionShape()) != nullptr);
-        CHECK(s.dispatcher.meshForShape(bb->getCollisionShape()) != nullptr);
-        const rtcd_mesh* m = s.dispatcher.meshForShape(ba->getCollisionShape());
+        CHECK(s.rtcd->meshForShape(ba->getCollisionShape()) != nullptr);
+        CHECK(s.rtcd->meshForShape(bb->getCollisionShape()) != nullptr);
+        const rtcd_mesh* m = s.rtcd->meshForShape(ba->getCollisionShape());
         CHECK(rtcd_mesh_vertex_count(m) == a.vertices.size() / 3); // welded back to the blob's vertices
-        CHECK(s.dispatcher.lastStepStats().pairs_owned == 1);
+        CHECK(s.rtcd->lastStepStats().pairs_owned == 1);
         found.push_back(s.contacts(bb, nullptr));
     }
     std::printf("indexed: %zu contacts, soup: %zu contacts\n", found[0].size(), found[1].size());
@@ -256,14 +239,14 @@ static void test_static_surfaces()
         float surface = kind == 0 ? 0.1f * std::sin(0.0f) : 0.0f;
         btRigidBody* blob = s.add(s.gimpact(b, false), at(-b.lowest[0], -b.lowest[1], surface - sink - b.lowest[2]), 1);
         s.detect();
-        CHECK(s.dispatcher.meshForShape(g->getCollisionShape()) != nullptr);
+        CHECK(s.rtcd->meshForShape(g->getCollisionShape()) != nullptr);
         float depth;
         btVector3 n;
         int count;
         deepest(s, blob, &depth, &n, &count);
         std::printf("blob on %s: %d contacts, deepest %.4f (sink %.3f), normal (%.2f %.2f %.2f)\n",
                     kind ? "heightfield" : "terrain mesh", count, depth, sink, n.x(), n.y(), n.z());
-        CHECK(s.dispatcher.lastStepStats().pairs_owned == 1);
+        CHECK(s.rtcd->lastStepStats().pairs_owned == 1);
         CHECK(count >= 1);
         CHECK(depth > 0.7f * sink && depth < 1.6f * sink);
         CHECK(n.z() > 0.9f);
@@ -289,7 +272,7 @@ static void test_rests_on_terrain()
     int complete = 0;
     for (int i = 0; i < 720; ++i) {
         s.world.stepSimulation(1.0f / 60.0f, 1, 1.0f / 60.0f);
-        rtcd_step_stats st = s.dispatcher.lastStepStats();
+        rtcd_step_stats st = s.rtcd->lastStepStats();
         complete += st.contacts >= 1 && st.step_ms > 0 && st.step_ms >= st.narrowphase_ms;
     }
     CHECK(complete > 30);
@@ -317,7 +300,7 @@ static void test_compound_children()
     uint32_t owned = 0;
     for (int i = 0; i < 180; ++i) {
         s.world.stepSimulation(1.0f / 60.0f, 1, 1.0f / 60.0f);
-        owned = std::max(owned, s.dispatcher.lastStepStats().pairs_owned);
+        owned = std::max(owned, s.rtcd->lastStepStats().pairs_owned);
     }
     float z = body->getWorldTransform().getOrigin().z();
     std::printf("compound of two blobs: up to %u rtcd pairs a step, rests at z %.3f\n", owned, z);

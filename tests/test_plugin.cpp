@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "bullet_world.hpp"
 #include "test_check.hpp"
 
 
@@ -47,44 +48,21 @@ static MeshData blob(uint64_t seed, bool open)
     return m;
 }
 
-struct World {
-    btDefaultCollisionConfiguration config;
-    rtcdCollisionDispatcher dispatcher{&config};
-    btDbvtBroadphase broadphase;
-    btSequentialImpulseConstraintSolver solver;
-    btDiscreteDynamicsWorld world{&dispatcher, &broadphase, &solver, &config};
+// The drop-in world (bullet_world.hpp) on a ground plane.
+struct World : BulletWorld {
     std::vector<std::unique_ptr<btTriangleIndexVertexArray>> arrays;
     std::vector<std::unique_ptr<btCollisionShape>> shapes;
-    std::vector<std::unique_ptr<btRigidBody>> bodies;
-    std::vector<std::unique_ptr<btMotionState>> motions;
 
-    World()
+    World() : BulletWorld(true)
     {
-        btGImpactCollisionAlgorithm::registerAlgorithm(&dispatcher); // what GImpact programs do, after the dispatcher
-        world.setGravity(btVector3(0, 0, -9.81f));
         shapes.emplace_back(new btStaticPlaneShape(btVector3(0, 0, 1), 0));
-        bodies.emplace_back(new btRigidBody(0, nullptr, shapes.back().get()));
-        world.addRigidBody(bodies.back().get());
+        addStatic(shapes.back().get());
     }
-    ~World()
-    {
-        for (auto& b : bodies) world.removeRigidBody(b.get());
-    }
+    ~World() { clear(); }
     // A body of a shape the caller owns (mass 0: static).
     btRigidBody* place(btCollisionShape* shape, btScalar mass, const btVector3& at)
     {
-        btVector3 inertia(0, 0, 0);
-        if (mass > 0) shape->calculateLocalInertia(mass, inertia);
-        motions.emplace_back(new btDefaultMotionState(btTransform(btQuaternion::getIdentity(), at)));
-        bodies.emplace_back(new btRigidBody(mass, motions.back().get(), shape, inertia));
-        world.addRigidBody(bodies.back().get());
-        return bodies.back().get();
-    }
-    void remove(btRigidBody* body)
-    {
-        world.removeRigidBody(body);
-        for (size_t i = 0; i < bodies.size(); ++i)
-            if (bodies[i].get() == body) bodies.erase(bodies.begin() + static_cast<std::ptrdiff_t>(i));
+        return BulletWorld::add(shape, btTransform(btQuaternion::getIdentity(), at), mass);
     }
     void steps(int n)
     {
@@ -98,12 +76,7 @@ struct World {
         btGImpactMeshShape* shape = new btGImpactMeshShape(arrays.back().get());
         shape->updateBound();
         shapes.emplace_back(shape);
-        btVector3 inertia;
-        shape->calculateLocalInertia(1, inertia);
-        motions.emplace_back(new btDefaultMotionState(btTransform(btQuaternion::getIdentity(), at)));
-        bodies.emplace_back(new btRigidBody(1, motions.back().get(), shape, inertia));
-        world.addRigidBody(bodies.back().get());
-        return bodies.back().get();
+        return BulletWorld::add(shape, btTransform(btQuaternion::getIdentity(), at), 1);
     }
 };
 
@@ -123,10 +96,10 @@ static void test_open_mesh_falls_back()
         uint32_t owned_max = 0;
         for (int i = 0; i < 180; ++i) {
             w.world.stepSimulation(1.0f / 60.0f, 1, 1.0f / 60.0f);
-            owned_max = std::max(owned_max, w.dispatcher.lastStepStats().pairs_owned);
+            owned_max = std::max(owned_max, w.rtcd->lastStepStats().pairs_owned);
         }
-        CHECK(w.dispatcher.meshForShape(a->getCollisionShape()) != nullptr);
-        CHECK(w.dispatcher.meshForShape(b->getCollisionShape()) == nullptr);
+        CHECK(w.rtcd->meshForShape(a->getCollisionShape()) != nullptr);
+        CHECK(w.rtcd->meshForShape(b->getCollisionShape()) == nullptr);
         CHECK(owned_max == 1); // the closed blob and the plane; not the open one
         int warnings = 0;
         for (const std::string& line : g_log)
@@ -182,9 +155,9 @@ static void test_open_cube_is_wrapped()
             uint32_t owned_max = 0;
             for (int i = 0; i < 120; ++i) {
                 w.world.stepSimulation(1.0f / 60.0f, 1, 1.0f / 60.0f);
-                owned_max = std::max(owned_max, w.dispatcher.lastStepStats().pairs_owned);
+                owned_max = std::max(owned_max, w.rtcd->lastStepStats().pairs_owned);
             }
-            const rtcd_mesh* mesh = w.dispatcher.meshForShape(b->getCollisionShape());
+            const rtcd_mesh* mesh = w.rtcd->meshForShape(b->getCollisionShape());
             CHECK((mesh != nullptr) == wraps);
             CHECK(owned_max == (wraps ? 1u : 0u)); // the cube and the plane
             int info = 0, warnings = 0;
@@ -215,8 +188,8 @@ static void test_manifold_persists()
     w.add(m, btVector3(0, 0, 0.8f));
     for (int i = 0; i < 120; ++i) w.world.stepSimulation(1.0f / 60.0f, 1, 1.0f / 60.0f);
     int max_lifetime = 0;
-    for (int i = 0; i < w.dispatcher.getNumManifolds(); ++i) {
-        btPersistentManifold* pm = w.dispatcher.getManifoldByIndexInternal(i);
+    for (int i = 0; i < w.rtcd->getNumManifolds(); ++i) {
+        btPersistentManifold* pm = w.rtcd->getManifoldByIndexInternal(i);
         for (int c = 0; c < pm->getNumContacts(); ++c) max_lifetime = std::max(max_lifetime, pm->getContactPoint(c).getLifeTime());
     }
     std::printf("largest contact lifetime after 2 s: %d steps\n", max_lifetime);
@@ -234,8 +207,8 @@ static void test_mesh_pairs_are_batched()
     uint32_t owned_max = 0;
     for (int i = 0; i < 90; ++i) {
         w.world.stepSimulation(1.0f / 60.0f, 1, 1.0f / 60.0f);
-        rays += w.dispatcher.lastStepStats().colliding_rays;
-        owned_max = std::max(owned_max, w.dispatcher.lastStepStats().pairs_owned);
+        rays += w.rtcd->lastStepStats().colliding_rays;
+        owned_max = std::max(owned_max, w.rtcd->lastStepStats().pairs_owned);
     }
     std::printf("colliding rays over 1.5 s: %llu, pairs owned at most %u\n", static_cast<unsigned long long>(rays), owned_max);
     CHECK(owned_max >= 2); // blob-blob and at least one blob-plane pair
@@ -250,7 +223,7 @@ static void test_rescaled_shape_is_rebuilt()
     World w;
     btRigidBody* body = w.add(m, btVector3(0, 0, 0.6f));
     for (int i = 0; i < 5; ++i) w.world.stepSimulation(1.0f / 60.0f, 1, 1.0f / 60.0f);
-    const rtcd_mesh* before = w.dispatcher.meshForShape(body->getCollisionShape());
+    const rtcd_mesh* before = w.rtcd->meshForShape(body->getCollisionShape());
     CHECK(before != nullptr);
     float lo0[3], hi0[3];
     rtcd_mesh_bounds(before, lo0, hi0);
@@ -259,7 +232,7 @@ static void test_rescaled_shape_is_rebuilt()
     static_cast<btGImpactMeshShape*>(body->getCollisionShape())->updateBound();
     w.world.addRigidBody(body); // a new pair with the plane: its algorithm asks for the mesh again
     for (int i = 0; i < 5; ++i) w.world.stepSimulation(1.0f / 60.0f, 1, 1.0f / 60.0f);
-    const rtcd_mesh* after = w.dispatcher.meshForShape(body->getCollisionShape());
+    const rtcd_mesh* after = w.rtcd->meshForShape(body->getCollisionShape());
     CHECK(after != nullptr);
     if (!after) return;
     float lo1[3], hi1[3];
@@ -310,7 +283,7 @@ static void test_convex_remade_in_place()
     btVector3 half[3] = {btVector3(0.3f, 0.3f, 0.3f), btVector3(0.3f, 0.45f, 0.35f), btVector3(0.4f, 0.3f, 0.35f)};
     btRigidBody* body = w.place(box.make(half[0]), 0, btVector3(0.6f, 0, 0.3f));
     w.steps(2);
-    const rtcd_mesh* first = w.dispatcher.meshForShape(box.obj);
+    const rtcd_mesh* first = w.rtcd->meshForShape(box.obj);
     CHECK(box_is(first, half[0]));
     uint64_t id = rtcd_mesh_id(first);
     // Deleted with its body; a new box and body at the same addresses.
@@ -319,15 +292,15 @@ static void test_convex_remade_in_place()
     body = w.place(box.make(half[1]), 0, btVector3(0.6f, 0, 0.3f));
     CHECK(box.obj == where);
     w.steps(2);
-    const rtcd_mesh* second = w.dispatcher.meshForShape(box.obj);
+    const rtcd_mesh* second = w.rtcd->meshForShape(box.obj);
     CHECK(box_is(second, half[1]));
     CHECK(rtcd_mesh_id(second) != id);
     // Remade under the body (its pair lives on): seen within a step.
     box.make(half[2]);
     w.world.updateSingleAabb(body);
     w.steps(2);
-    CHECK(box_is(w.dispatcher.meshForShape(box.obj), half[2]));
-    CHECK(w.dispatcher.lastStepStats().pairs_owned >= 2); // the blob with the plane and with the box
+    CHECK(box_is(w.rtcd->meshForShape(box.obj), half[2]));
+    CHECK(w.rtcd->lastStepStats().pairs_owned >= 2); // the blob with the plane and with the box
 }
 
 static MeshData box_data(float half, uint32_t subdivisions)
@@ -360,7 +333,7 @@ static void test_gimpact_remade_in_place()
     shape.make(interface_of(iface, coarse))->updateBound();
     btRigidBody* body = w.place(shape.obj, 1, btVector3(0, 0, 0.32f));
     w.steps(3);
-    const rtcd_mesh* first = w.dispatcher.meshForShape(shape.obj);
+    const rtcd_mesh* first = w.rtcd->meshForShape(shape.obj);
     CHECK(first && rtcd_mesh_vertex_count(first) == coarse.vertices.size() / 3);
     w.remove(body);
     const void* where[2] = {iface.obj, shape.obj};
@@ -368,7 +341,7 @@ static void test_gimpact_remade_in_place()
     CHECK(where[0] == iface.obj && where[1] == shape.obj);
     w.place(shape.obj, 1, btVector3(0, 0, 0.32f));
     w.steps(3);
-    const rtcd_mesh* second = w.dispatcher.meshForShape(shape.obj);
+    const rtcd_mesh* second = w.rtcd->meshForShape(shape.obj);
     std::printf("GImpact remade in place: %u vertices, the new shape has %zu\n", rtcd_mesh_vertex_count(second),
                 fine.vertices.size() / 3);
     CHECK(second && rtcd_mesh_vertex_count(second) == fine.vertices.size() / 3);
@@ -392,13 +365,13 @@ static void test_gimpact_new_vertex_array()
     btRigidBody* body = w.add(m, btVector3(0, 0, 0.32f));
     btGImpactMeshShape* shape = static_cast<btGImpactMeshShape*>(body->getCollisionShape());
     w.steps(2);
-    const rtcd_mesh* before = w.dispatcher.meshForShape(shape);
+    const rtcd_mesh* before = w.rtcd->meshForShape(shape);
     CHECK(before != nullptr);
     if (!before) return;
     uint64_t id = rtcd_mesh_id(before), version = rtcd_mesh_version(before);
     w.arrays.back()->getIndexedMeshArray()[0].m_vertexBase = reinterpret_cast<const unsigned char*>(moved.data());
     w.steps(1);
-    const rtcd_mesh* after = w.dispatcher.meshForShape(shape);
+    const rtcd_mesh* after = w.rtcd->meshForShape(shape);
     CHECK(after == before && rtcd_mesh_id(after) == id);
     CHECK(rtcd_mesh_version(after) == version + 1);
     CHECK(after && std::equal(moved.begin(), moved.end(), rtcd_mesh_vertices(after)));

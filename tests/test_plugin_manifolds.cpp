@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "bullet_world.hpp"
 #include "test_check.hpp"
 
 struct Blob {
@@ -40,46 +41,28 @@ struct Blob {
     }
 };
 
-struct World {
-    btDefaultCollisionConfiguration config;
-    rtcdCollisionDispatcher dispatcher{&config};
-    btDbvtBroadphase broadphase;
-    btSequentialImpulseConstraintSolver solver;
-    btDiscreteDynamicsWorld world{&dispatcher, &broadphase, &solver, &config};
+// The drop-in world (bullet_world.hpp) on a ground plane; its bodies never sleep.
+struct World : BulletWorld {
     btStaticPlaneShape ground{btVector3(0, 0, 1), 0};
-    std::vector<std::unique_ptr<btRigidBody>> bodies;
-    std::vector<std::unique_ptr<btMotionState>> motions;
-    World()
-    {
-        btGImpactCollisionAlgorithm::registerAlgorithm(&dispatcher);
-        bodies.emplace_back(new btRigidBody(0, nullptr, &ground));
-        world.addRigidBody(bodies.back().get());
-    }
-    ~World()
-    {
-        for (auto& b : bodies) world.removeRigidBody(b.get());
-    }
+    World() : BulletWorld(true) { addStatic(&ground); }
+    ~World() { clear(); }
     btRigidBody* add(btCollisionShape* shape, btScalar mass, const btVector3& at)
     {
-        btVector3 inertia(0, 0, 0);
-        if (mass > 0) shape->calculateLocalInertia(mass, inertia);
-        motions.emplace_back(new btDefaultMotionState(btTransform(btQuaternion::getIdentity(), at)));
-        bodies.emplace_back(new btRigidBody(mass, motions.back().get(), shape, inertia));
-        bodies.back()->setActivationState(DISABLE_DEACTIVATION);
-        world.addRigidBody(bodies.back().get());
-        return bodies.back().get();
+        btRigidBody* body = BulletWorld::add(shape, btTransform(btQuaternion::getIdentity(), at), mass);
+        body->setActivationState(DISABLE_DEACTIVATION);
+        return body;
     }
     rtcd_step_stats step()
     {
         world.stepSimulation(1.0f / 60.0f, 1, 1.0f / 60.0f);
-        return dispatcher.lastStepStats();
+        return rtcd->lastStepStats();
     }
     // Manifolds between a and b, and the points they hold.
     int manifolds(const btCollisionObject* a, const btCollisionObject* b, int* points = nullptr)
     {
         int n = 0, p = 0;
-        for (int i = 0; i < dispatcher.getNumManifolds(); ++i) {
-            const btPersistentManifold* m = dispatcher.getManifoldByIndexInternal(i);
+        for (int i = 0; i < rtcd->getNumManifolds(); ++i) {
+            const btPersistentManifold* m = rtcd->getManifoldByIndexInternal(i);
             if ((m->getBody0() == a && m->getBody1() == b) || (m->getBody0() == b && m->getBody1() == a)) {
                 n++;
                 p += m->getNumContacts();
@@ -109,30 +92,30 @@ static void no_contact_no_manifold(bool own_callback)
     Blob a(11), b(12);
     World w;
     g_near_calls = 0;
-    if (own_callback) w.dispatcher.setNearCallback(countingNearCallback);
+    if (own_callback) w.rtcd->setNearCallback(countingNearCallback);
     w.world.setGravity(btVector3(0, 0, 0));
     btRigidBody* ba = w.add(a.shape.get(), 1, btVector3(0, 0, 3));
     btRigidBody* bb = w.add(b.shape.get(), 1, btVector3(3, 0, 3));
     rtcd_step_stats st{};
     for (int i = 0; i < 10; ++i) st = w.step();
     std::printf("apart: %u pairs owned, %u manifolds held, %d in the dispatcher\n", st.pairs_owned, st.manifolds,
-                w.dispatcher.getNumManifolds());
+                w.rtcd->getNumManifolds());
     CHECK(st.pairs_owned == 2);
-    CHECK(st.manifolds == 0 && w.dispatcher.getNumManifolds() == 0);
+    CHECK(st.manifolds == 0 && w.rtcd->getNumManifolds() == 0);
     w.world.setGravity(btVector3(0, 0, -9.81f));
     uint32_t created = 0;
     for (int i = 0; i < 150; ++i) created += (st = w.step()).manifolds_created;
     std::printf("landed: %u pairs owned, %u manifolds held (%u created), %d in the dispatcher\n", st.pairs_owned,
-                st.manifolds, created, w.dispatcher.getNumManifolds());
-    CHECK(st.manifolds == 2 && w.dispatcher.getNumManifolds() == 2);
+                st.manifolds, created, w.rtcd->getNumManifolds());
+    CHECK(st.manifolds == 2 && w.rtcd->getNumManifolds() == 2);
     CHECK(w.manifolds(ba, w.bodies[0].get()) == 1 && w.manifolds(bb, w.bodies[0].get()) == 1);
     CHECK(created >= 2);
     if (own_callback) {
         CHECK(g_near_calls >= 2 * 160); // every pair of every step went through it
-        CHECK(w.dispatcher.getNearCallback() == countingNearCallback);
+        CHECK(w.rtcd->getNearCallback() == countingNearCallback);
     } else {
         CHECK(g_near_calls == 0);
-        CHECK(w.dispatcher.getNearCallback() == btCollisionDispatcher::defaultNearCallback); // put back after each step
+        CHECK(w.rtcd->getNearCallback() == btCollisionDispatcher::defaultNearCallback); // put back after each step
     }
 }
 

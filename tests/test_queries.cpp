@@ -16,6 +16,7 @@
 #include <memory>
 #include <vector>
 
+#include "bullet_world.hpp"
 #include "gimpact_mesh.hpp"
 #include "test_check.hpp"
 
@@ -237,14 +238,8 @@ static void test_collision_world_only()
 static void test_compound_child_rests()
 {
     for (int use = 0; use < 2; ++use) {
-        btDefaultCollisionConfiguration config;
-        std::unique_ptr<btCollisionDispatcher> dispatcher(use ? new rtcdCollisionDispatcher(&config)
-                                                              : new btCollisionDispatcher(&config));
-        btGImpactCollisionAlgorithm::registerAlgorithm(dispatcher.get());
-        btDbvtBroadphase broadphase;
-        btSequentialImpulseConstraintSolver solver;
-        btDiscreteDynamicsWorld world(dispatcher.get(), &broadphase, &solver, &config);
-        world.setGravity(btVector3(0, 0, -9.81f));
+        BulletWorld w(use != 0);
+        btDiscreteDynamicsWorld& world = w.world;
         btStaticPlaneShape plane(btVector3(0, 0, 1), 0);
         btRigidBody ground(0, nullptr, &plane);
         world.addRigidBody(&ground);
