@@ -42,6 +42,7 @@ static void free_call(cl_call* c)
     rtcd_free(c->keep_room);
     rtcd_free(c->keep_at);
     rtcd_free(c->overflow);
+    rtcd_free(c->body_where);
     memset(c, 0, sizeof *c);
 }
 
@@ -118,6 +119,7 @@ void rtcd_opencl_destroy(rtcd_opencl* cl)
     if (cl->cpu) rtcd_cpu_backend_ops.destroy(cl->cpu);
     rtcd_thread_pool_destroy(cl->pool);
     free_call(&cl->call);
+    rtcd_call_scratch_free(&cl->expanded);
     rtcd_free(cl->cpu_pairs);
     rtcd_free(cl->cpu_results);
     rtcd_free(cl->cpu_index);
@@ -184,7 +186,9 @@ static rtcd_error launch(rtcd_opencl* cl, cl_device_state* d, int want_rays, siz
     if (err != RTCD_OK) return err;
     uint32_t n = d->batch_count;
     if (n == 0) return RTCD_OK;
+    size_t body_bytes = (size_t)cl->call.request->body_count * RTCD_CL_BODY_FLOATS * sizeof(float);
     if ((err = ensure_buffer(d, &d->pairs, &d->pairs_cap, n * sizeof(rtcd_cl_pair), CL_MEM_READ_ONLY)) != RTCD_OK ||
+        (err = ensure_buffer(d, &d->bodies, &d->bodies_cap, body_bytes ? body_bytes : 1, CL_MEM_READ_ONLY)) != RTCD_OK ||
         (d->retry_kernel &&
          (err = ensure_buffer(d, &d->retry, &d->retry_cap, (n + 1u) * sizeof(cl_uint), CL_MEM_READ_WRITE)) != RTCD_OK) ||
         (err = ensure_buffer(d, &d->results, &d->results_cap, n * sizeof(rtcd_cl_result), CL_MEM_WRITE_ONLY)) !=
@@ -196,6 +200,12 @@ static rtcd_error launch(rtcd_opencl* cl, cl_device_state* d, int want_rays, siz
                                        NULL, &d->ev_upload),
                   "clEnqueueWriteBuffer(pairs)");
     d->sent_bytes += n * sizeof(rtcd_cl_pair);
+    if (body_bytes) {
+        RTCD_CL_CHECK(clEnqueueWriteBuffer(d->queue, d->bodies, CL_FALSE, 0, body_bytes, d->host_bodies, 0, NULL,
+                                           &d->ev_bodies),
+                      "clEnqueueWriteBuffer(bodies)");
+        d->sent_bytes += body_bytes;
+    }
     cl_uint count = n, brute = cl->def.traversal == RTCD_TRAVERSAL_BRUTE_FORCE, mode = (cl_uint)cl->def.contact_normal,
             rays_flag = (cl_uint)want_rays;
     cl_kernel kernels[2] = {d->kernel, d->retry_kernel};
@@ -204,6 +214,7 @@ static rtcd_error launch(rtcd_opencl* cl, cl_device_state* d, int want_rays, siz
         for (cl_uint a = 0; a < RTCD_CL_MESH_BUFFERS; ++a)
             RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_MESHES + a, sizeof(cl_mem), &d->mesh_buffers[a]),
                           "clSetKernelArg(meshes)");
+        RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_BODIES, sizeof(cl_mem), &d->bodies), "clSetKernelArg(bodies)");
         RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_PAIRS, sizeof(cl_mem), &d->pairs), "clSetKernelArg(pairs)");
         RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_PAIR_COUNT, sizeof count, &count), "clSetKernelArg(count)");
         RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_BRUTE_FORCE, sizeof brute, &brute), "clSetKernelArg(brute_force)");
@@ -275,7 +286,7 @@ static void device_profile(rtcd_opencl* cl)
 {
     for (uint32_t dv = 0; dv < cl->device_count; ++dv) {
         cl_device_state* d = &cl->devices[dv];
-        cl->stats.upload_ms += event_ms(&d->ev_upload);
+        cl->stats.upload_ms += event_ms(&d->ev_upload) + event_ms(&d->ev_bodies);
         cl->stats.device_ms += event_ms(&d->ev_kernel) + event_ms(&d->ev_retry);
         cl->stats.download_ms += event_ms(&d->ev_download) + event_ms(&d->ev_rays);
         cl->stats.upload_bytes += d->sent_bytes;
@@ -301,15 +312,15 @@ static int off_device(const uint32_t* where, uint32_t i)
 /* The CPU backend's view of this call: the pairs with a mesh off the
  * devices, in call order (*count of them). Makes the backend on first need,
  * with this backend's def (its threads or the engine's task system). */
-static rtcd_error cpu_gather(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uint32_t n, const uint32_t* where,
-                             int want_rays, uint32_t* count)
+static rtcd_error cpu_gather(rtcd_opencl* cl, const rtcd_call* c, const uint32_t* where, int want_rays,
+                             uint32_t* count)
 {
-    uint32_t m = 0;
+    uint32_t m = 0, n = c->pair_count;
     size_t room = 0;
     for (uint32_t i = 0; i < n; ++i)
         if (off_device(where, i)) {
             m++;
-            room += rtcd_pair_ray_room(&pairs[i]);
+            room += rtcd_call_ray_room(c, i);
         }
     *count = 0;
     if (!m) return RTCD_OK;
@@ -327,61 +338,71 @@ static rtcd_error cpu_gather(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uint3
     }
     for (uint32_t i = 0, k = 0; i < n; ++i)
         if (off_device(where, i)) {
-            cl->cpu_pairs[k] = pairs[i];
+            cl->cpu_pairs[k] = c->pairs[i];
             cl->cpu_index[k++] = i;
         }
     *count = m;
     return RTCD_OK;
 }
 
-/* Runs the gathered pairs and puts their results (and rays) where the caller expects them. */
-static rtcd_error cpu_run(rtcd_opencl* cl, uint32_t m, const rtcd_pair_desc* pairs, rtcd_pair_result* results,
+/* Runs the gathered pairs (over the call's bodies) and puts their results
+ * (and rays) where the caller expects them. */
+static rtcd_error cpu_run(rtcd_opencl* cl, uint32_t m, const rtcd_call* c, rtcd_pair_result* results,
                           rtcd_ray_hit* rays, const size_t* ray_offset)
 {
-    rtcd_error err =
-        rtcd_cpu_backend_ops.collide(cl->cpu, cl->cpu_pairs, m, cl->cpu_results, rays ? cl->cpu_rays : NULL);
+    rtcd_call sub = {c->bodies, cl->cpu_pairs, c->body_count, m};
+    rtcd_error err = rtcd_cpu_backend_ops.collide(cl->cpu, &sub, cl->cpu_results, rays ? cl->cpu_rays : NULL);
     if (err != RTCD_OK) return err;
     size_t from = 0;
     for (uint32_t k = 0; k < m; ++k) {
         uint32_t i = cl->cpu_index[k];
         results[i] = cl->cpu_results[k];
         if (rays) memcpy(rays + ray_offset[i], cl->cpu_rays + from, results[i].colliding_rays * sizeof *rays);
-        from += rtcd_pair_ray_room(&pairs[i]);
+        from += rtcd_call_ray_room(c, i);
     }
     return RTCD_OK;
 }
 
-rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uint32_t n, rtcd_pair_result* results,
-                               rtcd_ray_hit* rays)
+/* Pair i's two registry indices from its bodies'. */
+static void pair_ends_range(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
 {
-    if (!cl || (n && (!pairs || !results)))
-        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_opencl_collide: NULL argument");
-    /* A pair with a NULL mesh is refused where its meshes are first looked
-     * up (rtcd_cl_place_meshes, on the workers), or here when rays are asked
-     * for, before their offsets read the meshes. */
-    for (uint32_t i = 0; i < n && rays; ++i)
-        if (!pairs[i].a || !pairs[i].b)
-            return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_opencl_collide: pair %u has a NULL mesh", i);
+    (void)worker;
+    cl_call* call = ctx;
+    for (uint32_t i = begin; i < end; ++i) {
+        call->where[2 * i] = call->body_where[call->request->pairs[i].a];
+        call->where[2 * i + 1] = call->body_where[call->request->pairs[i].b];
+    }
+}
+
+/* A call in the body form, checked (core/batch/batch.c). */
+static rtcd_error collide_call(rtcd_opencl* cl, const rtcd_call* c, rtcd_pair_result* results, rtcd_ray_hit* rays)
+{
+    uint32_t n = c->pair_count;
     double start = now_ms();
     memset(&cl->stats, 0, sizeof cl->stats);
     cl_call* call = &cl->call;
-    if (!grow_call(call, n)) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_collide: out of memory for %u pairs", n);
-    call->pairs = pairs;
+    if (!grow_call(call, n) ||
+        !rtcd_grow((void**)&call->body_where, &call->body_cap, (size_t)c->body_count + 1, sizeof *call->body_where))
+        return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_collide: out of memory for %u pairs", n);
+    call->request = c;
     call->results = results;
     call->rays = rays;
     size_t caller_rays = 0;
     for (uint32_t i = 0; i < n && rays; ++i) {
         call->ray_offset[i] = caller_rays;
-        caller_rays += rtcd_pair_ray_room(&pairs[i]);
+        caller_rays += rtcd_call_ray_room(c, i);
     }
     /* Meshes first: those the devices cannot take send their pairs to the CPU. */
     double place_start = now_ms();
-    rtcd_error err = rtcd_cl_place_meshes(cl, pairs, n, call->where);
+    rtcd_error err = rtcd_cl_place_meshes(cl, c->bodies, c->body_count, call->body_where);
     cl->place_ms = now_ms() - place_start;
     if (err == RTCD_ERROR_INVALID_ARGUMENT) return err; /* a NULL mesh: refused, nothing changed */
-    if (err == RTCD_OK) err = rtcd_cl_assign_pairs(cl, pairs, n, call->info_of);
+    if (err == RTCD_OK) {
+        rtcd_parallel_for(&cl->tasks, n, 1024, pair_ends_range, call);
+        err = rtcd_cl_assign_pairs(cl, c->pairs, n, call->info_of);
+    }
     uint32_t on_cpu = 0;
-    if (err == RTCD_OK) err = cpu_gather(cl, pairs, n, call->where, rays != NULL, &on_cpu);
+    if (err == RTCD_OK) err = cpu_gather(cl, c, call->where, rays != NULL, &on_cpu);
     if (err == RTCD_OK) err = rtcd_cl_plan_call(cl, n);
     cl->stats.cpu_fallback_pairs = on_cpu;
     double run_start = now_ms();
@@ -396,7 +417,7 @@ rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uin
     /* The CPU's pairs while the devices work. */
     if (err == RTCD_OK && on_cpu) {
         double fallback_start = now_ms();
-        err = cpu_run(cl, on_cpu, pairs, results, rays, call->ray_offset);
+        err = cpu_run(cl, on_cpu, c, results, rays, call->ray_offset);
         cl->stats.fallback_ms = now_ms() - fallback_start;
     }
     /* The one wait of the step: every queue was flushed, all devices run together. */
@@ -424,7 +445,7 @@ rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uin
     } else {
         cl->cpu_pairs_last = on_cpu > 0;
     }
-    call->pairs = NULL;
+    call->request = NULL;
     call->results = NULL;
     call->rays = NULL;
     double end = now_ms();
@@ -433,12 +454,22 @@ rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uin
     return err;
 }
 
+rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uint32_t n, rtcd_pair_result* results,
+                               rtcd_ray_hit* rays)
+{
+    if (!cl || (n && (!pairs || !results)))
+        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_opencl_collide: NULL argument");
+    /* In the body form, two bodies a pair; a NULL mesh refuses the call before anything changes. */
+    rtcd_call c;
+    rtcd_error err = rtcd_call_expand(pairs, n, &cl->tasks, &cl->expanded, &c, "rtcd_opencl_collide");
+    return err == RTCD_OK ? collide_call(cl, &c, results, rays) : err;
+}
+
 /* ---- the seam (core/batch/backend.h) ---- */
 
-static rtcd_error ops_collide(void* impl, const rtcd_pair_desc* pairs, uint32_t n, rtcd_pair_result* results,
-                              rtcd_ray_hit* rays)
+static rtcd_error ops_collide(void* impl, const rtcd_call* call, rtcd_pair_result* results, rtcd_ray_hit* rays)
 {
-    return rtcd_opencl_collide(impl, pairs, n, results, rays);
+    return collide_call(impl, call, results, rays);
 }
 static void ops_set_def(void* impl, const rtcd_narrowphase_def* def) { rtcd_opencl_set_def(impl, def); }
 static void ops_stats(const void* impl, rtcd_batch_stats* out) { *out = rtcd_opencl_last_stats(impl); }

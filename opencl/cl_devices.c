@@ -374,8 +374,10 @@ void rtcd_cl_close_devices(rtcd_opencl* cl)
             if (d->arena[a]) clReleaseMemObject(d->arena[a]);
         if (d->pairs) clReleaseMemObject(d->pairs);
         if (d->results) clReleaseMemObject(d->results);
+        if (d->bodies) clReleaseMemObject(d->bodies);
         rtcd_cl_host_array_free(d, &d->pinned_pairs); /* unmapped through the queue: before it goes */
         rtcd_cl_host_array_free(d, &d->pinned_results);
+        rtcd_cl_host_array_free(d, &d->pinned_bodies);
         if (d->rays) clReleaseMemObject(d->rays);
         if (d->retry) clReleaseMemObject(d->retry);
         if (d->kernel) clReleaseKernel(d->kernel);

@@ -8,6 +8,7 @@
 #include "cl_backend.h"
 
 #include "narrowphase/pair_internal.h"
+#include "batch/backend.h"
 #include "batch/key_map.h"
 #include "batch/task.h"
 #include "kernels/cl_types.h"
@@ -58,15 +59,16 @@ typedef struct cl_device_state {
     uint32_t arena_in;
     size_t arena_used;
     /* per call */
-    cl_mem pairs, results, rays, retry;
-    size_t pairs_cap, results_cap, rays_cap, retry_cap;
+    cl_mem pairs, results, rays, retry, bodies;
+    size_t pairs_cap, results_cap, rays_cap, retry_cap, bodies_cap;
     rtcd_cl_pair* host_pairs;      /* pinned_pairs.data */
     rtcd_cl_result* host_results;  /* pinned_results.data */
-    cl_host_array pinned_pairs, pinned_results;
+    float* host_bodies;            /* pinned_bodies.data: each body's pose, 12 floats (RTCD_KARG_BODIES) */
+    cl_host_array pinned_pairs, pinned_results, pinned_bodies;
     rtcd_world_ray* host_rays;
     uint32_t* batch_index;  /* device batch slot -> caller's pair index */
     /* This call's commands, for the profile (NULL: not queued). */
-    cl_event ev_upload, ev_kernel, ev_retry, ev_download, ev_rays;
+    cl_event ev_upload, ev_bodies, ev_kernel, ev_retry, ev_download, ev_rays;
     size_t sent_bytes, got_bytes;
     uint32_t batch_count, batch_cap;
     size_t rays_total;      /* room for the batch's colliding rays (when asked for) */
@@ -131,12 +133,14 @@ typedef struct cl_pair_info {
 /* One call's view of its pairs, per pair i (cl_plan.c). */
 #define RTCD_CL_OFF_DEVICE 0xffu /* device[i]: the pair runs on the CPU reference */
 typedef struct cl_call {
-    const rtcd_pair_desc* pairs;
+    const rtcd_call* request; /* the bodies and pairs (checked: core/batch/batch.c) */
     rtcd_pair_result* results;
     rtcd_ray_hit* rays;      /* NULL: not asked for */
     size_t* ray_offset;      /* where pair i's rays go in `rays` */
     uint32_t* info_of;       /* slot in the pair map (RTCD_CL_NO_SLOT: a repeated key, no state) */
     uint32_t* where;         /* registry index of pair i's meshes a and b (RTCD_CL_NO_SLOT: not on the devices) */
+    uint32_t* body_where;    /* the same per body (rtcd_cl_place_meshes) */
+    size_t body_cap;         /* bodies body_where holds */
     uint8_t* standard;       /* the planned pass: 1 standard */
     uint32_t* cost;          /* its estimated work (devices' load) */
     uint8_t* device;         /* its device, or RTCD_CL_OFF_DEVICE */
@@ -155,6 +159,7 @@ struct rtcd_opencl {
     rtcd_thread_pool* pool;
     rtcd_task_system tasks;
     cl_call call;
+    rtcd_call_scratch expanded; /* rtcd_opencl_collide's pairs in the body form */
     char* kernel_suffix;   /* test hook (rtcd_opencl_create), NULL: none */
     cl_device_state devices[RTCD_CL_MAX_DEVICES];
     uint32_t device_count;
@@ -176,7 +181,7 @@ struct rtcd_opencl {
      * pairs (their states are forgotten when a call gives it none). */
     void* cpu;
     int cpu_pairs_last;
-    rtcd_pair_desc* cpu_pairs;
+    rtcd_body_pair* cpu_pairs;
     rtcd_pair_result* cpu_results;
     uint32_t* cpu_index;   /* compacted -> caller's pair index */
     rtcd_ray_hit* cpu_rays;
@@ -193,10 +198,9 @@ const char* rtcd_cl_error_string(cl_int code);
  * that deformed since they were copied (rtcd_mesh.version) are brought up
  * to date first: rewritten in place (host copy and their device ranges)
  * when their sizes held; registered again with the registry's entries after
- * them when a BVH rebuild changed their node count. Then where[2 i] and
- * where[2 i + 1] get the registry index of pair i's meshes a and b, or
- * RTCD_CL_NO_SLOT for a mesh the devices could not take (its pairs run on
- * the CPU reference). New meshes are appended and every device brought up to
+ * them when a BVH rebuild changed their node count. Then where[i] gets the
+ * registry index of body i's mesh, or RTCD_CL_NO_SLOT for a mesh the devices
+ * could not take (its pairs run on the CPU reference). New meshes are appended and every device brought up to
  * date; when a device refuses the memory (an allocation-class OpenCL
  * error: CL_INVALID_BUFFER_SIZE, CL_MEM_OBJECT_ALLOCATION_FAILURE,
  * CL_OUT_OF_RESOURCES, CL_OUT_OF_HOST_MEMORY) the registry rolls back to
@@ -204,7 +208,7 @@ const char* rtcd_cl_error_string(cl_int code);
  * good with one logged warning naming it and the error, and the others of
  * the call are kept. Other OpenCL errors: RTCD_ERROR_DEVICE (the call's new
  * meshes rolled back); no host memory: RTCD_ERROR_OUT_OF_MEMORY. */
-rtcd_error rtcd_cl_place_meshes(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uint32_t n, uint32_t* where);
+rtcd_error rtcd_cl_place_meshes(rtcd_opencl* cl, const rtcd_body_desc* bodies, uint32_t n, uint32_t* where);
 /* Brings one device up to the registry (nothing when it is); RTCD_ERROR_DEVICE on failure. */
 rtcd_error rtcd_cl_upload_meshes(cl_device_state* dev, const cl_mesh_registry* reg);
 void rtcd_cl_registry_free(cl_mesh_registry* reg);
@@ -235,7 +239,7 @@ int rtcd_cl_vertex_fans(const rtcd_mesh* m, uint32_t* vertex_tris);
  * pair i's slot in cl->map (RTCD_CL_NO_SLOT for a key seen earlier in the
  * batch: that copy runs without state). Keys the call did not see leave
  * the map (their states are not gathered again). */
-rtcd_error rtcd_cl_assign_pairs(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uint32_t n, uint32_t* info_of);
+rtcd_error rtcd_cl_assign_pairs(rtcd_opencl* cl, const rtcd_body_pair* pairs, uint32_t n, uint32_t* info_of);
 /* Room for n states in the array the next call gathers into. */
 rtcd_error rtcd_cl_reserve_infos(rtcd_opencl* cl, uint32_t n);
 /* Pair i's state into place i of the array the call gathers into (a new

@@ -528,19 +528,19 @@ static rtcd_error take_out(cl_mesh_registry* reg, uint32_t cut, held_meshes* hel
 /* The call's registered meshes that deformed since their entry was copied.
  * where[i]: the registry index of the call's i-th mesh (RTCD_CL_NO_SLOT:
  * not registered), still right when *held comes back empty. */
-/* Every pair end's entry (where[]), on the call's workers: how many are
- * stale (their mesh deformed since it was written) and the first resized. */
+/* Every body's entry (where[]), on the call's workers: how many are stale
+ * (their mesh deformed since it was written) and the first resized. */
 typedef struct lookup_job {
     const cl_mesh_registry* reg;
-    const rtcd_pair_desc* pairs;
+    const rtcd_body_desc* bodies;
     uint32_t* where;
     _Atomic uint32_t stale, cut;
-    _Atomic uint32_t first_null; /* the first pair with a NULL mesh (UINT32_MAX: none) */
+    _Atomic uint32_t first_null; /* the first body with a NULL mesh (UINT32_MAX: none) */
 } lookup_job;
 
 
-/* Pieces of the lookup: a pair's two ends cost a cache miss or two each. */
-#define LOOKUP_RANGE 256u
+/* Pieces of the lookup: a body costs a cache miss or two. */
+#define LOOKUP_RANGE 512u
 
 static void lookup_range(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
 {
@@ -548,19 +548,17 @@ static void lookup_range(uint32_t begin, uint32_t end, uint32_t worker, void* ct
     lookup_job* job = ctx;
     const cl_mesh_registry* reg = job->reg;
     uint32_t stale = 0, cut = UINT32_MAX, null = UINT32_MAX;
-    for (uint32_t p = begin; p < end; ++p) {
-        for (uint32_t e = 0; e < 2; ++e) {
-            const rtcd_mesh* m = e ? job->pairs[p].b : job->pairs[p].a;
-            if (!m) {
-                job->where[2 * p + e] = RTCD_CL_NO_SLOT;
-                if (null == UINT32_MAX) null = p;
-                continue;
-            }
-            uint32_t at = job->where[2 * p + e] = lookup_mesh(reg, m);
-            if (at == RTCD_CL_NO_SLOT || reg->versions[at] == m->version) continue;
-            stale++;
-            if (resized(reg, at) && at < cut) cut = at;
+    for (uint32_t i = begin; i < end; ++i) {
+        const rtcd_mesh* m = job->bodies[i].mesh;
+        if (!m) {
+            job->where[i] = RTCD_CL_NO_SLOT;
+            if (null == UINT32_MAX) null = i;
+            continue;
         }
+        uint32_t at = job->where[i] = lookup_mesh(reg, m);
+        if (at == RTCD_CL_NO_SLOT || reg->versions[at] == m->version) continue;
+        stale++;
+        if (resized(reg, at) && at < cut) cut = at;
     }
     if (stale) atomic_fetch_add_explicit(&job->stale, stale, memory_order_relaxed);
     rtcd_atomic_min_u32(&job->cut, cut);
@@ -568,18 +566,18 @@ static void lookup_range(uint32_t begin, uint32_t end, uint32_t worker, void* ct
 }
 
 /* The index is current (rtcd_cl_place_meshes made it so). */
-static rtcd_error follow_deformations(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uint32_t n, uint32_t* where,
+static rtcd_error follow_deformations(rtcd_opencl* cl, const rtcd_body_desc* bodies, uint32_t n, uint32_t* where,
                                       held_meshes* held)
 {
     cl_mesh_registry* reg = &cl->registry;
-    lookup_job job = {.reg = reg, .pairs = pairs, .where = where};
+    lookup_job job = {.reg = reg, .bodies = bodies, .where = where};
     atomic_init(&job.stale, 0u);
     atomic_init(&job.cut, reg->count);
     atomic_init(&job.first_null, UINT32_MAX);
     rtcd_parallel_for(&cl->tasks, n, LOOKUP_RANGE, lookup_range, &job);
     uint32_t cut = atomic_load(&job.cut), stale = atomic_load(&job.stale), null = atomic_load(&job.first_null);
     if (null != UINT32_MAX)
-        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_opencl_collide: pair %u has a NULL mesh", null);
+        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_opencl_collide: body %u has a NULL mesh", null);
     if (!stale) return RTCD_OK;
     /* Same sizes: the new content goes over the old, on the host and on
      * every device that holds the registry; a device whose writes fail
@@ -590,7 +588,7 @@ static rtcd_error follow_deformations(rtcd_opencl* cl, const rtcd_pair_desc* pai
     uint32_t* fresh = NULL; /* the refreshed entries, for the device writes */
     if (in_place && !(fresh = rtcd_alloc((size_t)stale * sizeof *fresh)))
         return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "OpenCL: no memory to follow %u deformed mesh(es)", stale);
-    for (uint32_t i = 0; i < 2 * n; ++i) {
+    for (uint32_t i = 0; i < n; ++i) {
         uint32_t at = where[i];
         if (at == RTCD_CL_NO_SLOT || at >= cut || reg->versions[at] == reg->meshes[at]->version) continue;
         unsigned flags = refresh_entry(reg, at);
@@ -791,7 +789,7 @@ static rtcd_error resettle(rtcd_opencl* cl, const registry_mark* before, int by_
 }
 
 /* where[]: as follow_deformations left it; `held`: entries it took out. */
-static rtcd_error place(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uint32_t n, uint32_t* where,
+static rtcd_error place(rtcd_opencl* cl, const rtcd_body_desc* bodies, uint32_t n, uint32_t* where,
                         const held_meshes* held)
 {
     cl_mesh_registry* reg = &cl->registry;
@@ -801,8 +799,8 @@ static rtcd_error place(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uint32_t n
         roll_back(reg, &before);
         return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "OpenCL: no memory to register deformed meshes again");
     }
-    for (uint32_t i = 0; i < 2 * n; ++i) {
-        const rtcd_mesh* m = (i & 1) ? pairs[i / 2].b : pairs[i / 2].a;
+    for (uint32_t i = 0; i < n; ++i) {
+        const rtcd_mesh* m = bodies[i].mesh;
         uint32_t at = where[i];
         if (held->count || at == RTCD_CL_NO_SLOT) at = find_mesh(reg, m);
         if (at == RTCD_CL_NO_SLOT && !is_refused(reg, m)) {
@@ -843,19 +841,19 @@ static rtcd_error place(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uint32_t n
     }
     trim_registry(reg);
     /* The indices moved: read them again (a refused mesh: none). */
-    for (uint32_t i = 0; i < 2 * n; ++i) where[i] = find_mesh(reg, (i & 1) ? pairs[i / 2].b : pairs[i / 2].a);
+    for (uint32_t i = 0; i < n; ++i) where[i] = find_mesh(reg, bodies[i].mesh);
     return RTCD_OK;
 }
 
-rtcd_error rtcd_cl_place_meshes(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uint32_t n, uint32_t* where)
+rtcd_error rtcd_cl_place_meshes(rtcd_opencl* cl, const rtcd_body_desc* bodies, uint32_t n, uint32_t* where)
 {
     /* Room in find_mesh's index for every mesh the call may append, so that
      * only this allocation can fail, and says so. */
-    if (!index_current(&cl->registry, (uint64_t)cl->registry.count + 2u * (uint64_t)n))
-        return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "OpenCL: no memory to index %u meshes", cl->registry.count + 2u * n);
+    if (!index_current(&cl->registry, (uint64_t)cl->registry.count + (uint64_t)n))
+        return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "OpenCL: no memory to index %u meshes", cl->registry.count + n);
     held_meshes held = {NULL, 0};
-    rtcd_error err = follow_deformations(cl, pairs, n, where, &held);
-    if (err == RTCD_OK) err = place(cl, pairs, n, where, &held);
+    rtcd_error err = follow_deformations(cl, bodies, n, where, &held);
+    if (err == RTCD_OK) err = place(cl, bodies, n, where, &held);
     release_held(&held);
     return err;
 }

@@ -28,10 +28,16 @@ static int off_device(const rtcd_opencl* cl, uint32_t i)
     return cl->call.where[2 * i] == RTCD_CL_NO_SLOT || cl->call.where[2 * i + 1] == RTCD_CL_NO_SLOT;
 }
 
-static void pose12(const rtcd_transform* t, float out[12])
+static void pose12(const rtcd_transform* t, float out[RTCD_CL_BODY_FLOATS])
 {
     memcpy(out, t->rotation, 9 * sizeof(float));
     memcpy(out + 9, t->translation, 3 * sizeof(float));
+}
+
+/* Both meshes' vertices: a standard pass's items, and its rays' room. */
+static uint32_t pair_vertices(const rtcd_call* c, uint32_t i)
+{
+    return rtcd_call_a(c, i)->mesh->vertex_count + rtcd_call_b(c, i)->mesh->vertex_count;
 }
 
 /* ---- before the launch ---- */
@@ -50,7 +56,7 @@ static void plan_range(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
 {
     (void)worker;
     rtcd_opencl* cl = ctx;
-    const rtcd_pair_desc* pairs = cl->call.pairs;
+    const rtcd_call* c = cl->call.request;
     int iterative = cl->def.iterative.algorithm != RTCD_ALGORITHM_STANDARD;
     for (uint32_t i = begin; i < end; ++i) {
         /* Its state into call order first (the arrays flip after this
@@ -65,12 +71,13 @@ static void plan_range(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
             cl->call.standard[i] = 1;
             continue;
         }
+        const rtcd_body_desc *a = rtcd_call_a(c, i), *b = rtcd_call_b(c, i);
         if (info && iterative) {
-            rtcd_xform xa = rtcd_to_xform(&pairs[i].pose_a), xb = rtcd_to_xform(&pairs[i].pose_b);
-            rtcd_pair_motion motion = rtcd_pair_motion_of(&pairs[i]);
-            standard = (uint8_t)rtcd_track_plan(&info->track, &cl->def, pairs[i].a, pairs[i].b, &xa, &xb, &motion);
+            rtcd_xform xa = rtcd_to_xform(&a->pose), xb = rtcd_to_xform(&b->pose);
+            rtcd_pair_motion motion = rtcd_call_motion(c, i);
+            standard = (uint8_t)rtcd_track_plan(&info->track, &cl->def, a->mesh, b->mesh, &xa, &xb, &motion);
         }
-        uint32_t items = standard ? pairs[i].a->vertex_count + pairs[i].b->vertex_count : info->entries;
+        uint32_t items = standard ? a->mesh->vertex_count + b->mesh->vertex_count : info->entries;
         cl->call.device[i] = info && info->device != 0xff ? info->device : NEW_ON_DEVICE;
         cl->call.standard[i] = standard;
         cl->call.cost[i] = standard ? items : items + ITERATIVE_PASS_COST;
@@ -108,7 +115,7 @@ static void place_pair(rtcd_opencl* cl, uint32_t i, uint32_t dv, place_sums* at)
     cl->call.pos[i] = at->pairs++;
     if (cl->call.rays) {
         cl->call.ray_pos[i] = (uint32_t)at->rays;
-        at->rays += cl->call.pairs[i].a->vertex_count + cl->call.pairs[i].b->vertex_count;
+        at->rays += pair_vertices(cl->call.request, i);
     }
 }
 
@@ -162,7 +169,7 @@ static void chunk_totals(uint32_t begin, uint32_t end, uint32_t worker, void* ct
             if (cl->call.device[i] == RTCD_CL_OFF_DEVICE) continue;
             t.pairs++;
             t.keep += cl->call.keep_room[i];
-            if (cl->call.rays) t.rays += cl->call.pairs[i].a->vertex_count + cl->call.pairs[i].b->vertex_count;
+            if (cl->call.rays) t.rays += pair_vertices(cl->call.request, i);
         }
         job->sums[c] = t;
     }
@@ -203,17 +210,18 @@ static rtcd_error place_pairs_one_device(rtcd_opencl* cl, uint32_t n)
  * and written. */
 static void describe_pair(const rtcd_opencl* cl, uint32_t i, int serial, rtcd_cl_pair* cp)
 {
-    const rtcd_pair_desc* p = &cl->call.pairs[i];
+    const rtcd_body_pair* p = &cl->call.request->pairs[i];
+    const rtcd_body_desc *a = rtcd_call_a(cl->call.request, i), *b = rtcd_call_b(cl->call.request, i);
     cl_pair_info* info = pair_info(cl, i);
     memset(cp, 0, sizeof *cp);
     cp->mesh_a = cl->call.where[2 * i];
     cp->mesh_b = cl->call.where[2 * i + 1];
+    cp->body_a = p->a;
+    cp->body_b = p->b;
     cp->ray_offset = cl->call.rays ? cl->call.ray_pos[i] : 0u;
-    pose12(&p->pose_a, cp->pose_a);
-    pose12(&p->pose_b, cp->pose_b);
     const rtcd_iterative_def* idef = &cl->def.iterative;
     int edges, deep;
-    rtcd_pair_second_phase(&cl->def, p->a, p->b, &edges, &deep);
+    rtcd_pair_second_phase(&cl->def, a->mesh, b->mesh, &edges, &deep);
     uint32_t second = (edges ? RTCD_CL_EDGES : 0u) | (deep ? RTCD_CL_DEEP : 0u);
     int standard = !info || idef->algorithm == RTCD_ALGORITHM_STANDARD || cl->call.standard[i];
     /* A CPU device runs the CPU reference's exact gate here, on the host's
@@ -223,9 +231,9 @@ static void describe_pair(const rtcd_opencl* cl, uint32_t i, int serial, rtcd_cl
      * other surface first. A GPU marks them in parallel. */
     uint32_t apart = 0u;
     if (serial && standard && second && info && info->second_phase) {
-        rtcd_xform xa = rtcd_to_xform(&p->pose_a), xb = rtcd_to_xform(&p->pose_b);
+        rtcd_xform xa = rtcd_to_xform(&a->pose), xb = rtcd_to_xform(&b->pose);
         rtcd_xform a_in_b = xf_relative(&xb, &xa), b_in_a = xf_relative(&xa, &xb);
-        if (rtcd_meshes_provably_apart(p->a, p->b, &a_in_b, &b_in_a)) apart = RTCD_CL_APART;
+        if (rtcd_meshes_provably_apart(a->mesh, b->mesh, &a_in_b, &b_in_a)) apart = RTCD_CL_APART;
     }
     if (!info || idef->algorithm == RTCD_ALGORITHM_STANDARD) {
         cp->flags = RTCD_CL_STANDARD_PASS | second | apart;
@@ -263,17 +271,31 @@ static void describe_range(uint32_t begin, uint32_t end, uint32_t worker, void* 
     }
 }
 
+/* Every body's pose, once, into each device's upload (the pairs name them). */
+static void bodies_range(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
+{
+    (void)worker;
+    rtcd_opencl* cl = ctx;
+    const rtcd_body_desc* bodies = cl->call.request->bodies;
+    for (uint32_t i = begin; i < end; ++i)
+        for (uint32_t dv = 0; dv < cl->device_count; ++dv)
+            if (cl->devices[dv].batch_count) pose12(&bodies[i].pose, cl->devices[dv].host_bodies + RTCD_CL_BODY_FLOATS * (size_t)i);
+}
+
 static rtcd_error grow_device_batches(rtcd_opencl* cl)
 {
+    size_t body_bytes = ((size_t)cl->call.request->body_count + 1) * RTCD_CL_BODY_FLOATS * sizeof(float);
     for (uint32_t dv = 0; dv < cl->device_count; ++dv) {
         cl_device_state* d = &cl->devices[dv];
         size_t need = (size_t)d->batch_count + 1, ic = d->batch_cap;
         rtcd_error err;
         if ((err = rtcd_cl_host_array(d, &d->pinned_pairs, need * sizeof(rtcd_cl_pair))) != RTCD_OK ||
-            (err = rtcd_cl_host_array(d, &d->pinned_results, need * sizeof(rtcd_cl_result))) != RTCD_OK)
+            (err = rtcd_cl_host_array(d, &d->pinned_results, need * sizeof(rtcd_cl_result))) != RTCD_OK ||
+            (err = rtcd_cl_host_array(d, &d->pinned_bodies, body_bytes)) != RTCD_OK)
             return err;
         d->host_pairs = d->pinned_pairs.data;
         d->host_results = d->pinned_results.data;
+        d->host_bodies = d->pinned_bodies.data;
         if (!rtcd_grow((void**)&d->batch_index, &ic, need, sizeof(uint32_t)))
             return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_collide: out of memory for %u pairs", d->batch_count);
         d->batch_cap = (uint32_t)ic;
@@ -299,6 +321,7 @@ rtcd_error rtcd_cl_plan_call(rtcd_opencl* cl, uint32_t n)
         err = rtcd_cl_arena_reserve(&cl->devices[d], cl->devices[d].arena_used);
     if (err != RTCD_OK) return err;
     rtcd_parallel_for(&cl->tasks, n, PLAN_RANGE, describe_range, cl);
+    rtcd_parallel_for(&cl->tasks, cl->call.request->body_count, 4 * PLAN_RANGE, bodies_range, cl);
     for (uint32_t dv = 0; dv < cl->device_count && dv < 16; ++dv)
         cl->stats.pairs_per_device[dv] = cl->devices[dv].batch_count;
     return RTCD_OK;
@@ -308,9 +331,10 @@ rtcd_error rtcd_cl_plan_call(rtcd_opencl* cl, uint32_t n)
 
 /* A pair whose colliding rays overflowed the on-chip store: the CPU reference
  * (a standard pass; an iterative pair's state is reset by the caller). */
-static rtcd_error cpu_pair(const rtcd_opencl* cl, const rtcd_pair_desc* p, rtcd_pair_result* r, rtcd_ray_hit* rays)
+static rtcd_error cpu_pair(const rtcd_opencl* cl, uint32_t i, rtcd_pair_result* r, rtcd_ray_hit* rays)
 {
-    uint32_t cap = p->a->vertex_count + p->b->vertex_count, n = 0;
+    const rtcd_body_desc *a = rtcd_call_a(cl->call.request, i), *b = rtcd_call_b(cl->call.request, i);
+    uint32_t cap = pair_vertices(cl->call.request, i), n = 0;
     rtcd_ray_hit* buf = rays ? rays : rtcd_alloc(cap * sizeof *buf);
     rtcd_contact* contacts = rtcd_alloc(cap * sizeof *contacts);
     rtcd_error err = RTCD_OK;
@@ -319,7 +343,7 @@ static rtcd_error cpu_pair(const rtcd_opencl* cl, const rtcd_pair_desc* p, rtcd_
     } else {
         const rtcd_narrowphase_def* nd = &cl->def;
         rtcd_narrowphase_stats st;
-        err = rtcd_collide_standard(nd, p->a, &p->pose_a, p->b, &p->pose_b, buf, cap, &n, &st);
+        err = rtcd_collide_standard(nd, a->mesh, &a->pose, b->mesh, &b->pose, buf, cap, &n, &st);
         if (err == RTCD_OK) {
             for (uint32_t i = 0; i < n; ++i) {
                 contacts[i] = rtcd_contact_from_ray(&buf[i], nd->contact_normal);
@@ -432,7 +456,7 @@ rtcd_error rtcd_cl_finish_call(rtcd_opencl* cl, uint32_t n)
     for (uint32_t k = 0; k < overflows; ++k) {
         uint32_t i = cl->call.overflow[k];
         rtcd_pair_result* r = &cl->call.results[i];
-        rtcd_error err = cpu_pair(cl, &cl->call.pairs[i], r, cl->call.rays ? cl->call.rays + cl->call.ray_offset[i] : NULL);
+        rtcd_error err = cpu_pair(cl, i, r, cl->call.rays ? cl->call.rays + cl->call.ray_offset[i] : NULL);
         if (err != RTCD_OK) return err;
     }
     return RTCD_OK;

@@ -28,7 +28,7 @@ static int drop_unseen(void* value, int claimed, void* ctx)
     return !claimed;
 }
 
-rtcd_error rtcd_cl_assign_pairs(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uint32_t n, uint32_t* info_of)
+rtcd_error rtcd_cl_assign_pairs(rtcd_opencl* cl, const rtcd_body_pair* pairs, uint32_t n, uint32_t* info_of)
 {
     if (!rtcd_key_map_begin(&cl->map, n, sizeof(uint32_t)))
         return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "OpenCL: no memory for the pair map");

@@ -8,12 +8,55 @@
 
 #include <rtcd/rtcd_batch.h>
 
+#include "narrowphase/pair_internal.h"
+#include "task.h"
+
+/* One call as the backends see it: the body form (rtcd_batch_collide_bodies).
+ * rtcd_batch_collide's pairs arrive expanded, two bodies per pair
+ * (rtcd_call_expand). */
+typedef struct rtcd_call {
+    const rtcd_body_desc* bodies;
+    const rtcd_body_pair* pairs;
+    uint32_t body_count, pair_count;
+} rtcd_call;
+
+static inline const rtcd_body_desc* rtcd_call_a(const rtcd_call* c, uint32_t i) { return &c->bodies[c->pairs[i].a]; }
+static inline const rtcd_body_desc* rtcd_call_b(const rtcd_call* c, uint32_t i) { return &c->bodies[c->pairs[i].b]; }
+
+/* Both meshes' vertex counts: the room pair i's rays take (see rtcd_batch_collide). */
+static inline uint32_t rtcd_call_ray_room(const rtcd_call* c, uint32_t i)
+{
+    return rtcd_mesh_vertex_count(rtcd_call_a(c, i)->mesh) + rtcd_mesh_vertex_count(rtcd_call_b(c, i)->mesh);
+}
+
+/* Pair i's motion (rtcd_pair_motion_of): its backs when both bodies have one. */
+static inline rtcd_pair_motion rtcd_call_motion(const rtcd_call* c, uint32_t i)
+{
+    const rtcd_body_desc *a = rtcd_call_a(c, i), *b = rtcd_call_b(c, i);
+    int back = a->has_back && b->has_back;
+    return rtcd_pair_motion_of(c->pairs[i].motion, back ? &a->back : NULL, back ? &b->back : NULL);
+}
+
+/* Pairs in the body form, two bodies each, kept between calls (grown, never shrunk). */
+typedef struct rtcd_call_scratch {
+    rtcd_body_desc* bodies;
+    rtcd_body_pair* pairs;
+    size_t cap; /* pairs */
+} rtcd_call_scratch;
+
+/* pairs[0, n) as a call in scratch, on ts's workers. A NULL mesh refuses it:
+ * RTCD_ERROR_INVALID_ARGUMENT, "<who>: pair %u has a NULL mesh". */
+rtcd_error rtcd_call_expand(const rtcd_pair_desc* pairs, uint32_t n, const rtcd_task_system* ts,
+                            rtcd_call_scratch* scratch, rtcd_call* out, const char* who);
+void rtcd_call_scratch_free(rtcd_call_scratch* scratch);
+
 typedef struct rtcd_backend_ops {
     const char* name; /* "cpu", "opencl" */
     /* Opens the backend for def: *impl, or an error with *impl NULL. */
     rtcd_error (*create)(const rtcd_narrowphase_def* def, void** impl);
-    rtcd_error (*collide)(void* impl, const rtcd_pair_desc* pairs, uint32_t n, rtcd_pair_result* results,
-                          rtcd_ray_hit* rays);
+    /* The call's pairs, checked (rtcd_batch.c): indices in range, meshes
+     * set, poses finite. */
+    rtcd_error (*collide)(void* impl, const rtcd_call* call, rtcd_pair_result* results, rtcd_ray_hit* rays);
     /* A new def with the same backend settings (algorithm, traversal,
      * contact normal, culling); every pair forgets its state. */
     void (*set_def)(void* impl, const rtcd_narrowphase_def* def);
@@ -36,11 +79,5 @@ rtcd_error rtcd_cpu_backend_create(const rtcd_narrowphase_def* def, void** out);
  * kind (RTCD_BACKEND_CPU is always there). NULL: not built in. */
 void rtcd_backend_register(rtcd_backend kind, const rtcd_backend_ops* ops);
 const rtcd_backend_ops* rtcd_backend_find(rtcd_backend kind);
-
-/* Sum over pairs before i of both meshes' vertex counts: where pair i's rays go. */
-static inline uint32_t rtcd_pair_ray_room(const rtcd_pair_desc* p)
-{
-    return rtcd_mesh_vertex_count(p->a) + rtcd_mesh_vertex_count(p->b);
-}
 
 #endif

@@ -18,8 +18,11 @@ struct rtcd_batch {
     const rtcd_backend_ops* ops;
     void* impl;
     rtcd_backend resolved;
-    /* pairs with finite poses, when some are not */
-    rtcd_pair_desc* valid;
+    rtcd_call_scratch expanded;    /* rtcd_batch_collide's pairs in the body form */
+    uint8_t* body_bad;             /* per body of a call: its pose is not finite */
+    size_t body_bad_cap;
+    /* pairs whose bodies' poses are finite, when some are not */
+    rtcd_body_pair* valid;
     rtcd_pair_result* valid_results;
     uint32_t* valid_index;
     size_t valid_cap;
@@ -144,6 +147,8 @@ void rtcd_batch_release(rtcd_batch* b)
     if (!b || --b->refcount > 0) return;
     if (b->ops) b->ops->destroy(b->impl);
     rtcd_free(b->devices);
+    rtcd_call_scratch_free(&b->expanded);
+    rtcd_free(b->body_bad);
     rtcd_free(b->valid);
     rtcd_free(b->valid_results);
     rtcd_free(b->valid_index);
@@ -164,46 +169,60 @@ static int pose_finite(const rtcd_transform* t)
 static rtcd_task_system batch_tasks(rtcd_batch* b);
 
 /* The argument checks of a call, on the batch's workers: a large call's
- * descriptors are megabytes, and this is their first reading. */
+ * descriptors are megabytes, and this is their first reading. First the
+ * bodies (a NULL mesh, a non-finite pose), then the pairs (indices in
+ * range; how many have a body of non-finite pose). */
 typedef struct check_job {
-    const rtcd_pair_desc* pairs;
-    _Atomic uint32_t first_null; /* UINT32_MAX: none */
-    _Atomic uint32_t bad;        /* pairs with a non-finite pose */
+    const rtcd_call* call;
+    uint8_t* body_bad;           /* per body: its pose is not finite */
+    int pairs_trusted;           /* rtcd_call_expand's: indices in range */
+    _Atomic uint32_t first_null; /* the first body with a NULL mesh (UINT32_MAX: none) */
+    _Atomic uint32_t first_out;  /* the first pair with an index past body_count */
+    _Atomic uint32_t bad_bodies, bad_pairs;
 } check_job;
 
 #define CHECK_RANGE 1024u
 
-static void check_range(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
+static void check_bodies(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
 {
     (void)worker;
     check_job* job = ctx;
     uint32_t bad = 0, null = UINT32_MAX;
     for (uint32_t i = begin; i < end; ++i) {
-        const rtcd_pair_desc* p = &job->pairs[i];
-        if ((!p->a || !p->b) && null == UINT32_MAX) null = i;
-        bad += !pose_finite(&p->pose_a) || !pose_finite(&p->pose_b);
+        const rtcd_body_desc* body = &job->call->bodies[i];
+        if (!body->mesh && null == UINT32_MAX) null = i;
+        job->body_bad[i] = (uint8_t)!pose_finite(&body->pose);
+        bad += job->body_bad[i];
     }
-    if (bad) atomic_fetch_add_explicit(&job->bad, bad, memory_order_relaxed);
+    if (bad) atomic_fetch_add_explicit(&job->bad_bodies, bad, memory_order_relaxed);
     rtcd_atomic_min_u32(&job->first_null, null);
 }
 
-rtcd_error rtcd_batch_collide(rtcd_batch* b, const rtcd_pair_desc* pairs, uint32_t n, rtcd_pair_result* results,
-                              rtcd_ray_hit* rays)
+static void check_pairs(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
 {
-    if (!b || (n && (!pairs || !results)))
-        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_batch_collide: NULL argument");
-    check_job job;
-    job.pairs = pairs;
-    atomic_init(&job.first_null, UINT32_MAX);
-    atomic_init(&job.bad, 0u);
-    rtcd_task_system ts = batch_tasks(b);
-    rtcd_parallel_for(&ts, n, CHECK_RANGE, check_range, &job);
-    uint32_t null = atomic_load(&job.first_null), bad = atomic_load(&job.bad);
-    if (null != UINT32_MAX)
-        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_batch_collide: pair %u has a NULL mesh", null);
-    if (!bad) return b->ops->collide(b->impl, pairs, n, results, rays);
-    /* A body whose pose went to NaN or Inf gets no contacts (and says so);
-     * the other pairs run as usual. */
+    (void)worker;
+    check_job* job = ctx;
+    const rtcd_call* call = job->call;
+    uint32_t out = UINT32_MAX, bad = 0;
+    int count_bad = atomic_load_explicit(&job->bad_bodies, memory_order_relaxed) != 0;
+    for (uint32_t i = begin; i < end; ++i) {
+        const rtcd_body_pair* p = &call->pairs[i];
+        if (!job->pairs_trusted && (p->a >= call->body_count || p->b >= call->body_count)) {
+            if (out == UINT32_MAX) out = i;
+            continue;
+        }
+        if (count_bad) bad += job->body_bad[p->a] | job->body_bad[p->b];
+    }
+    if (bad) atomic_fetch_add_explicit(&job->bad_pairs, bad, memory_order_relaxed);
+    rtcd_atomic_min_u32(&job->first_out, out);
+}
+
+/* The pairs of a call whose bodies are finite run; the others get zeroed
+ * results, and the call one warning. */
+static rtcd_error collide_finite(rtcd_batch* b, const rtcd_call* call, const uint8_t* body_bad, uint32_t bad,
+                                 rtcd_pair_result* results, rtcd_ray_hit* rays)
+{
+    uint32_t n = call->pair_count;
     if (b->valid_cap < n) {
         rtcd_free(b->valid);
         rtcd_free(b->valid_results);
@@ -218,35 +237,86 @@ rtcd_error rtcd_batch_collide(rtcd_batch* b, const rtcd_pair_desc* pairs, uint32
     size_t offset = 0;
     for (uint32_t i = 0; i < n; ++i) {
         memset(&results[i], 0, sizeof results[i]);
-        if (pose_finite(&pairs[i].pose_a) && pose_finite(&pairs[i].pose_b)) {
-            b->valid[m] = pairs[i];
+        const rtcd_body_pair* p = &call->pairs[i];
+        if (!body_bad[p->a] && !body_bad[p->b]) {
+            b->valid[m] = *p;
             b->valid_index[m++] = i;
         } else if (first_bad == UINT32_MAX) {
             first_bad = i;
         }
-        offset += rtcd_pair_ray_room(&pairs[i]);
+        offset += rtcd_call_ray_room(call, i);
     }
     char line[200];
     snprintf(line, sizeof line, "rtcd: %u pair(s) with a non-finite pose get no contacts (first: pair %u, key %llu)",
-             bad, first_bad, (unsigned long long)pairs[first_bad].key);
+             bad, first_bad, (unsigned long long)call->pairs[first_bad].key);
     rtcd_log_message(RTCD_LOG_WARNING, line);
     /* Rays, when asked for, go through a compacted buffer laid out for the valid pairs. */
     rtcd_ray_hit* compact = NULL;
     if (rays && !(compact = rtcd_alloc((offset ? offset : 1) * sizeof *compact)))
         return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_batch_collide: out of memory");
-    rtcd_error err = b->ops->collide(b->impl, b->valid, m, b->valid_results, compact);
+    rtcd_call valid = {call->bodies, b->valid, call->body_count, m};
+    rtcd_error err = b->ops->collide(b->impl, &valid, b->valid_results, compact);
     size_t from = 0, to = 0;
     for (uint32_t i = 0, k = 0; i < n && err == RTCD_OK; ++i) {
         if (k < m && b->valid_index[k] == i) {
             results[i] = b->valid_results[k];
             if (rays) memcpy(rays + to, compact + from, results[i].colliding_rays * sizeof *rays);
-            from += rtcd_pair_ray_room(&pairs[i]);
+            from += rtcd_call_ray_room(call, i);
             k++;
         }
-        to += rtcd_pair_ray_room(&pairs[i]);
+        to += rtcd_call_ray_room(call, i);
     }
     rtcd_free(compact);
     return err;
+}
+
+/* Checks a call (pairs_trusted: its indices are rtcd_call_expand's) and runs it. */
+static rtcd_error collide_call(rtcd_batch* b, const rtcd_call* call, int pairs_trusted, rtcd_pair_result* results,
+                               rtcd_ray_hit* rays)
+{
+    if (!rtcd_grow((void**)&b->body_bad, &b->body_bad_cap, (size_t)call->body_count + 1, 1))
+        return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_batch_collide: out of memory for %u bodies", call->body_count);
+    check_job job = {.call = call, .body_bad = b->body_bad, .pairs_trusted = pairs_trusted};
+    atomic_init(&job.first_null, UINT32_MAX);
+    atomic_init(&job.first_out, UINT32_MAX);
+    atomic_init(&job.bad_bodies, 0u);
+    atomic_init(&job.bad_pairs, 0u);
+    rtcd_task_system ts = batch_tasks(b);
+    rtcd_parallel_for(&ts, call->body_count, CHECK_RANGE, check_bodies, &job);
+    uint32_t null = atomic_load(&job.first_null);
+    if (null != UINT32_MAX)
+        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_batch_collide_bodies: body %u has a NULL mesh", null);
+    if (!pairs_trusted || atomic_load(&job.bad_bodies))
+        rtcd_parallel_for(&ts, call->pair_count, CHECK_RANGE, check_pairs, &job);
+    uint32_t out = atomic_load(&job.first_out), bad = atomic_load(&job.bad_pairs);
+    if (out != UINT32_MAX)
+        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT,
+                         "rtcd_batch_collide_bodies: pair %u names body %u, past the call's %u bodies", out,
+                         call->pairs[out].a >= call->body_count ? call->pairs[out].a : call->pairs[out].b,
+                         call->body_count);
+    if (!bad) return b->ops->collide(b->impl, call, results, rays);
+    return collide_finite(b, call, b->body_bad, bad, results, rays);
+}
+
+rtcd_error rtcd_batch_collide(rtcd_batch* b, const rtcd_pair_desc* pairs, uint32_t n, rtcd_pair_result* results,
+                              rtcd_ray_hit* rays)
+{
+    if (!b || (n && (!pairs || !results)))
+        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_batch_collide: NULL argument");
+    rtcd_task_system ts = batch_tasks(b);
+    rtcd_call call;
+    rtcd_error err = rtcd_call_expand(pairs, n, &ts, &b->expanded, &call, "rtcd_batch_collide");
+    return err == RTCD_OK ? collide_call(b, &call, 1, results, rays) : err;
+}
+
+rtcd_error rtcd_batch_collide_bodies(rtcd_batch* b, const rtcd_body_desc* bodies, uint32_t body_count,
+                                     const rtcd_body_pair* pairs, uint32_t pair_count, rtcd_pair_result* results,
+                                     rtcd_ray_hit* rays)
+{
+    if (!b || (pair_count && (!pairs || !results || !bodies)) || (body_count && !bodies))
+        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_batch_collide_bodies: NULL argument");
+    rtcd_call call = {bodies, pairs, body_count, pair_count};
+    return collide_call(b, &call, 0, results, rays);
 }
 
 static int same_string(const char* x, const char* y) { return (!x && !y) || (x && y && !strcmp(x, y)); }

@@ -43,7 +43,7 @@ typedef struct cpu_backend {
     rtcd_key_map map;
     rtcd_batch_stats stats;
     /* this call */
-    const rtcd_pair_desc* pairs;
+    const rtcd_call* call;
     rtcd_pair_result* results;
     rtcd_ray_hit* rays;
     size_t* ray_offset;
@@ -154,10 +154,10 @@ static cpu_worker* worker_scratch(cpu_backend* b, uint32_t worker, uint32_t firs
 /* Pair i (its map entry e) on worker w: its pass, its contacts, its reduction. */
 static void run_pair(cpu_backend* b, cpu_worker* w, uint32_t i, cpu_pair* e)
 {
-    const rtcd_pair_desc* p = &b->pairs[i];
+    const rtcd_body_desc *ba = rtcd_call_a(b->call, i), *bb = rtcd_call_b(b->call, i);
     rtcd_pair_result* r = &b->results[i];
     memset(r, 0, sizeof *r);
-    rtcd_xform pa = rtcd_to_xform(&p->pose_a), pb = rtcd_to_xform(&p->pose_b);
+    rtcd_xform pa = rtcd_to_xform(&ba->pose), pb = rtcd_to_xform(&bb->pose);
     rtcd_pair_ctx ctx;
     rtcd_narrowphase_stats st;
     uint32_t n = 0;
@@ -165,8 +165,9 @@ static void run_pair(cpu_backend* b, cpu_worker* w, uint32_t i, cpu_pair* e)
     /* Only this pair owns its entry: a new one gets its state here. */
     if (e && !e->state) err = rtcd_pair_state_create(&e->state);
     rtcd_pair_state* state = e ? e->state : NULL;
-    rtcd_pair_motion motion = rtcd_pair_motion_of(p);
-    if (err == RTCD_OK) err = rtcd_pair_step(&b->def, state, p->a, &pa, p->b, &pb, &motion, &ctx, w->recs, &n, &st);
+    rtcd_pair_motion motion = rtcd_call_motion(b->call, i);
+    if (err == RTCD_OK)
+        err = rtcd_pair_step(&b->def, state, ba->mesh, &pa, bb->mesh, &pb, &motion, &ctx, w->recs, &n, &st);
     if (err != RTCD_OK) {
         if (w->err == RTCD_OK || i < w->err_pair) {
             w->err = err;
@@ -223,7 +224,7 @@ static void run_range(uint32_t begin, uint32_t end, uint32_t worker, void* conte
 /* Before a call: each pair claims its entry (a new key gets one, with its
  * state still to make); a key given twice runs its later copies without
  * state, as on the OpenCL backend. */
-static rtcd_error claim_entries(cpu_backend* b, const rtcd_pair_desc* pairs, uint32_t n)
+static rtcd_error claim_entries(cpu_backend* b, const rtcd_body_pair* pairs, uint32_t n)
 {
     if (b->def.iterative.algorithm == RTCD_ALGORITHM_STANDARD) {
         forget_states(b);
@@ -249,10 +250,11 @@ static int drop_unseen(void* value, int claimed, void* ctx)
     return 1;
 }
 
-static rtcd_error cpu_collide(void* impl, const rtcd_pair_desc* pairs, uint32_t n, rtcd_pair_result* results,
-                              rtcd_ray_hit* rays)
+static rtcd_error cpu_collide(void* impl, const rtcd_call* call, rtcd_pair_result* results, rtcd_ray_hit* rays)
 {
     cpu_backend* b = impl;
+    uint32_t n = call->pair_count;
+    const rtcd_body_pair* pairs = call->pairs;
     double start = now_ms();
     memset(&b->stats, 0, sizeof b->stats);
     if (!rtcd_grow((void**)&b->entry_of, &b->entry_cap, n + 1, sizeof *b->entry_of) ||
@@ -265,10 +267,10 @@ static rtcd_error cpu_collide(void* impl, const rtcd_pair_desc* pairs, uint32_t 
     uint32_t room = 0;
     size_t offset = 0;
     for (uint32_t i = 0; i < n; ++i) {
-        uint32_t r = rtcd_pair_record_room(pairs[i].a, pairs[i].b);
+        uint32_t r = rtcd_pair_record_room(rtcd_call_a(call, i)->mesh, rtcd_call_b(call, i)->mesh);
         room = r > room ? r : room;
         b->ray_offset[i] = offset;
-        offset += rtcd_pair_ray_room(&pairs[i]);
+        offset += rtcd_call_ray_room(call, i);
     }
     for (uint32_t w = 0; w < b->workers; ++w) {
         b->work[w].err = RTCD_OK;
@@ -276,7 +278,7 @@ static rtcd_error cpu_collide(void* impl, const rtcd_pair_desc* pairs, uint32_t 
     }
     b->room = room;
     atomic_store(&b->bad_worker, UINT64_MAX);
-    b->pairs = pairs;
+    b->call = call;
     b->results = results;
     b->rays = rays;
     double run_start = now_ms();

@@ -71,18 +71,17 @@ RTCD_API float rtcd_relative_displacement(const rtcd_mesh* a, const rtcd_mesh* b
     return fmaxf(turn * b->reach + move_b, turn * a->reach + move_a);
 }
 
-rtcd_pair_motion rtcd_pair_motion_of(const rtcd_pair_desc* desc)
+rtcd_pair_motion rtcd_pair_motion_of(float motion, const rtcd_transform* back_a, const rtcd_transform* back_b)
 {
     rtcd_pair_motion m;
     memset(&m, 0, sizeof m);
-    m.bound = desc->motion > 0.0f && isfinite(desc->motion) ? desc->motion : 0.0f;
-    if (desc->has_back) {
+    m.bound = motion > 0.0f && isfinite(motion) ? motion : 0.0f;
+    if (back_a && back_b) {
         int finite = 1;
-        for (int i = 0; i < 9; ++i) finite &= isfinite(desc->back_a.rotation[i]) && isfinite(desc->back_b.rotation[i]);
-        for (int i = 0; i < 3; ++i)
-            finite &= isfinite(desc->back_a.translation[i]) && isfinite(desc->back_b.translation[i]);
+        for (int i = 0; i < 9; ++i) finite &= isfinite(back_a->rotation[i]) && isfinite(back_b->rotation[i]);
+        for (int i = 0; i < 3; ++i) finite &= isfinite(back_a->translation[i]) && isfinite(back_b->translation[i]);
         if (finite) {
-            rtcd_xform xa = rtcd_to_xform(&desc->back_a), xb = rtcd_to_xform(&desc->back_b);
+            rtcd_xform xa = rtcd_to_xform(back_a), xb = rtcd_to_xform(back_b);
             m.back = xf_relative(&xa, &xb);
             m.has_back = 1;
         }

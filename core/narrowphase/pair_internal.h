@@ -49,14 +49,16 @@ RTCD_API float rtcd_relative_displacement(const rtcd_mesh* a, const rtcd_mesh* b
                                  const rtcd_xform* b_in_a1);
 
 /* What the caller says of a pair's motion over the next step
- * (rtcd_pair_desc.motion, .has_back, .back_a, .back_b). */
+ * (rtcd_pair_desc.motion, .has_back, .back_a, .back_b; or the body form's). */
 typedef struct rtcd_pair_motion {
     float bound;           /* 0: unknown */
     int has_back;
     rtcd_xform back;       /* b in a's frame one step back along the velocities */
 } rtcd_pair_motion;
 
-rtcd_pair_motion rtcd_pair_motion_of(const rtcd_pair_desc* desc);
+/* back_a, back_b: each body's pose one step back, or NULL (none); ignored
+ * unless both are finite. */
+rtcd_pair_motion rtcd_pair_motion_of(float motion, const rtcd_transform* back_a, const rtcd_transform* back_b);
 
 /* Decides this call's pass and updates the track: returns 1 for a standard
  * pass (parameters chosen afresh, displacement reset), 0 for an iterative

@@ -51,6 +51,28 @@ typedef struct rtcd_pair_desc {
     rtcd_transform back_a, back_b;
 } rtcd_pair_desc;
 
+/* The body form of a call (rtcd_batch_collide_bodies): each body's mesh and
+ * poses once, however many pairs it is in, and pairs that name two bodies.
+ * Pair i of it is the rtcd_pair_desc {bodies[a].mesh, bodies[b].mesh, their
+ * poses, key, motion, has_back = both bodies' has_back, their backs}, with
+ * the same result bit for bit; what a call reads, and what crosses a
+ * device's bus, then scales with bodies, not with pairs. */
+typedef struct rtcd_body_desc {
+    const rtcd_mesh* mesh;         /* not owned; must live until no key of its pairs appears */
+    rtcd_transform pose;
+    /* Optional (has_back = 1): the pose one step back along the body's
+     * present velocities (as rtcd_pair_desc.back_a). A pair uses its
+     * bodies' backs when both have one. */
+    int has_back;
+    rtcd_transform back;
+} rtcd_body_desc;
+
+typedef struct rtcd_body_pair {
+    uint32_t a, b;                 /* indices into the call's bodies */
+    float motion;                  /* as rtcd_pair_desc.motion */
+    uint64_t key;                  /* as rtcd_pair_desc.key */
+} rtcd_body_pair;
+
 typedef struct rtcd_pair_result {
     rtcd_contact contacts[RTCD_MAX_MANIFOLD_POINTS]; /* reduced, as rtcd_reduce_contacts */
     uint32_t contact_count;
@@ -106,6 +128,15 @@ RTCD_API void rtcd_batch_release(rtcd_batch* batch); /* NULL is fine */
  * results[i].colliding_rays of them, in no particular order. */
 RTCD_API rtcd_error rtcd_batch_collide(rtcd_batch* batch, const rtcd_pair_desc* pairs, uint32_t pair_count,
                                        rtcd_pair_result* results, rtcd_ray_hit* rays);
+
+/* The same in the body form: results[i] (and rays, laid out as above) for
+ * pairs[i]. A body index past body_count, or a body with a NULL mesh, refuses
+ * the call (RTCD_ERROR_INVALID_ARGUMENT, nothing runs); a body whose pose is
+ * not finite gives its pairs zeroed results and the call one RTCD_LOG_WARNING,
+ * as rtcd_batch_collide does for a pair with a non-finite pose. */
+RTCD_API rtcd_error rtcd_batch_collide_bodies(rtcd_batch* batch, const rtcd_body_desc* bodies, uint32_t body_count,
+                                              const rtcd_body_pair* pairs, uint32_t pair_count,
+                                              rtcd_pair_result* results, rtcd_ray_hit* rays);
 
 /* Validates and takes a new def; every pair forgets its state (its next
  * call is a standard pass). A change of backend, devices or threads

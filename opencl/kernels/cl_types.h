@@ -56,8 +56,14 @@ typedef struct rtcd_cl_mesh {
     float spheres[RTCD_CL_SPHERES][4]; /* balls holding every vertex: the mesh's clusters, merged to fit (cl_spheres.c) */
 } rtcd_cl_mesh;
 
+/* A body's pose in the call's body buffer (RTCD_KARG_BODIES): rotation
+ * row-major, then translation. Pairs name bodies, so a pose crosses the bus
+ * once however many pairs its body is in. */
+#define RTCD_CL_BODY_FLOATS 12
+
 typedef struct rtcd_cl_pair {
     rtcd_u32 mesh_a, mesh_b;
+    rtcd_u32 body_a, body_b; /* their poses: RTCD_CL_BODY_FLOATS each in the body buffer */
     rtcd_u32 ray_offset;   /* where its colliding rays go when rays are requested */
     rtcd_u32 flags;        /* algorithm | RTCD_CL_STANDARD_PASS */
     rtcd_u32 entries_in;   /* kept rays to walk: entry index in the input arena, */
@@ -68,8 +74,6 @@ typedef struct rtcd_cl_pair {
     float threshold, extension, culling; /* rtcd_iterative_params */
     float speculative;     /* the speculative contacts' reach (rtcd_pair_track.speculative) */
     float margin;          /* rtcd_narrowphase_def.speculative_margin */
-    float pose_a[12];      /* rotation row-major, then translation */
-    float pose_b[12];
     float before[12];      /* b in a's frame one call earlier (rtcd_pair_track.before) */
 } rtcd_cl_pair;
 
@@ -104,6 +108,7 @@ enum rtcd_cl_kernel_arg {
     RTCD_KARG_PREV_VERTICES, /* the vertices before each mesh's last update (its vertices when none) */
     RTCD_KARG_VERTEX_BALLS,  /* uchar per vertex: its ball among the entry's spheres (rtcd_mesh_view.vertex_balls) */
     RTCD_KARG_VERTEX_TRIS,   /* uint per vertex: a triangle holding it, mesh-local (cl_fans.c) */
+    RTCD_KARG_BODIES,      /* float[RTCD_CL_BODY_FLOATS] per body of the call */
     RTCD_KARG_PAIRS,       /* rtcd_cl_pair[pair_count] */
     RTCD_KARG_PAIR_COUNT,  /* uint */
     RTCD_KARG_BRUTE_FORCE, /* uint: 1 = brute-force traversal */
@@ -124,14 +129,15 @@ enum rtcd_cl_kernel_arg {
         __global const float *tnormals, __global const uint *indices, __global const rtcd_bvh_node *nodes,         \
         __global const float *tris, __global const uint *tri_ids, __global const uchar *grids,                     \
         __global const uchar *nears, __global const uint *neighbors, __global const float *prev_vertices,         \
-        __global const uchar *vertex_balls, __global const uint *vertex_tris, __global const rtcd_cl_pair *pairs,  \
-        uint pair_count, uint brute_force, uint mode, __global rtcd_cl_result *results,                           \
+        __global const uchar *vertex_balls, __global const uint *vertex_tris, __global const float *bodies,       \
+        __global const rtcd_cl_pair *pairs, uint pair_count, uint brute_force, uint mode,                         \
+        __global rtcd_cl_result *results,                                                                         \
         __global rtcd_world_ray *rays_out, uint want_rays, __global const uint *state, __global uint *state_out
 /* The same, as arguments of a call. */
 #define RTCD_PAIR_KERNEL_NAMES                                                                                     \
     meshes, vertices, vnormals, tnormals, indices, nodes, tris, tri_ids, grids, nears, neighbors, prev_vertices,  \
-        vertex_balls, vertex_tris, pairs, pair_count, brute_force, mode, results, rays_out, want_rays, state,     \
-        state_out
+        vertex_balls, vertex_tris, bodies, pairs, pair_count, brute_force, mode, results, rays_out, want_rays,    \
+        state, state_out
 #endif
 
 #endif

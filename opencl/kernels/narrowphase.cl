@@ -64,7 +64,7 @@ inline void collide_group(RTCD_PAIR_KERNEL_ARGS, uint p, __local group_scratch* 
     __global const rtcd_cl_pair* pair = pairs + p;
     cl_buffers buffers = RTCD_CL_BUFFERS;
     rtcd_pair_ctx ctx;
-    cl_pair_ctx(&ctx, &buffers, pair, brute_force);
+    cl_pair_ctx(&ctx, &buffers, bodies, pair, brute_force);
     if (lid == 0)
         g->count = g->hits = g->crossings = g->cast = g->kept = g->predictions = g->predictive_rays = g->steps =
             g->any_marked = 0u;
@@ -262,7 +262,7 @@ __kernel void rtcd_collide_pairs_serial(RTCD_PAIR_KERNEL_ARGS)
     __global const rtcd_cl_pair* pair = pairs + p;
     cl_buffers buffers = RTCD_CL_BUFFERS;
     rtcd_pair_ctx ctx;
-    cl_pair_ctx(&ctx, &buffers, pair, brute_force);
+    cl_pair_ctx(&ctx, &buffers, bodies, pair, brute_force);
     int standard = (pair->flags & RTCD_CL_STANDARD_PASS) != 0u;
     int keeps = (pair->flags & RTCD_CL_ALGORITHM_MASK) != 0u;
     uint total = pass_items(&ctx, standard, pair->entry_count);

@@ -66,11 +66,14 @@ inline rtcd_mesh_view cl_mesh_view(const cl_buffers* b, uint m)
     return v;
 }
 
-inline void cl_pair_ctx(rtcd_pair_ctx* c, const cl_buffers* b, __global const rtcd_cl_pair* pair, uint brute_force)
+/* bodies: the call's body poses (RTCD_KARG_BODIES), which the pair names. */
+inline void cl_pair_ctx(rtcd_pair_ctx* c, const cl_buffers* b, __global const float* bodies,
+                        __global const rtcd_cl_pair* pair, uint brute_force)
 {
     c->a = cl_mesh_view(b, pair->mesh_a);
     c->b = cl_mesh_view(b, pair->mesh_b);
-    rtcd_xform xa = load_xform(pair->pose_a), xb = load_xform(pair->pose_b), before;
+    rtcd_xform xa = load_xform(bodies + RTCD_CL_BODY_FLOATS * (size_t)pair->body_a),
+               xb = load_xform(bodies + RTCD_CL_BODY_FLOATS * (size_t)pair->body_b), before;
     int motion = (pair->flags & RTCD_CL_HAS_MOTION) != 0u;
     if (motion) before = load_xform(pair->before);
     pair_ctx_init(c, &xa, &xb, pair->flags & RTCD_CL_ALGORITHM_MASK, brute_force, pair->extension, pair->culling,
