@@ -396,7 +396,6 @@ static rtcd_error collide_call(rtcd_opencl* cl, const rtcd_call* c, rtcd_pair_re
     double place_start = now_ms();
     rtcd_error err = rtcd_cl_place_meshes(cl, c->bodies, c->body_count, call->body_where);
     cl->place_ms = now_ms() - place_start;
-    if (err == RTCD_ERROR_INVALID_ARGUMENT) return err; /* a NULL mesh: refused, nothing changed */
     if (err == RTCD_OK) {
         rtcd_parallel_for(&cl->tasks, n, 1024, pair_ends_range, call);
         err = rtcd_cl_assign_pairs(cl, c->pairs, n, call->info_of);

@@ -535,7 +535,6 @@ typedef struct lookup_job {
     const rtcd_body_desc* bodies;
     uint32_t* where;
     _Atomic uint32_t stale, cut;
-    _Atomic uint32_t first_null; /* the first body with a NULL mesh (UINT32_MAX: none) */
 } lookup_job;
 
 
@@ -547,12 +546,11 @@ static void lookup_range(uint32_t begin, uint32_t end, uint32_t worker, void* ct
     (void)worker;
     lookup_job* job = ctx;
     const cl_mesh_registry* reg = job->reg;
-    uint32_t stale = 0, cut = UINT32_MAX, null = UINT32_MAX;
+    uint32_t stale = 0, cut = UINT32_MAX;
     for (uint32_t i = begin; i < end; ++i) {
         const rtcd_mesh* m = job->bodies[i].mesh;
-        if (!m) {
+        if (!m) { /* a body no pair names (checked before: core/batch/batch.c, rtcd_call_expand) */
             job->where[i] = RTCD_CL_NO_SLOT;
-            if (null == UINT32_MAX) null = i;
             continue;
         }
         uint32_t at = job->where[i] = lookup_mesh(reg, m);
@@ -562,7 +560,6 @@ static void lookup_range(uint32_t begin, uint32_t end, uint32_t worker, void* ct
     }
     if (stale) atomic_fetch_add_explicit(&job->stale, stale, memory_order_relaxed);
     rtcd_atomic_min_u32(&job->cut, cut);
-    rtcd_atomic_min_u32(&job->first_null, null);
 }
 
 /* The index is current (rtcd_cl_place_meshes made it so). */
@@ -573,11 +570,8 @@ static rtcd_error follow_deformations(rtcd_opencl* cl, const rtcd_body_desc* bod
     lookup_job job = {.reg = reg, .bodies = bodies, .where = where};
     atomic_init(&job.stale, 0u);
     atomic_init(&job.cut, reg->count);
-    atomic_init(&job.first_null, UINT32_MAX);
     rtcd_parallel_for(&cl->tasks, n, LOOKUP_RANGE, lookup_range, &job);
-    uint32_t cut = atomic_load(&job.cut), stale = atomic_load(&job.stale), null = atomic_load(&job.first_null);
-    if (null != UINT32_MAX)
-        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_opencl_collide: body %u has a NULL mesh", null);
+    uint32_t cut = atomic_load(&job.cut), stale = atomic_load(&job.stale);
     if (!stale) return RTCD_OK;
     /* Same sizes: the new content goes over the old, on the host and on
      * every device that holds the registry; a device whose writes fail
@@ -801,6 +795,7 @@ static rtcd_error place(rtcd_opencl* cl, const rtcd_body_desc* bodies, uint32_t 
     }
     for (uint32_t i = 0; i < n; ++i) {
         const rtcd_mesh* m = bodies[i].mesh;
+        if (!m) continue; /* where[i] stays RTCD_CL_NO_SLOT: no pair names it */
         uint32_t at = where[i];
         if (held->count || at == RTCD_CL_NO_SLOT) at = find_mesh(reg, m);
         if (at == RTCD_CL_NO_SLOT && !is_refused(reg, m)) {
@@ -841,7 +836,7 @@ static rtcd_error place(rtcd_opencl* cl, const rtcd_body_desc* bodies, uint32_t 
     }
     trim_registry(reg);
     /* The indices moved: read them again (a refused mesh: none). */
-    for (uint32_t i = 0; i < n; ++i) where[i] = find_mesh(reg, bodies[i].mesh);
+    for (uint32_t i = 0; i < n; ++i) where[i] = bodies[i].mesh ? find_mesh(reg, bodies[i].mesh) : RTCD_CL_NO_SLOT;
     return RTCD_OK;
 }
 

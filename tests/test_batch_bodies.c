@@ -247,12 +247,21 @@ static void refusals_on(rtcd_backend backend)
     pairs[1] = keep;
     /* Fewer bodies than the pairs name. */
     assert_int_equal(rtcd_batch_collide_bodies(b, p.bodies, 3, pairs, n, res, NULL), RTCD_ERROR_INVALID_ARGUMENT);
-    /* A NULL mesh. */
-    const rtcd_mesh* m = p.bodies[5].mesh;
-    p.bodies[5].mesh = NULL;
+    /* A NULL mesh on a body that pair 0 names refuses the call; on a body
+     * no pair names (one more at the end) it is never read. */
+    uint32_t named = pairs[0].b;
+    const rtcd_mesh* m = p.bodies[named].mesh;
+    p.bodies[named].mesh = NULL;
     assert_int_equal(rtcd_batch_collide_bodies(b, p.bodies, BODIES, pairs, n, res, NULL), RTCD_ERROR_INVALID_ARGUMENT);
-    assert_non_null(strstr(rtcd_last_error_message(), "body 5 has a NULL mesh"));
-    p.bodies[5].mesh = m;
+    char expect[64];
+    snprintf(expect, sizeof expect, "pair 0 names body %u, which has a NULL mesh", named);
+    assert_non_null(strstr(rtcd_last_error_message(), expect));
+    p.bodies[named].mesh = m;
+    rtcd_body_desc more[BODIES + 1];
+    memcpy(more, p.bodies, sizeof p.bodies);
+    memset(&more[BODIES], 0, sizeof more[BODIES]);
+    more[BODIES].pose = p.bodies[0].pose;
+    assert_int_equal(rtcd_batch_collide_bodies(b, more, BODIES + 1, pairs, n, res, NULL), RTCD_OK);
     /* NULL arrays. */
     assert_int_equal(rtcd_batch_collide_bodies(b, NULL, BODIES, pairs, n, res, NULL), RTCD_ERROR_INVALID_ARGUMENT);
     assert_int_equal(rtcd_batch_collide_bodies(b, p.bodies, BODIES, NULL, n, res, NULL), RTCD_ERROR_INVALID_ARGUMENT);

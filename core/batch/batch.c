@@ -170,14 +170,14 @@ static rtcd_task_system batch_tasks(rtcd_batch* b);
 
 /* The argument checks of a call, on the batch's workers: a large call's
  * descriptors are megabytes, and this is their first reading. First the
- * bodies (a NULL mesh, a non-finite pose), then the pairs (indices in
- * range; how many have a body of non-finite pose). */
+ * bodies (a non-finite pose), then the pairs (indices in range, meshes set;
+ * how many have a body of non-finite pose). A body no pair names is not
+ * looked at further. */
 typedef struct check_job {
     const rtcd_call* call;
     uint8_t* body_bad;           /* per body: its pose is not finite */
-    int pairs_trusted;           /* rtcd_call_expand's: indices in range */
-    _Atomic uint32_t first_null; /* the first body with a NULL mesh (UINT32_MAX: none) */
-    _Atomic uint32_t first_out;  /* the first pair with an index past body_count */
+    int pairs_trusted;           /* rtcd_call_expand's: indices in range, meshes set */
+    _Atomic uint32_t first_out;  /* the first pair with an index past body_count or a body without mesh */
     _Atomic uint32_t bad_bodies, bad_pairs;
 } check_job;
 
@@ -187,15 +187,12 @@ static void check_bodies(uint32_t begin, uint32_t end, uint32_t worker, void* ct
 {
     (void)worker;
     check_job* job = ctx;
-    uint32_t bad = 0, null = UINT32_MAX;
+    uint32_t bad = 0;
     for (uint32_t i = begin; i < end; ++i) {
-        const rtcd_body_desc* body = &job->call->bodies[i];
-        if (!body->mesh && null == UINT32_MAX) null = i;
-        job->body_bad[i] = (uint8_t)!pose_finite(&body->pose);
+        job->body_bad[i] = (uint8_t)!pose_finite(&job->call->bodies[i].pose);
         bad += job->body_bad[i];
     }
     if (bad) atomic_fetch_add_explicit(&job->bad_bodies, bad, memory_order_relaxed);
-    rtcd_atomic_min_u32(&job->first_null, null);
 }
 
 static void check_pairs(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
@@ -207,7 +204,8 @@ static void check_pairs(uint32_t begin, uint32_t end, uint32_t worker, void* ctx
     int count_bad = atomic_load_explicit(&job->bad_bodies, memory_order_relaxed) != 0;
     for (uint32_t i = begin; i < end; ++i) {
         const rtcd_body_pair* p = &call->pairs[i];
-        if (!job->pairs_trusted && (p->a >= call->body_count || p->b >= call->body_count)) {
+        if (!job->pairs_trusted && (p->a >= call->body_count || p->b >= call->body_count ||
+                                    !call->bodies[p->a].mesh || !call->bodies[p->b].mesh)) {
             if (out == UINT32_MAX) out = i;
             continue;
         }
@@ -277,23 +275,27 @@ static rtcd_error collide_call(rtcd_batch* b, const rtcd_call* call, int pairs_t
     if (!rtcd_grow((void**)&b->body_bad, &b->body_bad_cap, (size_t)call->body_count + 1, 1))
         return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_batch_collide: out of memory for %u bodies", call->body_count);
     check_job job = {.call = call, .body_bad = b->body_bad, .pairs_trusted = pairs_trusted};
-    atomic_init(&job.first_null, UINT32_MAX);
     atomic_init(&job.first_out, UINT32_MAX);
     atomic_init(&job.bad_bodies, 0u);
     atomic_init(&job.bad_pairs, 0u);
     rtcd_task_system ts = batch_tasks(b);
     rtcd_parallel_for(&ts, call->body_count, CHECK_RANGE, check_bodies, &job);
-    uint32_t null = atomic_load(&job.first_null);
-    if (null != UINT32_MAX)
-        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_batch_collide_bodies: body %u has a NULL mesh", null);
     if (!pairs_trusted || atomic_load(&job.bad_bodies))
         rtcd_parallel_for(&ts, call->pair_count, CHECK_RANGE, check_pairs, &job);
     uint32_t out = atomic_load(&job.first_out), bad = atomic_load(&job.bad_pairs);
-    if (out != UINT32_MAX)
-        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT,
-                         "rtcd_batch_collide_bodies: pair %u names body %u, past the call's %u bodies", out,
-                         call->pairs[out].a >= call->body_count ? call->pairs[out].a : call->pairs[out].b,
-                         call->body_count);
+    if (out != UINT32_MAX) {
+        const rtcd_body_pair* p = &call->pairs[out];
+        uint32_t body = p->a >= call->body_count   ? p->a
+                        : p->b >= call->body_count ? p->b
+                        : !call->bodies[p->a].mesh ? p->a
+                                                   : p->b;
+        if (body >= call->body_count)
+            return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT,
+                             "rtcd_batch_collide_bodies: pair %u names body %u, past the call's %u bodies", out, body,
+                             call->body_count);
+        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_batch_collide_bodies: pair %u names body %u, which has a NULL mesh",
+                         out, body);
+    }
     if (!bad) return b->ops->collide(b->impl, call, results, rays);
     return collide_finite(b, call, b->body_bad, bad, results, rays);
 }

@@ -130,8 +130,9 @@ RTCD_API rtcd_error rtcd_batch_collide(rtcd_batch* batch, const rtcd_pair_desc* 
                                        rtcd_pair_result* results, rtcd_ray_hit* rays);
 
 /* The same in the body form: results[i] (and rays, laid out as above) for
- * pairs[i]. A body index past body_count, or a body with a NULL mesh, refuses
- * the call (RTCD_ERROR_INVALID_ARGUMENT, nothing runs); a body whose pose is
+ * pairs[i]. A pair that names a body past body_count, or one with a NULL mesh,
+ * refuses the call (RTCD_ERROR_INVALID_ARGUMENT, nothing runs); a body no
+ * pair names may have none (only its pose is read). A body whose pose is
  * not finite gives its pairs zeroed results and the call one RTCD_LOG_WARNING,
  * as rtcd_batch_collide does for a pair with a non-finite pose. */
 RTCD_API rtcd_error rtcd_batch_collide_bodies(rtcd_batch* batch, const rtcd_body_desc* bodies, uint32_t body_count,
