@@ -198,6 +198,7 @@ struct rtcdBodyRecord {
     float reach = 0;         // how far the mesh reaches from the body's centre of rotation
     uint64_t mesh_id = 0, mesh_version = 0;
     rtcd_transform pose, back; // the pose, and the pose one step back along the velocities
+    uint32_t call_body = 0;    // its place in the step's body_descs
     btVector3 lin{0, 0, 0};
     btScalar ang = 0;        // angular speed
     // ---- moving objects (issue 28 item 4): an object Bullet gives no
@@ -317,7 +318,12 @@ struct rtcdPluginState {
     std::chrono::steady_clock::time_point last_dispatch; // start of the last dispatch (step_ms)
     btScalar time_step = btScalar(1) / 60; // this step's (btDispatcherInfo::m_timeStep): bounds the pairs' motion
     uint64_t next_serial = 1;
-    std::vector<rtcd_pair_desc> descs;    // this step's mesh-mesh pairs
+    // This step's mesh-mesh pairs in the batch's body form: a body's pose
+    // once for all its pairs (body_descs: body_list's, then the sides that
+    // are not a body's own mesh, a compound's children: body_count in all).
+    std::vector<rtcd_body_desc> body_descs;
+    std::vector<rtcd_body_pair> pair_bodies;
+    uint32_t body_count = 0;
     std::vector<uint32_t> desc_entry;     // their entries in `batch`
     std::vector<uint32_t> plane_entries;  // this step's mesh-plane entries
     std::vector<rtcd_pair_result> results;
@@ -360,6 +366,12 @@ struct rtcdPluginState {
     void fillRecord(rtcdBodyRecord& r, const btCollisionObject* obj) const;
     // The record of an object's own mesh this step (NULL: a compound's child, no record or no mesh).
     const rtcdBodyRecord* recordFor(const btCollisionObject* obj, const btCollisionShape* shape) const;
+    // Pair i's room for rays (both meshes' vertices: rtcd_batch_collide_bodies).
+    size_t pairRays(uint32_t i) const
+    {
+        return static_cast<size_t>(rtcd_mesh_vertex_count(body_descs[pair_bodies[i].a].mesh)) +
+               rtcd_mesh_vertex_count(body_descs[pair_bodies[i].b].mesh);
+    }
     // Adds this step's pairs of compound children to `batch`.
     void gatherChildren(btDispatcher* dispatcher);
     // The shape's mesh (built on first use; a build that ran out of memory

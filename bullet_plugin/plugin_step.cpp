@@ -7,6 +7,7 @@
 #include <LinearMath/btTransformUtil.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <string>
@@ -217,41 +218,53 @@ void rtcdPluginState::runBatch()
     // ran no faster on two threads, and a worker descheduled with a range
     // in hand stalled the step by milliseconds; parallelFor lowers these
     // thresholds on machines with more cores).
-    parallelFor(static_cast<uint32_t>(body_list.size()), 512, 4096, [this](uint32_t begin, uint32_t end, uint32_t) {
-        for (uint32_t i = begin; i < end; ++i)
-            fillRecord(bodies[static_cast<size_t>(body_list[i]->getWorldArrayIndex())], body_list[i]);
+    const uint32_t listed = static_cast<uint32_t>(body_list.size()), n = static_cast<uint32_t>(desc_entry.size());
+    // At most two sides of a pair are not a body's own mesh.
+    if (body_descs.size() < listed + 2 * static_cast<size_t>(n)) body_descs.resize(listed + 2 * static_cast<size_t>(n));
+    parallelFor(listed, 512, 4096, [this](uint32_t begin, uint32_t end, uint32_t) {
+        for (uint32_t i = begin; i < end; ++i) {
+            rtcdBodyRecord& r = bodies[static_cast<size_t>(body_list[i]->getWorldArrayIndex())];
+            fillRecord(r, body_list[i]);
+            r.call_body = i;
+            rtcd_body_desc& d = body_descs[i];
+            d.mesh = r.mesh_stamp == stamp ? r.mesh : nullptr; // none: no pair names it
+            d.pose = r.pose;
+            d.has_back = 1;
+            d.back = r.back;
+        }
     });
-    descs.resize(desc_entry.size());
-    parallelFor(static_cast<uint32_t>(descs.size()), 256, 8192, [this](uint32_t begin, uint32_t end, uint32_t) {
+    pair_bodies.resize(n);
+    std::atomic<uint32_t> next_body{listed};
+    parallelFor(n, 256, 8192, [this, &next_body](uint32_t begin, uint32_t end, uint32_t) {
         for (uint32_t i = begin; i < end; ++i) {
             // The slot itself is not read here (a cache miss a pair): its
             // key from slot_serial, its meshes noted with the results.
             const rtcdBatchEntry& e = batch[desc_entry[i]];
-            rtcd_pair_desc& d = descs[i];
-            d.a = e.mesh[0];
-            d.b = e.mesh[1];
-            d.key = slot_serial[e.slot];
-            d.has_back = 1;
+            rtcd_body_pair& q = pair_bodies[i];
+            q.key = slot_serial[e.slot];
             const rtcdBodyRecord* ra = recordFor(e.a, e.shape_a);
             const rtcdBodyRecord* rb = recordFor(e.b, e.shape_b);
-            if (ra && rb) { // two bodies' own meshes (most pairs): straight from their records
-                d.pose_a = ra->pose;
-                d.pose_b = rb->pose;
-                d.back_a = ra->back;
-                d.back_b = rb->back;
+            if (ra && rb && ra->mesh == e.mesh[0] && rb->mesh == e.mesh[1]) { // two bodies' own meshes (most pairs)
+                q.a = ra->call_body;
+                q.b = rb->call_body;
                 // pairMotion's sum, term for term
                 btScalar speed = (ra->lin - rb->lin).length() + ra->ang * ra->reach + rb->ang * rb->reach;
-                d.motion = static_cast<float>(speed * time_step);
+                q.motion = static_cast<float>(speed * time_step);
                 continue;
             }
-            rtcdSide sa = sideOf(e.a, e.shape_a, *e.pose_a, d.a), sb = sideOf(e.b, e.shape_b, *e.pose_b, d.b);
-            d.pose_a = sa.pose;
-            d.pose_b = sb.pose;
-            d.motion = pairMotion(sa, &sb, time_step); // the speculative contacts' reach
-            d.back_a = sa.back;
-            d.back_b = sb.back;
+            // A compound's child (or an object outside the world): both
+            // sides as bodies of this pair alone. Where they go in the table
+            // does not change a result.
+            rtcdSide sa = sideOf(e.a, e.shape_a, *e.pose_a, e.mesh[0]), sb = sideOf(e.b, e.shape_b, *e.pose_b, e.mesh[1]);
+            uint32_t at = next_body.fetch_add(2, std::memory_order_relaxed);
+            body_descs[at] = rtcd_body_desc{e.mesh[0], sa.pose, 1, sa.back};
+            body_descs[at + 1] = rtcd_body_desc{e.mesh[1], sb.pose, 1, sb.back};
+            q.a = at;
+            q.b = at + 1;
+            q.motion = pairMotion(sa, &sb, time_step); // the speculative contacts' reach
         }
     });
+    body_count = next_body.load();
     stats.gather_ms += msSince(start);
     // Mesh-plane pairs are a loop over vertices: here, on the same workers.
     auto plane_start = std::chrono::steady_clock::now();
@@ -277,17 +290,18 @@ void rtcdPluginState::runBatch()
         stats.out_of_memory += ws.out_of_memory;
     }
     stats.plane_ms += msSince(plane_start);
-    results.resize(descs.size());
+    results.resize(n);
     // The checking mode asks the backend for every colliding ray.
     size_t ray_total = 0;
     if (check)
-        for (const rtcd_pair_desc& d : descs) ray_total += rtcd_mesh_vertex_count(d.a) + rtcd_mesh_vertex_count(d.b);
+        for (uint32_t i = 0; i < n; ++i) ray_total += pairRays(i);
     if (rays.size() < ray_total) rays.resize(ray_total);
-    uint32_t n = static_cast<uint32_t>(descs.size());
     auto batch_start = std::chrono::steady_clock::now();
-    rtcd_error err = narrowphase ? rtcd_batch_collide(narrowphase, descs.data(), n, results.data(),
-                                                      check ? rays.data() : nullptr)
-                                 : RTCD_ERROR_INTERNAL;
+    auto collide = [this, n]() {
+        return rtcd_batch_collide_bodies(narrowphase, body_descs.data(), body_count, pair_bodies.data(), n,
+                                         results.data(), check ? rays.data() : nullptr);
+    };
+    rtcd_error err = narrowphase ? collide() : RTCD_ERROR_INTERNAL;
     if (err != RTCD_OK && err != RTCD_ERROR_OUT_OF_MEMORY && narrowphase &&
         rtcd_batch_backend(narrowphase) == RTCD_BACKEND_OPENCL) {
         // A device failed mid-run: say so once and finish on the CPU reference.
@@ -297,7 +311,7 @@ void rtcdPluginState::runBatch()
         rtcd_narrowphase_def cpu = def;
         cpu.backend = RTCD_BACKEND_CPU;
         if (open(cpu) == RTCD_OK)
-            err = rtcd_batch_collide(narrowphase, descs.data(), n, results.data(), check ? rays.data() : nullptr);
+            err = collide();
     }
     stats.batch_ms = msSince(batch_start);
     auto copy_start = std::chrono::steady_clock::now();
@@ -311,9 +325,10 @@ void rtcdPluginState::runBatch()
         if (err == RTCD_ERROR_OUT_OF_MEMORY) stats.out_of_memory++;
         else stats.faults++;
         for (uint32_t i = 0; i < n; ++i) {
-            rtcdPairSlot& slot = slots[batch[desc_entry[i]].slot];
+            const rtcdBatchEntry& e = batch[desc_entry[i]];
+            rtcdPairSlot& slot = slots[e.slot];
             slot.stamp = stamp;
-            slot.computedWith(descs[i].a, descs[i].b);
+            slot.computedWith(e.mesh[0], e.mesh[1]);
         }
         return;
     }
@@ -329,11 +344,12 @@ void rtcdPluginState::runBatch()
     forBlocks(n, k_block_parallel, [this](uint32_t b, uint32_t begin, uint32_t end, uint32_t) {
         rtcd_step_stats& t = block_stats[b];
         for (uint32_t i = begin; i < end; ++i) {
-            rtcdPairSlot& slot = slots[batch[desc_entry[i]].slot];
+            const rtcdBatchEntry& e = batch[desc_entry[i]];
+            rtcdPairSlot& slot = slots[e.slot];
             const rtcd_pair_result& r = results[i];
             slot.stamp = stamp;
             slot.count = r.contact_count;
-            slot.computedWith(descs[i].a, descs[i].b);
+            slot.computedWith(e.mesh[0], e.mesh[1]);
             for (uint32_t c = 0; c < r.contact_count; ++c) slot.contacts[c] = r.contacts[c];
             (r.standard_pass ? t.standard_pairs : t.iterative_pairs)++;
             t.predictive_rays += r.predictive_rays;
@@ -359,10 +375,11 @@ void rtcdPluginState::runBatch()
     stats.pairs_owned += n;
     if (check) { // the checking mode's comparison, in pair order
         size_t ray_offset = 0;
-        for (size_t i = 0; i < descs.size(); ++i) {
-            const rtcd_pair_desc& d = descs[i];
-            checkPair(d.a, d.pose_a, d.b, d.pose_b, rays.data() + ray_offset, results[i].colliding_rays);
-            ray_offset += rtcd_mesh_vertex_count(d.a) + rtcd_mesh_vertex_count(d.b);
+        for (uint32_t i = 0; i < n; ++i) {
+            const rtcd_body_desc& a = body_descs[pair_bodies[i].a];
+            const rtcd_body_desc& b = body_descs[pair_bodies[i].b];
+            checkPair(a.mesh, a.pose, b.mesh, b.pose, rays.data() + ray_offset, results[i].colliding_rays);
+            ray_offset += pairRays(i);
         }
     }
     stats.writeback_ms += msSince(copy_start);
