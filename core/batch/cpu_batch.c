@@ -35,7 +35,6 @@ typedef struct cpu_backend {
     rtcd_task_system tasks;
     uint32_t workers;
     cpu_worker* work;       /* per worker index; scratch made on the index's first use (worker_scratch) */
-    uint32_t room;          /* records this call's largest pair needs */
     _Atomic uint64_t bad_worker; /* a worker index at or above workers; UINT64_MAX: none */
     /* key -> cpu_pair, kept across calls: each call claims its pairs'
      * entries before the workers run (new keys get one), and drops the
@@ -126,29 +125,35 @@ rtcd_error rtcd_cpu_backend_create(const rtcd_narrowphase_def* def, void** out)
     return RTCD_OK;
 }
 
-/* Worker `worker`'s scratch, grown to this call's room on its first use:
- * memory follows the threads that run, not the indices a task system may
- * pass. NULL (the call fails) for an index beyond worker_count, or out of
- * memory. Only the thread running as `worker` touches its entry. */
-static cpu_worker* worker_scratch(cpu_backend* b, uint32_t worker, uint32_t first_pair)
+/* Worker `worker`'s scratch: NULL (the call fails) for an index beyond
+ * worker_count. Only the thread running as `worker` touches its entry. */
+static cpu_worker* worker_scratch(cpu_backend* b, uint32_t worker)
 {
     if (worker >= b->workers) {
         atomic_store(&b->bad_worker, worker);
         return NULL;
     }
-    cpu_worker* w = &b->work[worker];
-    if (w->cap >= b->room) return w;
+    return &b->work[worker];
+}
+
+/* Room for `need` records in w's scratch, grown when a pair first needs it:
+ * memory follows the threads that run and the pairs they get, with no pass
+ * over the call beforehand. 0 when out of memory (pair i then fails). */
+static int worker_room(cpu_worker* w, uint32_t need, uint32_t i)
+{
+    if (w->cap >= need) return 1;
+    uint32_t cap = w->cap * 2 > need ? w->cap * 2 : need;
     rtcd_free(w->recs);
     rtcd_free(w->contacts);
-    w->recs = rtcd_alloc((size_t)b->room * sizeof *w->recs);
-    w->contacts = rtcd_alloc((size_t)b->room * sizeof *w->contacts);
-    w->cap = w->recs && w->contacts ? b->room : 0;
-    if (w->cap) return w;
-    if (w->err == RTCD_OK || first_pair < w->err_pair) {
+    w->recs = rtcd_alloc((size_t)cap * sizeof *w->recs);
+    w->contacts = rtcd_alloc((size_t)cap * sizeof *w->contacts);
+    w->cap = w->recs && w->contacts ? cap : 0;
+    if (w->cap) return 1;
+    if (w->err == RTCD_OK || i < w->err_pair) {
         w->err = RTCD_ERROR_OUT_OF_MEMORY;
-        w->err_pair = first_pair;
+        w->err_pair = i;
     }
-    return NULL;
+    return 0;
 }
 
 /* Pair i (its map entry e) on worker w: its pass, its contacts, its reduction. */
@@ -157,6 +162,7 @@ static void run_pair(cpu_backend* b, cpu_worker* w, uint32_t i, cpu_pair* e)
     const rtcd_body_desc *ba = rtcd_call_a(b->call, i), *bb = rtcd_call_b(b->call, i);
     rtcd_pair_result* r = &b->results[i];
     memset(r, 0, sizeof *r);
+    if (!worker_room(w, rtcd_pair_record_room(ba->mesh, bb->mesh), i)) return;
     rtcd_xform pa = rtcd_to_xform(&ba->pose), pb = rtcd_to_xform(&bb->pose);
     rtcd_pair_ctx ctx;
     rtcd_narrowphase_stats st;
@@ -200,7 +206,7 @@ static void run_pair(cpu_backend* b, cpu_worker* w, uint32_t i, cpu_pair* e)
 static void run_range(uint32_t begin, uint32_t end, uint32_t worker, void* context)
 {
     cpu_backend* b = context;
-    cpu_worker* w = worker_scratch(b, worker, begin);
+    cpu_worker* w = worker_scratch(b, worker);
     if (!w) { /* the call fails; these results say nothing */
         memset(&b->results[begin], 0, (size_t)(end - begin) * sizeof *b->results);
         return;
@@ -263,12 +269,9 @@ static rtcd_error cpu_collide(void* impl, const rtcd_call* call, rtcd_pair_resul
         return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "CPU backend: out of memory for %u pairs", n);
     rtcd_error err = claim_entries(b, pairs, n);
     if (err != RTCD_OK) return err;
-    /* Every worker's scratch holds the largest pair's records. */
-    uint32_t room = 0;
+    /* Where each pair's rays go, when they are asked for. */
     size_t offset = 0;
-    for (uint32_t i = 0; i < n; ++i) {
-        uint32_t r = rtcd_pair_record_room(rtcd_call_a(call, i)->mesh, rtcd_call_b(call, i)->mesh);
-        room = r > room ? r : room;
+    for (uint32_t i = 0; i < n && rays; ++i) {
         b->ray_offset[i] = offset;
         offset += rtcd_call_ray_room(call, i);
     }
@@ -276,7 +279,6 @@ static rtcd_error cpu_collide(void* impl, const rtcd_call* call, rtcd_pair_resul
         b->work[w].err = RTCD_OK;
         b->work[w].standard_ms = b->work[w].iterative_ms = b->work[w].reduce_ms = 0.0;
     }
-    b->room = room;
     atomic_store(&b->bad_worker, UINT64_MAX);
     b->call = call;
     b->results = results;
