@@ -155,17 +155,6 @@ void rtcd_batch_release(rtcd_batch* b)
     rtcd_free(b);
 }
 
-/* Every number finite? x * 0 is 0 for a finite x and NaN for Inf or NaN,
- * and a sum with a NaN in it is NaN: one branch per pose, which the
- * compiler vectorises (this runs over every pair of every call). */
-static int pose_finite(const rtcd_transform* t)
-{
-    float z = 0.0f;
-    for (int i = 0; i < 9; ++i) z += t->rotation[i] * 0.0f;
-    for (int i = 0; i < 3; ++i) z += t->translation[i] * 0.0f;
-    return z == 0.0f;
-}
-
 static rtcd_task_system batch_tasks(rtcd_batch* b);
 
 /* The argument checks of a call, on the batch's workers: a large call's
@@ -189,7 +178,7 @@ static void check_bodies(uint32_t begin, uint32_t end, uint32_t worker, void* ct
     check_job* job = ctx;
     uint32_t bad = 0;
     for (uint32_t i = begin; i < end; ++i) {
-        job->body_bad[i] = (uint8_t)!pose_finite(&job->call->bodies[i].pose);
+        job->body_bad[i] = (uint8_t)!rtcd_transform_finite(&job->call->bodies[i].pose);
         bad += job->body_bad[i];
     }
     if (bad) atomic_fetch_add_explicit(&job->bad_bodies, bad, memory_order_relaxed);

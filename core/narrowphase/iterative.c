@@ -77,10 +77,7 @@ rtcd_pair_motion rtcd_pair_motion_of(float motion, const rtcd_transform* back_a,
     memset(&m, 0, sizeof m);
     m.bound = motion > 0.0f && isfinite(motion) ? motion : 0.0f;
     if (back_a && back_b) {
-        int finite = 1;
-        for (int i = 0; i < 9; ++i) finite &= isfinite(back_a->rotation[i]) && isfinite(back_b->rotation[i]);
-        for (int i = 0; i < 3; ++i) finite &= isfinite(back_a->translation[i]) && isfinite(back_b->translation[i]);
-        if (finite) {
+        if (rtcd_transform_finite(back_a) && rtcd_transform_finite(back_b)) {
             rtcd_xform xa = rtcd_to_xform(back_a), xb = rtcd_to_xform(back_b);
             m.back = xf_relative(&xa, &xb);
             m.has_back = 1;

@@ -56,6 +56,17 @@ typedef struct rtcd_pair_motion {
     rtcd_xform back;       /* b in a's frame one step back along the velocities */
 } rtcd_pair_motion;
 
+/* Every number of t finite? x * 0 is 0 for a finite x and NaN otherwise,
+ * and NaN stays in a sum: one branch a pose, which the compiler vectorises
+ * (this runs for every pair of every call). */
+static inline int rtcd_transform_finite(const rtcd_transform* t)
+{
+    float z = 0.0f;
+    for (int i = 0; i < 9; ++i) z += t->rotation[i] * 0.0f;
+    for (int i = 0; i < 3; ++i) z += t->translation[i] * 0.0f;
+    return z == 0.0f;
+}
+
 /* back_a, back_b: each body's pose one step back, or NULL (none); ignored
  * unless both are finite. */
 rtcd_pair_motion rtcd_pair_motion_of(float motion, const rtcd_transform* back_a, const rtcd_transform* back_b);
