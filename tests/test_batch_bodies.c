@@ -274,13 +274,19 @@ static void refusals_on(rtcd_backend backend)
     pile_free(&p);
 }
 
+/* check on the CPU reference, then on OpenCL where a device is present. */
+static void on_each_backend(void (*check)(rtcd_backend))
+{
+    rtcd_set_log(quiet_log, NULL);
+    check(RTCD_BACKEND_CPU);
+    if (test_opencl_available()) check(RTCD_BACKEND_OPENCL);
+    rtcd_set_log(NULL, NULL);
+}
+
 static void test_refusals(void** state)
 {
     (void)state;
-    rtcd_set_log(quiet_log, NULL);
-    refusals_on(RTCD_BACKEND_CPU);
-    if (test_opencl_available()) refusals_on(RTCD_BACKEND_OPENCL);
-    rtcd_set_log(NULL, NULL);
+    on_each_backend(refusals_on);
 }
 
 typedef struct warnings {
@@ -343,10 +349,7 @@ static void nonfinite_body_on(rtcd_backend backend)
 static void test_nonfinite_body(void** state)
 {
     (void)state;
-    rtcd_set_log(quiet_log, NULL);
-    nonfinite_body_on(RTCD_BACKEND_CPU);
-    if (test_opencl_available()) nonfinite_body_on(RTCD_BACKEND_OPENCL);
-    rtcd_set_log(NULL, NULL);
+    on_each_backend(nonfinite_body_on);
 }
 
 int main(void)
