@@ -96,8 +96,9 @@ typedef struct rtcd_batch_stats {
                                       with a mesh the devices could not hold (see above) */
     uint32_t state_resets;         /* pairs whose kept rays were dropped (their next call is a standard pass) */
     /* The call's profile. Its host parts follow one another and add up to
-     * ms (plus the argument checks, microseconds):
-     * - plan_ms: pair states claimed, meshes placed (OpenCL: new and
+     * ms:
+     * - plan_ms: the argument checks (and rtcd_batch_collide's pairs put in
+     *   the body form), pair states claimed, meshes placed (OpenCL: new and
      *   deformed meshes' uploads queued), passes planned, descriptors written;
      * - run_ms: CPU reference: the workers' passes and reductions (wall);
      *   OpenCL: submitting to the devices and waiting for them, with the
