@@ -460,7 +460,7 @@ rtcd_error rtcd_opencl_collide(rtcd_opencl* cl, const rtcd_pair_desc* pairs, uin
         return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_opencl_collide: NULL argument");
     /* In the body form, two bodies a pair; a NULL mesh refuses the call before anything changes. */
     rtcd_call c;
-    rtcd_error err = rtcd_call_expand(pairs, n, &cl->tasks, &cl->expanded, &c, "rtcd_opencl_collide");
+    rtcd_error err = rtcd_call_expand(pairs, n, &cl->tasks, &cl->expanded, &c, "rtcd_opencl_collide", NULL, NULL);
     return err == RTCD_OK ? collide_call(cl, &c, results, rays) : err;
 }
 

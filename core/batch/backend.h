@@ -45,9 +45,12 @@ typedef struct rtcd_call_scratch {
 } rtcd_call_scratch;
 
 /* pairs[0, n) as a call in scratch, on ts's workers. A NULL mesh refuses it:
- * RTCD_ERROR_INVALID_ARGUMENT, "<who>: pair %u has a NULL mesh". */
+ * RTCD_ERROR_INVALID_ARGUMENT, "<who>: pair %u has a NULL mesh". body_bad
+ * (2 n bytes, or NULL): 1 for each body whose pose is not finite, and how
+ * many in *bad_bodies, in the same pass. */
 rtcd_error rtcd_call_expand(const rtcd_pair_desc* pairs, uint32_t n, const rtcd_task_system* ts,
-                            rtcd_call_scratch* scratch, rtcd_call* out, const char* who);
+                            rtcd_call_scratch* scratch, rtcd_call* out, const char* who, uint8_t* body_bad,
+                            uint32_t* bad_bodies);
 void rtcd_call_scratch_free(rtcd_call_scratch* scratch);
 
 typedef struct rtcd_backend_ops {

@@ -266,20 +266,27 @@ static double now_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
 }
 
-/* Checks a call (pairs_trusted: its indices are rtcd_call_expand's) and runs
- * it; `start`: when the call began (its profile counts the checks). */
-static rtcd_error collide_call(rtcd_batch* b, const rtcd_call* call, int pairs_trusted, rtcd_pair_result* results,
-                               rtcd_ray_hit* rays, double start)
+static int grow_body_flags(rtcd_batch* b, uint32_t bodies)
 {
-    if (!rtcd_grow((void**)&b->body_bad, &b->body_bad_cap, (size_t)call->body_count + 1, 1))
+    return rtcd_grow((void**)&b->body_bad, &b->body_bad_cap, (size_t)bodies + 1, 1);
+}
+
+/* Checks a call and runs it. From rtcd_call_expand (expanded = 1) its
+ * indices are in range, its meshes set and b->body_bad filled
+ * (`bad_bodies` of them); `start`: when the call began (its profile counts
+ * the checks). */
+static rtcd_error collide_call(rtcd_batch* b, const rtcd_call* call, int expanded, uint32_t bad_bodies,
+                               rtcd_pair_result* results, rtcd_ray_hit* rays, double start)
+{
+    if (!expanded && !grow_body_flags(b, call->body_count))
         return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_batch_collide: out of memory for %u bodies", call->body_count);
-    check_job job = {.call = call, .body_bad = b->body_bad, .pairs_trusted = pairs_trusted};
+    check_job job = {.call = call, .body_bad = b->body_bad, .pairs_trusted = expanded};
     atomic_init(&job.first_out, UINT32_MAX);
-    atomic_init(&job.bad_bodies, 0u);
+    atomic_init(&job.bad_bodies, bad_bodies);
     atomic_init(&job.bad_pairs, 0u);
     rtcd_task_system ts = batch_tasks(b);
-    rtcd_parallel_for(&ts, call->body_count, CHECK_RANGE, check_bodies, &job);
-    if (!pairs_trusted || atomic_load(&job.bad_bodies))
+    if (!expanded) rtcd_parallel_for(&ts, call->body_count, CHECK_RANGE, check_bodies, &job);
+    if (!expanded || atomic_load(&job.bad_bodies))
         rtcd_parallel_for(&ts, call->pair_count, CHECK_RANGE, check_pairs, &job);
     uint32_t out = atomic_load(&job.first_out), bad = atomic_load(&job.bad_pairs);
     if (out != UINT32_MAX) {
@@ -306,10 +313,16 @@ rtcd_error rtcd_batch_collide(rtcd_batch* b, const rtcd_pair_desc* pairs, uint32
     if (!b || (n && (!pairs || !results)))
         return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_batch_collide: NULL argument");
     double start = now_ms();
+    if (n > UINT32_MAX / 2)
+        return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_batch_collide: %u pairs are more than a call takes (%u)", n,
+                         UINT32_MAX / 2);
+    if (!grow_body_flags(b, 2 * n))
+        return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_batch_collide: out of memory for %u pairs", n);
     rtcd_task_system ts = batch_tasks(b);
     rtcd_call call;
-    rtcd_error err = rtcd_call_expand(pairs, n, &ts, &b->expanded, &call, "rtcd_batch_collide");
-    return err == RTCD_OK ? collide_call(b, &call, 1, results, rays, start) : err;
+    uint32_t bad = 0;
+    rtcd_error err = rtcd_call_expand(pairs, n, &ts, &b->expanded, &call, "rtcd_batch_collide", b->body_bad, &bad);
+    return err == RTCD_OK ? collide_call(b, &call, 1, bad, results, rays, start) : err;
 }
 
 rtcd_error rtcd_batch_collide_bodies(rtcd_batch* b, const rtcd_body_desc* bodies, uint32_t body_count,
@@ -319,7 +332,7 @@ rtcd_error rtcd_batch_collide_bodies(rtcd_batch* b, const rtcd_body_desc* bodies
     if (!b || (pair_count && (!pairs || !results || !bodies)) || (body_count && !bodies))
         return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_batch_collide_bodies: NULL argument");
     rtcd_call call = {bodies, pairs, body_count, pair_count};
-    return collide_call(b, &call, 0, results, rays, now_ms());
+    return collide_call(b, &call, 0, 0, results, rays, now_ms());
 }
 
 static int same_string(const char* x, const char* y) { return (!x && !y) || (x && y && !strcmp(x, y)); }
