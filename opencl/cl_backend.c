@@ -312,18 +312,15 @@ static int off_device(const uint32_t* where, uint32_t i)
 /* The CPU backend's view of this call: the pairs with a mesh off the
  * devices, in call order (*count of them). Makes the backend on first need,
  * with this backend's def (its threads or the engine's task system). */
-static rtcd_error cpu_gather(rtcd_opencl* cl, const rtcd_call* c, const uint32_t* where, int want_rays,
+static rtcd_error cpu_gather(rtcd_opencl* cl, const rtcd_call* c, const uint32_t* where, uint32_t m, int want_rays,
                              uint32_t* count)
 {
-    uint32_t m = 0, n = c->pair_count;
-    size_t room = 0;
-    for (uint32_t i = 0; i < n; ++i)
-        if (off_device(where, i)) {
-            m++;
-            room += rtcd_call_ray_room(c, i);
-        }
+    uint32_t n = c->pair_count;
     *count = 0;
-    if (!m) return RTCD_OK;
+    if (!m) return RTCD_OK; /* the usual case: no pass over the pairs */
+    size_t room = 0;
+    for (uint32_t i = 0; i < n && want_rays; ++i)
+        if (off_device(where, i)) room += rtcd_call_ray_room(c, i);
     if (!rtcd_grow((void**)&cl->cpu_pairs, &cl->cpu_pairs_cap, m, sizeof *cl->cpu_pairs) ||
         !rtcd_grow((void**)&cl->cpu_results, &cl->cpu_results_cap, m, sizeof *cl->cpu_results) ||
         !rtcd_grow((void**)&cl->cpu_index, &cl->cpu_index_cap, m, sizeof *cl->cpu_index) ||
@@ -363,15 +360,25 @@ static rtcd_error cpu_run(rtcd_opencl* cl, uint32_t m, const rtcd_call* c, rtcd_
     return RTCD_OK;
 }
 
-/* Pair i's two registry indices from its bodies'. */
+/* Pair i's two registry indices from its bodies', and how many pairs have a
+ * mesh off the devices. */
+typedef struct ends_job {
+    cl_call* call;
+    _Atomic uint32_t off;
+} ends_job;
+
 static void pair_ends_range(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
 {
     (void)worker;
-    cl_call* call = ctx;
+    ends_job* job = ctx;
+    cl_call* call = job->call;
+    uint32_t off = 0;
     for (uint32_t i = begin; i < end; ++i) {
         call->where[2 * i] = call->body_where[call->request->pairs[i].a];
         call->where[2 * i + 1] = call->body_where[call->request->pairs[i].b];
+        off += off_device(call->where, i);
     }
+    if (off) atomic_fetch_add_explicit(&job->off, off, memory_order_relaxed);
 }
 
 /* A call in the body form, checked (core/batch/batch.c). */
@@ -396,12 +403,14 @@ static rtcd_error collide_call(rtcd_opencl* cl, const rtcd_call* c, rtcd_pair_re
     double place_start = now_ms();
     rtcd_error err = rtcd_cl_place_meshes(cl, c->bodies, c->body_count, call->body_where);
     cl->place_ms = now_ms() - place_start;
+    ends_job ends = {.call = call};
+    atomic_init(&ends.off, 0u);
     if (err == RTCD_OK) {
-        rtcd_parallel_for(&cl->tasks, n, 1024, pair_ends_range, call);
+        rtcd_parallel_for(&cl->tasks, n, 1024, pair_ends_range, &ends);
         err = rtcd_cl_assign_pairs(cl, c->pairs, n, call->info_of);
     }
     uint32_t on_cpu = 0;
-    if (err == RTCD_OK) err = cpu_gather(cl, c, call->where, rays != NULL, &on_cpu);
+    if (err == RTCD_OK) err = cpu_gather(cl, c, call->where, atomic_load(&ends.off), rays != NULL, &on_cpu);
     if (err == RTCD_OK) err = rtcd_cl_plan_call(cl, n);
     cl->stats.cpu_fallback_pairs = on_cpu;
     double run_start = now_ms();
