@@ -466,6 +466,116 @@ static void test_some_deform(void** state)
     rtcd_set_log(NULL, NULL);
 }
 
+
+/* ---- incremental passes of deforming pairs against a standard pass ---- */
+
+typedef struct agreement {
+    rtcd_ray_agreement rays;  /* summed over the pairs and steps */
+    uint32_t late;            /* standard rays missed two steps running */
+    uint32_t worst_step_missed;
+} agreement;
+
+/* Every mesh pulsing and twisting at amplitude `amp` (0: rigid) while the
+ * pairs slide, for four periods; each step the predictive lane's colliding
+ * rays against the standard lane's, pair by pair (both lanes on the CPU
+ * reference and on OpenCL, compared bit for bit by rig_call). */
+static agreement incremental_run(double amp, const char* label)
+{
+    static const rtcd_algorithm algorithms[2] = {RTCD_ALGORITHM_STANDARD, RTCD_ALGORITHM_PREDICTIVE};
+    rig r;
+    rig_init(&r, algorithms, 2, 41);
+    uint32_t nv = 0;
+    for (int m = 0; m < MESHES; ++m)
+        if (rtcd_mesh_vertex_count(r.meshes[m]) > nv) nv = rtcd_mesh_vertex_count(r.meshes[m]);
+    /* Per pair, direction and vertex: missed at the last step, and now. */
+    uint8_t* pending = calloc((size_t)PAIRS * 2 * nv, 1);
+    uint8_t* found = calloc((size_t)PAIRS * 2 * nv, 1);
+    assert_non_null(pending);
+    assert_non_null(found);
+    agreement out;
+    memset(&out, 0, sizeof out);
+    const int steps = 240;
+    for (int step = 0; step < steps; ++step) {
+        if (step > 0 && amp > 0.0)
+            for (int m = 0; m < MESHES; ++m) rig_deform(&r, m, step, amp, 0.0);
+        rig_call(&r, (1u << PAIRS) - 1u, label, step);
+        const lane* ref = &r.lanes[0];
+        const lane* inc = &r.lanes[1];
+        size_t offset = 0;
+        uint32_t missed = 0;
+        for (int i = 0; i < PAIRS; ++i) {
+            const rtcd_ray_hit* want = ref->want_rays + offset;
+            const rtcd_ray_hit* got = inc->want_rays + offset;
+            rtcd_ray_agreement ag;
+            assert_int_equal(rtcd_compare_rays(want, ref->want[i].colliding_rays, got, inc->want[i].colliding_rays,
+                                               1e-4f, &ag),
+                             RTCD_OK);
+            out.rays.compared += ag.compared;
+            out.rays.missed += ag.missed;
+            out.rays.spurious += ag.spurious;
+            out.rays.different += ag.different;
+            missed += ag.missed;
+            uint8_t* pend = pending + (size_t)i * 2 * nv;
+            uint8_t* now = found + (size_t)i * 2 * nv;
+            memset(now, 0, 2 * (size_t)nv);
+            for (uint32_t k = 0; k < inc->want[i].colliding_rays; ++k) now[got[k].direction * nv + got[k].vertex] = 1;
+            for (uint32_t k = 0; k < ref->want[i].colliding_rays; ++k)
+                out.late += pend[want[k].direction * nv + want[k].vertex] && !now[want[k].direction * nv + want[k].vertex];
+            memset(pend, 0, 2 * (size_t)nv);
+            for (uint32_t k = 0; k < ref->want[i].colliding_rays; ++k)
+                pend[want[k].direction * nv + want[k].vertex] = !now[want[k].direction * nv + want[k].vertex];
+            offset += (size_t)rtcd_mesh_vertex_count(r.pairs[i].a) + rtcd_mesh_vertex_count(r.pairs[i].b);
+        }
+        if (missed > out.worst_step_missed) out.worst_step_missed = missed;
+        rig_advance(&r);
+    }
+    print_lanes(&r, label);
+    print_message("%s: %d steps, %u rays compared: %u missed (worst step %u, late %u), %u spurious, %u of another "
+                  "length\n",
+                  label, steps, out.rays.compared, out.rays.missed, out.worst_step_missed, out.late,
+                  out.rays.spurious, out.rays.different);
+    const lane* inc = &r.lanes[1];
+    assert_true(inc->touching > inc->pair_steps / 2);
+    /* Mostly incremental; when deforming, right after deformations. */
+    assert_true((amp > 0.0 ? inc->walked_deformed : inc->walked) > inc->pair_steps / 2);
+    free(pending);
+    free(found);
+    rig_free(&r);
+    return out;
+}
+
+/* The predictive algorithm on deforming pairs at the demos' amplitude
+ * (0.12 at 1 Hz): the pairs walk their kept rays and predictions right
+ * after deformations, not a standard pass each step, and at every step
+ * every colliding ray is the standard pass's (same vertex, same length):
+ * a kept ray of a pair whose meshes deformed is settled by the standard
+ * ray (shared/pair.h; before, a pulse carrying vertices out of the other
+ * mesh left 391 of the 102,880 rays compared that the standard pass does not
+ * find, and 47 of another length). The incremental passes miss some
+ * rays the standard pass finds as often as on the same pairs sliding
+ * rigidly (in these 12-24 cm overlaps: 318 of 102,149 rays rigid, 292 of
+ * them missed the next step too; not examined further), and are held to
+ * no more than that. */
+static void test_incremental_matches_standard(void** state)
+{
+    (void)state;
+    if (!test_opencl_available()) {
+        print_message("notice: no OpenCL: incremental deforming pairs on OpenCL skipped\n");
+        return;
+    }
+    double start = now_s();
+    rtcd_set_log(quiet_log, NULL);
+    agreement rigid = incremental_run(0.0, "incremental, rigid");
+    agreement deforming = incremental_run(0.12, "incremental, deforming");
+    print_message("incremental: %.2f s\n", now_s() - start);
+    assert_int_equal(deforming.rays.spurious, 0);
+    assert_int_equal(deforming.rays.different, 0);
+    assert_true(deforming.rays.missed * 100 <= deforming.rays.compared); /* 99 % found the same step */
+    assert_true(deforming.rays.missed <= rigid.rays.missed + rigid.rays.missed / 4);
+    assert_true(deforming.late <= rigid.late + rigid.late / 4);
+    rtcd_set_log(NULL, NULL);
+}
+
 /* ---- --bench ---- */
 
 static int by_double(const void* a, const void* b)
@@ -572,6 +682,7 @@ int main(int argc, char** argv)
         cmocka_unit_test(test_deforming_pairs),
         cmocka_unit_test(test_rebuild),
         cmocka_unit_test(test_some_deform),
+        cmocka_unit_test(test_incremental_matches_standard),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
