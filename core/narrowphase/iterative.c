@@ -15,10 +15,12 @@
  * step; see docs/narrowphase.md and docs/benchmarks.md). */
 #define RTCD_ADAPTIVE_STEPS 16.0f
 #define RTCD_ADAPTIVE_MIN_EDGES 0.25f
-/* The iterative algorithm keeps no predictions: the depth, in edge lengths,
+/* The iterative algorithm keeps predictions only out to the speculative
+ * margin (none without speculative contacts): the depth, in edge lengths,
  * that a vertex coming into contact between its standard passes may reach
- * before the next one sees it (2.9 mm on the avalanche's blobs, whose piles
- * move a bound of 1-2 mm per step at rest; see docs/contacts.md). */
+ * before the next one sees it, where that is more than the margin (2.9 mm
+ * on the avalanche's blobs, whose piles move a bound of 1-2 mm per step at
+ * rest; see docs/contacts.md). */
 #define RTCD_ITERATIVE_UNSEEN_EDGES 0.03f
 
 static float clampf(float x, float lo, float hi) { return x < lo ? lo : (x > hi ? hi : x); }
@@ -97,7 +99,10 @@ rtcd_pair_motion rtcd_pair_motion_of(const rtcd_pair_desc* desc)
 #define RTCD_SPECULATIVE_REACH_MAX 1e5f /* the range of validity's coordinates */
 static float speculative_reach(const rtcd_narrowphase_def* def, const rtcd_pair_track* track, float bound)
 {
-    if (!def->speculative || def->iterative.algorithm != RTCD_ALGORITHM_PREDICTIVE) return 0.0f;
+    if (!def->speculative || def->iterative.algorithm == RTCD_ALGORITHM_STANDARD) return 0.0f;
+    /* The iterative algorithm: the vertices within the margin now, not
+     * those the motion brings (no motion rays; shared/pair.h). */
+    if (def->iterative.algorithm == RTCD_ALGORITHM_ITERATIVE) return def->speculative_margin;
     float step = track->has_motion && track->step_displacement < RTCD_FLT_MAX ? track->step_displacement : 0.0f;
     return fminf(def->speculative_margin + fmaxf(bound, step), RTCD_SPECULATIVE_REACH_MAX);
 }
@@ -185,10 +190,11 @@ int rtcd_track_plan(rtcd_pair_track* track, const rtcd_narrowphase_def* ndef, co
         /* The predictive algorithm's predictions reach the culling
          * distance, at least the threshold: every vertex that can come in
          * before the next standard pass has one. The iterative algorithm
-         * keeps only the rays of vertices that collided since then, so,
-         * with adaptive parameters, the pair moves no farther than a vertex
-         * outside then may come in unseen (fixed parameters are the
-         * paper's Algorithm 1, the caller's threshold). */
+         * keeps the rays of vertices that collided since then and its
+         * predictions out to the speculative margin, so, with adaptive
+         * parameters, the pair moves no farther than a vertex outside then
+         * may come in unseen (fixed parameters are the paper's Algorithm 1,
+         * the caller's threshold). */
         float reach = track->params.displacement_threshold;
         if (def->algorithm == RTCD_ALGORITHM_ITERATIVE && def->adaptive) reach = fminf(reach, track->unseen_reach);
         standard = !(moved < reach);
@@ -212,13 +218,17 @@ int rtcd_track_plan(rtcd_pair_track* track, const rtcd_narrowphase_def* ndef, co
         else
             track->params = def->fixed;
         /* The iterative algorithm: until the pair moved the boxes' gap no
-         * vertex can come in (pairs near in the broadphase, apart); where
-         * the boxes overlap, RTCD_ITERATIVE_UNSEEN_EDGES of the finer mesh. */
+         * vertex can come in (pairs near in the broadphase, apart), nor
+         * one farther than its predictions' reach (the speculative margin);
+         * at least RTCD_ITERATIVE_UNSEEN_EDGES of the finer mesh. */
         track->unseen_reach = def->algorithm == RTCD_ALGORITHM_ITERATIVE
-                                  ? fmaxf(box_gap(a, b, &now), RTCD_ITERATIVE_UNSEEN_EDGES *
+                                  ? fmaxf(fmaxf(box_gap(a, b, &now), track->speculative), RTCD_ITERATIVE_UNSEEN_EDGES *
                                                                    fminf(a->mean_edge_length, b->mean_edge_length))
                                   : 0.0f;
-        /* Predictions cover at least the speculative reach. */
+        /* Predictions cover at least the speculative reach; the iterative
+         * algorithm's (shared/pair.h) only that. */
+        if (def->algorithm == RTCD_ALGORITHM_ITERATIVE)
+            track->params.culling_distance = track->params.distance_extension = track->speculative;
         track->params.culling_distance = fmaxf(track->params.culling_distance, track->speculative);
         track->params.distance_extension = fmaxf(track->params.distance_extension, track->speculative);
     }
