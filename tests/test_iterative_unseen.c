@@ -126,6 +126,10 @@ static void test_creeping_contact_is_seen_within_the_bound(void** state)
                1e3 * bound, 1e3 * r.deepest);
         assert_true(r.deepest > 4.0f * bound); /* the blobs did go deep into each other */
         assert_true(r.worst_missed_depth <= bound * 1.001f);
+        /* With its predictions out to the margin, and a standard pass at the
+         * latest once the pair moved that far, nothing is missed (measured:
+         * 13 rays missed without them). */
+        if (speculative) assert_int_equal(r.missed, 0);
         /* About one standard pass per 2.9 mm of creep (14 calls): most
          * calls stay iterative passes. */
         assert_true(r.standard_passes * 4 <= r.calls);
