@@ -238,12 +238,13 @@ struct rtcdSide {
 // inside each other (what 10 solver iterations leave of a pile's weight;
 // Bullet's own shapes keep such a gap with their collision margin). Well
 // within the speculative margin, which finds the points in the gap; zero
-// without speculative contacts, which only the predictive algorithm makes
+// without speculative contacts, which the standard algorithm does not make
 // (only penetrating points: a gap would make a resting body drop in and
-// out of contact; the iterative algorithm's resting sum went 3.3 -> 4.9 m).
+// out of contact; the iterative algorithm's resting sum went 3.3 -> 4.9 m
+// before it made them, within the margin).
 inline float rtcdContactSkin(const rtcd_narrowphase_def& def)
 {
-    return def.speculative && def.iterative.algorithm == RTCD_ALGORITHM_PREDICTIVE
+    return def.speculative && def.iterative.algorithm != RTCD_ALGORITHM_STANDARD
                ? std::min(0.002f, 0.4f * def.speculative_margin)
                : 0.0f;
 }

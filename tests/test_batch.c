@@ -357,7 +357,7 @@ static void reference_check(single_pair_reference* r, const rtcd_narrowphase_def
          * API: pairs that may have them are compared between the batch
          * variants only (bit for bit, below). */
         int rays_only = res[i].crossing_contacts == 0 &&
-                        !(def->speculative && def->iterative.algorithm == RTCD_ALGORITHM_PREDICTIVE);
+                        !(def->speculative && def->iterative.algorithm != RTCD_ALGORITHM_STANDARD);
         if (rays_only) test_same_contacts(g_where, reduced, m, &res[i]);
         if (!copy) {
             same_u32("standard_pass", st.standard_pass, res[i].standard_pass);

@@ -118,7 +118,11 @@ static void test_near_grid_is_conservative(void** state)
     rtcd_mesh_release(m);
 }
 
-/* The first call of every algorithm is the standard algorithm. */
+/* The first call of every algorithm is the standard algorithm. It keeps
+ * the colliding rays, and predictions: the predictive algorithm out to its
+ * culling distance, the iterative one only out to the speculative margin
+ * (its speculative contacts), and none without speculative contacts (the
+ * paper's Algorithm 1). */
 static void test_first_call_is_standard(void** state)
 {
     (void)state;
@@ -130,9 +134,13 @@ static void test_first_call_is_standard(void** state)
     rtcd_ray_hit* it_rays = ray_buffer(m, m, &cap);
     assert_int_equal(rtcd_collide_standard(&def, m, &pa, m, &pb, std_rays, cap, &ns, NULL), RTCD_OK);
     assert_true(ns > 10);
-    for (int alg = 0; alg <= RTCD_ALGORITHM_PREDICTIVE; ++alg) {
+    uint32_t predictions[4] = {0};
+    for (int run = 0; run <= 3; ++run) {
+        /* Runs 0-2: each algorithm; 3: the iterative one without speculative contacts. */
+        int alg = run == 3 ? RTCD_ALGORITHM_ITERATIVE : run;
         rtcd_iterative_def idef = rtcd_default_iterative_def();
         idef.algorithm = (rtcd_algorithm)alg;
+        def.speculative = run != 3;
         rtcd_pair_state* s = NULL;
         assert_int_equal(rtcd_pair_state_create(&s), RTCD_OK);
         rtcd_narrowphase_stats st;
@@ -141,10 +149,14 @@ static void test_first_call_is_standard(void** state)
         assert_int_equal(ni, ns);
         assert_memory_equal(it_rays, std_rays, ns * sizeof *std_rays);
         assert_int_equal(st.kept_rays, alg == RTCD_ALGORITHM_STANDARD ? 0 : ns);
-        if (alg == RTCD_ALGORITHM_PREDICTIVE) assert_true(st.kept_predictions > 0 && st.predictive_rays > 0);
-        else assert_int_equal(st.kept_predictions, 0);
+        predictions[run] = st.kept_predictions;
+        if (alg == RTCD_ALGORITHM_PREDICTIVE) assert_true(st.predictive_rays > 0);
         rtcd_pair_state_release(s);
     }
+    assert_int_equal(predictions[RTCD_ALGORITHM_STANDARD], 0);
+    assert_true(predictions[RTCD_ALGORITHM_PREDICTIVE] > predictions[RTCD_ALGORITHM_ITERATIVE]);
+    assert_true(predictions[RTCD_ALGORITHM_ITERATIVE] > 0);
+    assert_int_equal(predictions[3], 0);
     free(std_rays);
     free(it_rays);
     rtcd_mesh_release(m);

@@ -15,10 +15,12 @@
  * step; see docs/narrowphase.md and docs/benchmarks.md). */
 #define RTCD_ADAPTIVE_STEPS 16.0f
 #define RTCD_ADAPTIVE_MIN_EDGES 0.25f
-/* The iterative algorithm keeps no predictions: the depth, in edge lengths,
+/* The iterative algorithm keeps predictions only out to the speculative
+ * margin (none without speculative contacts): the depth, in edge lengths,
  * that a vertex coming into contact between its standard passes may reach
- * before the next one sees it (2.9 mm on the avalanche's blobs, whose piles
- * move a bound of 1-2 mm per step at rest; see docs/contacts.md). */
+ * before the next one sees it, where that is more than the margin (2.9 mm
+ * on the avalanche's blobs, whose piles move a bound of 1-2 mm per step at
+ * rest; see docs/contacts.md). */
 #define RTCD_ITERATIVE_UNSEEN_EDGES 0.03f
 
 static float clampf(float x, float lo, float hi) { return x < lo ? lo : (x > hi ? hi : x); }
@@ -86,6 +88,33 @@ rtcd_pair_motion rtcd_pair_motion_of(float motion, const rtcd_transform* back_a,
     return m;
 }
 
+/* A partner that moved by a translation alone over the step before a
+ * standard pass (a character controller's capsule walking, a platform
+ * sliding) is followed along that translation for up to this many calls:
+ * that pass's predictions reach as far, and the iterative passes go on
+ * while the pair stays within the threshold of the predicted pose. */
+#define RTCD_STEADY_CALLS 4u
+
+/* Does the predictive algorithm's steady pair (track->steady) still follow
+ * its translation (this call counted)? The predictions of its last
+ * standard pass reach the culling distance along the motion (motion rays
+ * are straight lines: exact for a translation), so a vertex comes in
+ * unseen only past that distance or off the predicted pose by more than
+ * the threshold (the deformed meshes' bound is not extrapolated). */
+static int steady_follows(const rtcd_pair_track* track, const rtcd_mesh* a, const rtcd_mesh* b, const rtcd_xform* now,
+                          float confidence)
+{
+    rtcd_v3 v = v3_load(track->steady);
+    if (!(v3_dot(v, v) > 0.0f) || track->calls_since_ref > RTCD_STEADY_CALLS) return 0;
+    if (a->deformation != track->deformed_ref[0] || b->deformation != track->deformed_ref[1]) return 0;
+    rtcd_xform predicted = track->ref;
+    rtcd_v3 t = v3_add(v3_load(track->ref.t), v3_scale(v, (float)track->calls_since_ref));
+    predicted.t[0] = t.x, predicted.t[1] = t.y, predicted.t[2] = t.z;
+    float off = rtcd_relative_displacement(a, b, &predicted, now);
+    float travel = (float)track->calls_since_ref * v3_length(v);
+    return off < track->params.displacement_threshold && travel + off < track->params.culling_distance / confidence;
+}
+
 /* How close to the other mesh a vertex gets a speculative contact this
  * call: the margin plus how far the pair may move in one step (the
  * caller's bound, rtcd_pair_motion_of's, or its last step, whichever is
@@ -93,7 +122,10 @@ rtcd_pair_motion rtcd_pair_motion_of(float motion, const rtcd_transform* back_a,
 #define RTCD_SPECULATIVE_REACH_MAX 1e5f /* the range of validity's coordinates */
 static float speculative_reach(const rtcd_narrowphase_def* def, const rtcd_pair_track* track, float bound)
 {
-    if (!def->speculative || def->iterative.algorithm != RTCD_ALGORITHM_PREDICTIVE) return 0.0f;
+    if (!def->speculative || def->iterative.algorithm == RTCD_ALGORITHM_STANDARD) return 0.0f;
+    /* The iterative algorithm: the vertices within the margin now, not
+     * those the motion brings (no motion rays; shared/pair.h). */
+    if (def->iterative.algorithm == RTCD_ALGORITHM_ITERATIVE) return def->speculative_margin;
     float step = track->has_motion && track->step_displacement < RTCD_FLT_MAX ? track->step_displacement : 0.0f;
     return fminf(def->speculative_margin + fmaxf(bound, step), RTCD_SPECULATIVE_REACH_MAX);
 }
@@ -121,6 +153,30 @@ static float box_gap(const rtcd_mesh* a, const rtcd_mesh* b, const rtcd_xform* b
     }
     /* Less a little for rounding (coordinates up to the boxes' size). */
     return fmaxf(0.0f, gap - 1e-5f * (v3_length(v3_load(ha)) + v3_length(v3_load(hb))));
+}
+
+/* At a standard pass: is the partner steady (the predictive algorithm,
+ * adaptive parameters, the step's motion known from the caller's back
+ * poses, a translation alone: the relative rotation bit for bit the same,
+ * and no deformation)? Then the predictions reach RTCD_STEADY_CALLS steps
+ * of it past the threshold. */
+static void steady_plan(rtcd_pair_track* track, const rtcd_iterative_def* def, const rtcd_xform* now,
+                        const rtcd_pair_motion* motion)
+{
+    memset(track->steady, 0, sizeof track->steady);
+    track->calls_since_ref = 0;
+    if (def->algorithm != RTCD_ALGORITHM_PREDICTIVE || !def->adaptive || !motion || !motion->has_back ||
+        track->deformed)
+        return;
+    rtcd_v3 v = v3_sub(v3_load(now->t), v3_load(track->before.t));
+    float speed = v3_length(v);
+    if (!(speed > 0.0f) || !isfinite(speed)) return;
+    if (memcmp(track->before.r, now->r, sizeof now->r) != 0) return;
+    track->steady[0] = v.x, track->steady[1] = v.y, track->steady[2] = v.z;
+    float confidence = def->confidence >= 1.0f ? def->confidence : 1.0f;
+    float reach = confidence * (track->params.displacement_threshold + (float)RTCD_STEADY_CALLS * speed);
+    track->params.culling_distance = fmaxf(track->params.culling_distance, reach);
+    track->params.distance_extension = fmaxf(track->params.distance_extension, reach);
 }
 
 int rtcd_track_plan(rtcd_pair_track* track, const rtcd_narrowphase_def* ndef, const rtcd_mesh* a, const rtcd_mesh* b,
@@ -181,13 +237,15 @@ int rtcd_track_plan(rtcd_pair_track* track, const rtcd_narrowphase_def* ndef, co
         /* The predictive algorithm's predictions reach the culling
          * distance, at least the threshold: every vertex that can come in
          * before the next standard pass has one. The iterative algorithm
-         * keeps only the rays of vertices that collided since then, so,
-         * with adaptive parameters, the pair moves no farther than a vertex
-         * outside then may come in unseen (fixed parameters are the
-         * paper's Algorithm 1, the caller's threshold). */
+         * keeps the rays of vertices that collided since then and its
+         * predictions out to the speculative margin, so, with adaptive
+         * parameters, the pair moves no farther than a vertex outside then
+         * may come in unseen (fixed parameters are the paper's Algorithm 1,
+         * the caller's threshold). */
         float reach = track->params.displacement_threshold;
         if (def->algorithm == RTCD_ALGORITHM_ITERATIVE && def->adaptive) reach = fminf(reach, track->unseen_reach);
-        standard = !(moved < reach);
+        track->calls_since_ref++;
+        standard = !(moved < reach) && !steady_follows(track, a, b, &now, def->confidence >= 1.0f ? def->confidence : 1.0f);
     }
     /* The kept predictions reach the culling distance: a farther
      * speculative reach needs a standard pass to find its vertices. */
@@ -208,13 +266,18 @@ int rtcd_track_plan(rtcd_pair_track* track, const rtcd_narrowphase_def* ndef, co
         else
             track->params = def->fixed;
         /* The iterative algorithm: until the pair moved the boxes' gap no
-         * vertex can come in (pairs near in the broadphase, apart); where
-         * the boxes overlap, RTCD_ITERATIVE_UNSEEN_EDGES of the finer mesh. */
+         * vertex can come in (pairs near in the broadphase, apart), nor
+         * one farther than its predictions' reach (the speculative margin);
+         * at least RTCD_ITERATIVE_UNSEEN_EDGES of the finer mesh. */
         track->unseen_reach = def->algorithm == RTCD_ALGORITHM_ITERATIVE
-                                  ? fmaxf(box_gap(a, b, &now), RTCD_ITERATIVE_UNSEEN_EDGES *
+                                  ? fmaxf(fmaxf(box_gap(a, b, &now), track->speculative), RTCD_ITERATIVE_UNSEEN_EDGES *
                                                                    fminf(a->mean_edge_length, b->mean_edge_length))
                                   : 0.0f;
-        /* Predictions cover at least the speculative reach. */
+        steady_plan(track, def, &now, motion);
+        /* Predictions cover at least the speculative reach; the iterative
+         * algorithm's (shared/pair.h) only that. */
+        if (def->algorithm == RTCD_ALGORITHM_ITERATIVE)
+            track->params.culling_distance = track->params.distance_extension = track->speculative;
         track->params.culling_distance = fmaxf(track->params.culling_distance, track->speculative);
         track->params.distance_extension = fmaxf(track->params.distance_extension, track->speculative);
     }

@@ -40,6 +40,11 @@ typedef struct rtcd_pair_track {
      * triangles move in its own frame as well. */
     double deformed_ref[2], deformed_prev[2];
     uint32_t deformed;        /* this call: bit k, mesh k deformed since the last call (rtcd_pair_ctx.deformed) */
+    /* The predictive algorithm, a partner moving steadily (rtcd_track_plan):
+     * b's translation per call in a's frame at the last standard pass (0: not
+     * steady), and the calls since that pass. */
+    float steady[3];
+    uint32_t calls_since_ref;
 } rtcd_pair_track;
 
 /* A bound on how far any point of either mesh moves in the other's frame

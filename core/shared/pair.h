@@ -102,12 +102,16 @@ RTCD_INLINE void pair_ctx_init(rtcd_pair_ctx* c, const rtcd_xform* xa, const rtc
     c->a_in_b = xf_relative(xb, xa);
     c->b_in_a = xf_relative(xa, xb);
     c->brute_force = brute_force;
-    c->predictive = algorithm == 2u;
+    /* The iterative algorithm predicts too when it makes speculative
+     * contacts, but only out to the speculative margin (its extension and
+     * culling, rtcd_track_plan) and without motion rays: the vertices near
+     * the other surface now, not those the motion brings. */
+    c->predictive = algorithm == 2u || (algorithm == 1u && speculative > 0.0f);
     c->extension = extension;
     c->predict_pass = c->predictive && extension > 0.0f;
     c->culling = culling;
     c->max_iterations = max_iterations;
-    c->has_motion = c->predict_pass && before != 0;
+    c->has_motion = algorithm == 2u && c->predict_pass && before != 0;
     c->deformed = c->has_motion ? deformed & 3u : 0u;
     c->reshaped = deformed & 3u;
     c->speculative = c->predict_pass ? speculative : 0.0f;
@@ -282,7 +286,8 @@ RTCD_INLINE int pair_walk_entry(const rtcd_pair_ctx* c, rtcd_u32 feature, rtcd_u
         /* A ray the walk lost stays as a prediction, on the triangle it
          * had, until the next standard pass: a prediction not reached yet,
          * or a vertex leaving that may come back. The iterative algorithm
-         * keeps them too (it casts no predictions of its own): a resting
+         * keeps them too (its own predictions reach only the speculative
+         * margin, none without speculative contacts): a resting
          * vertex the solver lifts out comes back within a few steps, and
          * dropped it would be seen only at the next standard pass, which
          * a pair creeping less than the threshold never runs (it sank 4 cm,

@@ -74,9 +74,10 @@ typedef struct rtcd_narrowphase_def {
      * mesh but within speculative_margin + the pair's motion over one step
      * (rtcd_pair_desc.motion, else its motion over the last call) of the
      * surface its predictive ray found becomes a contact with a positive
-     * distance (depth < 0). Bullet's solver treats it as speculative: the
-     * bodies may close the gap and no more. 0: only penetrating contacts,
-     * the papers' behaviour. */
+     * distance (depth < 0); with the iterative algorithm, one within
+     * speculative_margin alone (it casts no motion rays). Bullet's solver
+     * treats it as speculative: the bodies may close the gap and no more.
+     * 0: only penetrating contacts, the papers' behaviour. */
     int speculative;
     float speculative_margin;       /* metres, within [0, 1000]; default 0.005 */
     /* 1 (default): surfaces that cross with no vertex of either inside the
