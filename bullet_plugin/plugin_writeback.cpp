@@ -88,7 +88,7 @@ struct rtcdPointMotion {
 // impulses change them in the solve, hence 1.5 times the closing speed, a
 // quarter of the relative speed (a body sliding or spinning turns onto its
 // points) and 1 mm, which keeps the points a pile rests on at the skin's
-// gap. Measured on the avalanche, seeds 1-4 (docs/contacts.md): of the
+// gap. Measured on the avalanche, seeds 1-4 (docs/dropin.md): of the
 // points the older bound (2x, 1.5 mm) kept beyond this one, 0.6 % took an
 // impulse in the solve, and they were 8 % of all points.
 static bool mayClose(const rtcdPointMotion& a, const rtcdPointMotion& b, const btVector3& point_a,
