@@ -163,7 +163,7 @@ void rtcdPluginState::writeSlot(rtcdPairSlot& slot, btManifoldResult& result, rt
         btVector3 normal(c.normal_on_b[0], c.normal_on_b[1], c.normal_on_b[2]);
         btVector3 point(c.point_on_b[0], c.point_on_b[1], c.point_on_b[2]);
         btScalar distance = -c.depth - skin;
-        // Only with the skin (the predictive algorithm's speculative contacts).
+        // Only with the skin (speculative contacts: the predictive and iterative algorithms).
         if (skin > 0 && !mayClose(m0, m1, point + normal * distance, point, normal, distance, time_step)) continue;
         gap = std::max(gap, distance);
         // A full manifold without a match for this point: it gives up its
