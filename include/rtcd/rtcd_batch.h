@@ -56,7 +56,9 @@ typedef struct rtcd_pair_desc {
  * Pair i of it is the rtcd_pair_desc {bodies[a].mesh, bodies[b].mesh, their
  * poses, key, motion, has_back = both bodies' has_back, their backs}, with
  * the same result bit for bit; what a call reads, and what crosses a
- * device's bus, then scales with bodies, not with pairs. */
+ * device's bus, then scales with bodies, not with pairs. On OpenCL every
+ * body of the call goes up (its pose, 48 bytes), named by a pair or not:
+ * give a call the bodies of its pairs, not a whole world of which few pair. */
 typedef struct rtcd_body_desc {
     const rtcd_mesh* mesh;         /* not owned; must live until no key of its pairs appears */
     rtcd_transform pose;
