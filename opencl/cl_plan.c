@@ -34,12 +34,6 @@ static void pose12(const rtcd_transform* t, float out[RTCD_CL_BODY_FLOATS])
     memcpy(out + 9, t->translation, 3 * sizeof(float));
 }
 
-/* Both meshes' vertices: a standard pass's items, and its rays' room. */
-static uint32_t pair_vertices(const rtcd_call* c, uint32_t i)
-{
-    return rtcd_call_a(c, i)->mesh->vertex_count + rtcd_call_b(c, i)->mesh->vertex_count;
-}
-
 /* ---- before the launch ---- */
 
 /* call.device[i] while planning: the pair has no device yet. */
@@ -77,7 +71,7 @@ static void plan_range(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
             rtcd_pair_motion motion = rtcd_call_motion(c, i);
             standard = (uint8_t)rtcd_track_plan(&info->track, &cl->def, a->mesh, b->mesh, &xa, &xb, &motion);
         }
-        uint32_t items = standard ? a->mesh->vertex_count + b->mesh->vertex_count : info->entries;
+        uint32_t items = standard ? rtcd_call_ray_room(c, i) : info->entries;
         cl->call.device[i] = info && info->device != 0xff ? info->device : NEW_ON_DEVICE;
         cl->call.standard[i] = standard;
         cl->call.cost[i] = standard ? items : items + ITERATIVE_PASS_COST;
@@ -115,7 +109,7 @@ static void place_pair(rtcd_opencl* cl, uint32_t i, uint32_t dv, place_sums* at)
     cl->call.pos[i] = at->pairs++;
     if (cl->call.rays) {
         cl->call.ray_pos[i] = (uint32_t)at->rays;
-        at->rays += pair_vertices(cl->call.request, i);
+        at->rays += rtcd_call_ray_room(cl->call.request, i);
     }
 }
 
@@ -169,7 +163,7 @@ static void chunk_totals(uint32_t begin, uint32_t end, uint32_t worker, void* ct
             if (cl->call.device[i] == RTCD_CL_OFF_DEVICE) continue;
             t.pairs++;
             t.keep += cl->call.keep_room[i];
-            if (cl->call.rays) t.rays += pair_vertices(cl->call.request, i);
+            if (cl->call.rays) t.rays += rtcd_call_ray_room(cl->call.request, i);
         }
         job->sums[c] = t;
     }
@@ -279,7 +273,8 @@ static void bodies_range(uint32_t begin, uint32_t end, uint32_t worker, void* ct
     const rtcd_body_desc* bodies = cl->call.request->bodies;
     for (uint32_t i = begin; i < end; ++i)
         for (uint32_t dv = 0; dv < cl->device_count; ++dv)
-            if (cl->devices[dv].batch_count) pose12(&bodies[i].pose, cl->devices[dv].host_bodies + RTCD_CL_BODY_FLOATS * (size_t)i);
+            if (cl->devices[dv].batch_count)
+                pose12(&bodies[i].pose, cl->devices[dv].host_bodies + RTCD_CL_BODY_FLOATS * (size_t)i);
 }
 
 static rtcd_error grow_device_batches(rtcd_opencl* cl)
@@ -334,7 +329,7 @@ rtcd_error rtcd_cl_plan_call(rtcd_opencl* cl, uint32_t n)
 static rtcd_error cpu_pair(const rtcd_opencl* cl, uint32_t i, rtcd_pair_result* r, rtcd_ray_hit* rays)
 {
     const rtcd_body_desc *a = rtcd_call_a(cl->call.request, i), *b = rtcd_call_b(cl->call.request, i);
-    uint32_t cap = pair_vertices(cl->call.request, i), n = 0;
+    uint32_t cap = rtcd_call_ray_room(cl->call.request, i), n = 0;
     rtcd_ray_hit* buf = rays ? rays : rtcd_alloc(cap * sizeof *buf);
     rtcd_contact* contacts = rtcd_alloc(cap * sizeof *contacts);
     rtcd_error err = RTCD_OK;

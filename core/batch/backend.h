@@ -23,10 +23,12 @@ typedef struct rtcd_call {
 static inline const rtcd_body_desc* rtcd_call_a(const rtcd_call* c, uint32_t i) { return &c->bodies[c->pairs[i].a]; }
 static inline const rtcd_body_desc* rtcd_call_b(const rtcd_call* c, uint32_t i) { return &c->bodies[c->pairs[i].b]; }
 
-/* Both meshes' vertex counts: the room pair i's rays take (see rtcd_batch_collide). */
+/* Both meshes' vertex counts: the room pair i's rays take (see
+ * rtcd_batch_collide), and a standard pass's items. The meshes a call's
+ * pairs name are checked before a backend runs. */
 static inline uint32_t rtcd_call_ray_room(const rtcd_call* c, uint32_t i)
 {
-    return rtcd_mesh_vertex_count(rtcd_call_a(c, i)->mesh) + rtcd_mesh_vertex_count(rtcd_call_b(c, i)->mesh);
+    return rtcd_call_a(c, i)->mesh->vertex_count + rtcd_call_b(c, i)->mesh->vertex_count;
 }
 
 /* Pair i's motion (rtcd_pair_motion_of): its backs when both bodies have one. */
