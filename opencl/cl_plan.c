@@ -46,10 +46,8 @@ static void pose12(const rtcd_transform* t, float out[RTCD_CL_BODY_FLOATS])
 /* Each pair's pass, and what the serial pass below needs of its state
  * (device, its estimated work and room for kept rays), so that it reads
  * dense arrays in order instead of the pairs' states all over the map. */
-static void plan_range(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
+static void plan_pairs(rtcd_opencl* cl, uint32_t begin, uint32_t end)
 {
-    (void)worker;
-    rtcd_opencl* cl = ctx;
     const rtcd_call* c = cl->call.request;
     int iterative = cl->def.iterative.algorithm != RTCD_ALGORITHM_STANDARD;
     for (uint32_t i = begin; i < end; ++i) {
@@ -141,64 +139,6 @@ static void place_pairs(rtcd_opencl* cl, uint32_t n)
     for (uint32_t d = 0; d < cl->device_count; ++d) set_device_sums(cl, d, &at[d]);
 }
 
-/* One device: the places are prefix sums, computed on the workers in
- * chunks (their totals first, then each chunk from its start). */
-#define PLACE_CHUNK 2048u
-
-typedef struct place_job {
-    rtcd_opencl* cl;
-    uint32_t n;
-    place_sums* sums; /* per chunk: its totals, then where it starts */
-} place_job;
-
-static void chunk_totals(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
-{
-    (void)worker;
-    place_job* job = ctx;
-    const rtcd_opencl* cl = job->cl;
-    for (uint32_t c = begin; c < end; ++c) {
-        place_sums t = {0, 0, 0};
-        uint32_t last = (c + 1) * PLACE_CHUNK < job->n ? (c + 1) * PLACE_CHUNK : job->n;
-        for (uint32_t i = c * PLACE_CHUNK; i < last; ++i) {
-            if (cl->call.device[i] == RTCD_CL_OFF_DEVICE) continue;
-            t.pairs++;
-            t.keep += cl->call.keep_room[i];
-            if (cl->call.rays) t.rays += rtcd_call_ray_room(cl->call.request, i);
-        }
-        job->sums[c] = t;
-    }
-}
-
-static void chunk_places(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
-{
-    (void)worker;
-    place_job* job = ctx;
-    for (uint32_t c = begin; c < end; ++c) {
-        place_sums at = job->sums[c];
-        uint32_t last = (c + 1) * PLACE_CHUNK < job->n ? (c + 1) * PLACE_CHUNK : job->n;
-        for (uint32_t i = c * PLACE_CHUNK; i < last; ++i) place_pair(job->cl, i, 0, &at);
-    }
-}
-
-static rtcd_error place_pairs_one_device(rtcd_opencl* cl, uint32_t n)
-{
-    uint32_t chunks = (n + PLACE_CHUNK - 1) / PLACE_CHUNK;
-    place_sums* sums = rtcd_alloc(((size_t)chunks + 1) * sizeof *sums);
-    if (!sums) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_collide: out of memory for %u pairs", n);
-    place_job job = {cl, n, sums};
-    rtcd_parallel_for(&cl->tasks, chunks, 1, chunk_totals, &job);
-    place_sums run = {0, 0, 0};
-    for (uint32_t c = 0; c < chunks; ++c) {
-        place_sums t = sums[c];
-        sums[c] = run;
-        run.pairs += t.pairs, run.keep += t.keep, run.rays += t.rays;
-    }
-    rtcd_parallel_for(&cl->tasks, chunks, 1, chunk_places, &job);
-    rtcd_free(sums);
-    set_device_sums(cl, 0, &run);
-    return RTCD_OK;
-}
-
 /* Pair i's device record: meshes (registry indices), poses, and for the
  * iterative algorithms its planned pass and where its kept rays are read
  * and written. */
@@ -251,30 +191,74 @@ static void describe_pair(const rtcd_opencl* cl, uint32_t i, int serial, rtcd_cl
     }
 }
 
-static void describe_range(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
+/* The call's host passes run over pieces of PLACE_CHUNK pairs (and, in the
+ * second, BODY_CHUNK bodies): one device's places are prefix sums over the
+ * pieces' totals, so each pass is one parallel loop and the serial part
+ * between them touches one total per piece. */
+#define PLACE_CHUNK 256u
+#define BODY_CHUNK 1024u
+
+typedef struct plan_job {
+    rtcd_opencl* cl;
+    uint32_t n, chunks, body_chunks;
+    place_sums* sums; /* per piece: its totals on device 0, then where it starts; NULL: several devices */
+} plan_job;
+
+static uint32_t chunk_end(const plan_job* job, uint32_t c)
+{
+    return (c + 1) * PLACE_CHUNK < job->n ? (c + 1) * PLACE_CHUNK : job->n;
+}
+
+/* First pass: each piece's pairs planned, and with one device its totals. */
+static void plan_range(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
 {
     (void)worker;
-    rtcd_opencl* cl = ctx;
-    for (uint32_t i = begin; i < end; ++i) {
-        uint32_t dv = cl->call.device[i];
-        if (dv == RTCD_CL_OFF_DEVICE) continue;
-        cl_device_state* d = &cl->devices[dv];
-        uint32_t s = cl->call.pos[i];
-        describe_pair(cl, i, d->serial, &d->host_pairs[s]);
-        d->batch_index[s] = i;
+    plan_job* job = ctx;
+    rtcd_opencl* cl = job->cl;
+    for (uint32_t c = begin; c < end; ++c) {
+        uint32_t first = c * PLACE_CHUNK, last = chunk_end(job, c);
+        plan_pairs(cl, first, last);
+        if (!job->sums) continue;
+        place_sums t = {0, 0, 0};
+        for (uint32_t i = first; i < last; ++i) {
+            if (cl->call.device[i] == RTCD_CL_OFF_DEVICE) continue;
+            t.pairs++;
+            t.keep += cl->call.keep_room[i];
+            if (cl->call.rays) t.rays += rtcd_call_ray_room(cl->call.request, i);
+        }
+        job->sums[c] = t;
     }
 }
 
-/* Every body's pose, once, into each device's upload (the pairs name them). */
-static void bodies_range(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
+/* Second pass: each piece's pairs placed (one device) and described, and
+ * the bodies' poses written, pieces of both in one loop. */
+static void write_range(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
 {
     (void)worker;
-    rtcd_opencl* cl = ctx;
-    const rtcd_body_desc* bodies = cl->call.request->bodies;
-    for (uint32_t i = begin; i < end; ++i)
-        for (uint32_t dv = 0; dv < cl->device_count; ++dv)
-            if (cl->devices[dv].batch_count)
-                pose12(&bodies[i].pose, cl->devices[dv].host_bodies + RTCD_CL_BODY_FLOATS * (size_t)i);
+    plan_job* job = ctx;
+    rtcd_opencl* cl = job->cl;
+    for (uint32_t c = begin; c < end; ++c) {
+        if (c >= job->chunks) {
+            const rtcd_body_desc* bodies = cl->call.request->bodies;
+            uint32_t first = (c - job->chunks) * BODY_CHUNK, count = cl->call.request->body_count;
+            uint32_t last = first + BODY_CHUNK < count ? first + BODY_CHUNK : count;
+            for (uint32_t i = first; i < last; ++i)
+                for (uint32_t dv = 0; dv < cl->device_count; ++dv)
+                    if (cl->devices[dv].batch_count)
+                        pose12(&bodies[i].pose, cl->devices[dv].host_bodies + RTCD_CL_BODY_FLOATS * (size_t)i);
+            continue;
+        }
+        place_sums at = job->sums ? job->sums[c] : (place_sums){0, 0, 0};
+        for (uint32_t i = c * PLACE_CHUNK, last = chunk_end(job, c); i < last; ++i) {
+            if (job->sums) place_pair(cl, i, 0, &at);
+            uint32_t dv = cl->call.device[i];
+            if (dv == RTCD_CL_OFF_DEVICE) continue;
+            cl_device_state* d = &cl->devices[dv];
+            uint32_t s = cl->call.pos[i];
+            describe_pair(cl, i, d->serial, &d->host_pairs[s]);
+            d->batch_index[s] = i;
+        }
+    }
 }
 
 static rtcd_error grow_device_batches(rtcd_opencl* cl)
@@ -307,16 +291,29 @@ rtcd_error rtcd_cl_plan_call(rtcd_opencl* cl, uint32_t n)
     }
     rtcd_error err = rtcd_cl_reserve_infos(cl, n);
     if (err != RTCD_OK) return err;
-    rtcd_parallel_for(&cl->tasks, n, PLAN_RANGE, plan_range, cl);
+    uint32_t body_count = cl->call.request->body_count;
+    plan_job job = {cl, n, (n + PLACE_CHUNK - 1) / PLACE_CHUNK, (body_count + BODY_CHUNK - 1) / BODY_CHUNK, NULL};
+    if (cl->device_count == 1 && !(job.sums = rtcd_alloc(((size_t)job.chunks + 1) * sizeof *job.sums)))
+        return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_collide: out of memory for %u pairs", n);
+    rtcd_parallel_for(&cl->tasks, job.chunks, 1, plan_range, &job);
     rtcd_cl_flip_infos(cl, n);
-    if (cl->device_count == 1) err = place_pairs_one_device(cl, n);
-    else place_pairs(cl, n);
-    if (err == RTCD_OK) err = grow_device_batches(cl);
+    if (job.sums) {
+        place_sums run = {0, 0, 0};
+        for (uint32_t c = 0; c < job.chunks; ++c) {
+            place_sums t = job.sums[c];
+            job.sums[c] = run;
+            run.pairs += t.pairs, run.keep += t.keep, run.rays += t.rays;
+        }
+        set_device_sums(cl, 0, &run);
+    } else {
+        place_pairs(cl, n);
+    }
+    err = grow_device_batches(cl);
     for (uint32_t d = 0; d < cl->device_count && err == RTCD_OK; ++d)
         err = rtcd_cl_arena_reserve(&cl->devices[d], cl->devices[d].arena_used);
+    if (err == RTCD_OK) rtcd_parallel_for(&cl->tasks, job.chunks + job.body_chunks, 1, write_range, &job);
+    rtcd_free(job.sums);
     if (err != RTCD_OK) return err;
-    rtcd_parallel_for(&cl->tasks, n, PLAN_RANGE, describe_range, cl);
-    rtcd_parallel_for(&cl->tasks, cl->call.request->body_count, 4 * PLAN_RANGE, bodies_range, cl);
     for (uint32_t dv = 0; dv < cl->device_count && dv < 16; ++dv)
         cl->stats.pairs_per_device[dv] = cl->devices[dv].batch_count;
     return RTCD_OK;
