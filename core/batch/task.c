@@ -4,13 +4,22 @@
 #include "hooks.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Chunks per thread: pair costs vary 100x, so hand out small pieces and let
  * fast threads take more; a chunk still costs only one atomic add. */
 #define RTCD_CHUNKS_PER_THREAD 256u
+
+/* How long an idle worker, and a caller waiting for its workers, poll
+ * before sleeping on the condition variable. A step runs a dozen parallel
+ * loops a few microseconds apart; a futex wake-up costs 10-50 us a loop
+ * (more with every thread woken), polling a few. Past this the thread
+ * sleeps, so a pool between steps costs nothing. */
+#define RTCD_SPIN_NS 50000
 
 typedef struct rtcd_worker_arg {
     rtcd_thread_pool* pool;
@@ -25,13 +34,16 @@ struct rtcd_thread_pool {
     rtcd_worker_arg* args;
     uint32_t started;     /* worker threads running; worker_count = started + 1 */
 
-    /* The task, written under the mutex by enqueue while no worker holds it. */
-    uint64_t generation;
+    /* The task, written under the mutex by enqueue while no worker holds it.
+     * generation, active and quit change under the mutex only; they are
+     * atomic so that polling threads may read them without it (a hint: a
+     * decision is taken again under the mutex). */
+    _Atomic uint64_t generation;
     rtcd_task_fn* fn;
     void* ctx;
     uint32_t count, chunk;
-    uint32_t active;      /* workers inside the task (mutex) */
-    int quit;
+    _Atomic uint32_t active; /* workers inside the task */
+    atomic_int quit;
 
     /* 64 bits: each thread may overshoot count by one chunk. */
     _Atomic uint64_t next;
@@ -57,11 +69,55 @@ static void run_chunks(rtcd_thread_pool* pool, rtcd_task_fn* fn, void* ctx, uint
     }
 }
 
+static void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Polls until done(pool, arg) or RTCD_SPIN_NS pass; 1 if done. After the
+ * first few microseconds it yields between polls: with more threads than
+ * cores (tests side by side, an OpenCL CPU device) the thread it waits for
+ * may need this core. */
+static int spin_until(int (*done)(const rtcd_thread_pool*, uint64_t), const rtcd_thread_pool* pool, uint64_t arg)
+{
+    int64_t start = now_ns(), waited = 0;
+    for (uint32_t i = 1;; ++i) {
+        if (done(pool, arg)) return 1;
+        if (waited > RTCD_SPIN_NS / 16) sched_yield();
+        else cpu_relax();
+        if ((i & 15u) == 0 && (waited = now_ns() - start) > RTCD_SPIN_NS) return done(pool, arg);
+    }
+}
+
+static int new_task_or_quit(const rtcd_thread_pool* pool, uint64_t seen)
+{
+    return atomic_load_explicit(&pool->generation, memory_order_acquire) != seen ||
+           atomic_load_explicit(&pool->quit, memory_order_relaxed);
+}
+
+static int workers_left(const rtcd_thread_pool* pool, uint64_t unused)
+{
+    (void)unused;
+    return atomic_load_explicit(&pool->active, memory_order_acquire) == 0;
+}
+
 static void* worker_main(void* arg)
 {
     rtcd_worker_arg* a = (rtcd_worker_arg*)arg;
     rtcd_thread_pool* pool = a->pool;
     uint64_t seen = 0;
+    int polled = 0; /* polled since the last task: the next idle turn sleeps */
     pthread_mutex_lock(&pool->mutex);
     while (!pool->quit) {
         /* A worker that wakes after the others drained the task does not join
@@ -78,10 +134,20 @@ static void* worker_main(void* arg)
                 pthread_mutex_unlock(&pool->mutex);
                 run_chunks(pool, fn, ctx, count, chunk, a->index);
                 pthread_mutex_lock(&pool->mutex);
-                if (--pool->active == 0) pthread_cond_signal(&pool->idle);
+                if (atomic_fetch_sub(&pool->active, 1) == 1) pthread_cond_signal(&pool->idle);
             }
+            polled = 0;
             continue;
         }
+        if (!polled) {
+            /* Poll without the mutex first; whatever it sees is checked again under it. */
+            polled = 1;
+            pthread_mutex_unlock(&pool->mutex);
+            spin_until(new_task_or_quit, pool, seen);
+            pthread_mutex_lock(&pool->mutex);
+            continue;
+        }
+        polled = 0;
         pthread_cond_wait(&pool->wake, &pool->mutex);
     }
     pthread_mutex_unlock(&pool->mutex);
@@ -113,7 +179,7 @@ static void* pool_enqueue(rtcd_task_fn* task, uint32_t item_count, uint32_t min_
     pool->count = item_count;
     pool->chunk = chunk;
     atomic_store_explicit(&pool->next, 0, memory_order_relaxed);
-    pool->generation++;
+    atomic_fetch_add_explicit(&pool->generation, 1, memory_order_release);
     pthread_cond_broadcast(&pool->wake);
     pthread_mutex_unlock(&pool->mutex);
     return pool;
@@ -126,8 +192,12 @@ static void pool_finish(void* user_task, void* user_context)
     /* The caller works as worker 0 instead of waiting idle. Reading the task
      * without the mutex is fine: only this thread writes it. */
     run_chunks(pool, pool->fn, pool->ctx, pool->count, pool->chunk, 0);
+    /* Workers that hold a chunk finish within microseconds: poll before
+     * sleeping. The count is read again under the mutex, where a worker
+     * joins the task, so none can join after this returns. */
+    spin_until(workers_left, pool, 0);
     pthread_mutex_lock(&pool->mutex);
-    while (pool->active > 0) pthread_cond_wait(&pool->idle, &pool->mutex);
+    while (atomic_load(&pool->active) > 0) pthread_cond_wait(&pool->idle, &pool->mutex);
     pthread_mutex_unlock(&pool->mutex);
     atomic_store(&pool->busy, 0);
 }
@@ -164,6 +234,9 @@ rtcd_error rtcd_thread_pool_create(uint32_t threads, rtcd_thread_pool** out)
     }
     atomic_init(&pool->next, 0);
     atomic_init(&pool->busy, 0);
+    atomic_init(&pool->generation, 0);
+    atomic_init(&pool->active, 0u);
+    atomic_init(&pool->quit, 0);
     for (uint32_t i = 0; i < helpers; ++i) {
         pool->args[i].pool = pool;
         pool->args[i].index = i + 1;
@@ -191,7 +264,7 @@ void rtcd_thread_pool_destroy(rtcd_thread_pool* pool)
     if (!pool) return;
     if (atomic_load(&pool->busy)) pool_finish(pool, pool);
     pthread_mutex_lock(&pool->mutex);
-    pool->quit = 1;
+    atomic_store(&pool->quit, 1);
     pthread_cond_broadcast(&pool->wake);
     pthread_mutex_unlock(&pool->mutex);
     for (uint32_t i = 0; i < pool->started; ++i) pthread_join(pool->threads[i], NULL);
