@@ -3,8 +3,10 @@
 
 #include "batch/task.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const uint32_t k_threads[] = {1, 2, 4, 8};
 static const uint32_t k_counts[] = {0, 1, 7, 1000, 100000};
@@ -284,8 +286,92 @@ static void test_deterministic_results(void** state)
     free(out);
 }
 
-int main(void)
+static void sleep_us(long us)
 {
+    struct timespec t = {us / 1000000, (us % 1000000) * 1000};
+    nanosleep(&t, NULL);
+}
+
+/* Workers poll for a while after a task, then sleep (task.c, RTCD_SPIN_NS):
+ * a task that comes while they poll, one that comes after they sleep, and a
+ * pool destroyed while they poll all run every item once and return. */
+static void test_poll_then_sleep(void **state)
+{
+    (void)state;
+    const long gaps_us[] = {0, 5, 30, 200, 3000};
+    for (size_t t = 1; t < sizeof k_threads / sizeof k_threads[0]; ++t) {
+        rtcd_thread_pool* pool = NULL;
+        assert_int_equal(rtcd_thread_pool_create(k_threads[t], &pool), RTCD_OK);
+        rtcd_task_system ts = rtcd_thread_pool_system(pool);
+        for (size_t g = 0; g < sizeof gaps_us / sizeof gaps_us[0]; ++g)
+            for (int repeat = 0; repeat < 4; ++repeat) {
+                check_visits(&ts, 1000, 1);
+                sleep_us(gaps_us[g]);
+            }
+        check_visits(&ts, 1000, 1);
+        rtcd_thread_pool_destroy(pool); /* its workers are polling */
+    }
+}
+
+/* test_task --bench: the pool's cost per parallel loop (a few items each,
+ * the step's shape), back to back and after a serial gap; medians over
+ * rounds, JSON on stdout. Compare libraries with LD_LIBRARY_PATH. */
+static double now_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e6 + t.tv_nsec * 1e-3;
+}
+
+static void spin_us(double us)
+{
+    for (double start = now_us(); now_us() - start < us;)
+        ;
+}
+
+static void touch_task(uint32_t begin, uint32_t end, uint32_t worker, void* context)
+{
+    (void)worker;
+    volatile uint32_t* sink = (volatile uint32_t*)context;
+    for (uint32_t i = begin; i < end; ++i) sink[i & 63u] += i;
+}
+
+static int by_value(const void* x, const void* y)
+{
+    double a = *(const double*)x, b = *(const double*)y;
+    return (a > b) - (a < b);
+}
+
+static int bench(uint32_t threads)
+{
+    enum { ROUNDS = 15, LOOPS = 400 };
+    const double gaps_us[] = {0, 20, 100, 1000};
+    rtcd_thread_pool* pool = NULL;
+    if (rtcd_thread_pool_create(threads, &pool) != RTCD_OK) return 1;
+    rtcd_task_system ts = rtcd_thread_pool_system(pool);
+    uint32_t sink[64] = {0};
+    printf("{\"threads\":%u,\"loop_us_median\":{", ts.worker_count);
+    for (size_t g = 0; g < sizeof gaps_us / sizeof gaps_us[0]; ++g) {
+        double rounds[ROUNDS];
+        for (int r = 0; r < ROUNDS; ++r) {
+            double start = now_us();
+            for (int k = 0; k < LOOPS; ++k) {
+                rtcd_parallel_for(&ts, 4 * ts.worker_count, 1, touch_task, sink);
+                spin_us(gaps_us[g]);
+            }
+            rounds[r] = (now_us() - start) / LOOPS - gaps_us[g];
+        }
+        qsort(rounds, ROUNDS, sizeof rounds[0], by_value);
+        printf("%s\"gap_%.0f_us\":%.3f", g ? "," : "", gaps_us[g], rounds[ROUNDS / 2]);
+    }
+    printf("}}\n");
+    rtcd_thread_pool_destroy(pool);
+    return 0;
+}
+
+int main(int argc, char** argv)
+{
+    if (argc > 1 && strcmp(argv[1], "--bench") == 0) return bench(argc > 2 ? (uint32_t)atoi(argv[2]) : rtcd_cpu_count());
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_item_once),
         cmocka_unit_test(test_inline_without_system),
@@ -293,6 +379,7 @@ int main(void)
         cmocka_unit_test(test_user_task_system),
         cmocka_unit_test(test_invalid_thread_counts),
         cmocka_unit_test(test_deterministic_results),
+        cmocka_unit_test(test_poll_then_sleep),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
