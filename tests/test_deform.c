@@ -235,6 +235,55 @@ static void assert_same_derived(const rtcd_mesh* m, const rtcd_mesh* f)
             SAME(m->bvh.tris + 9 * k + 3 * c, m->vertices + 3 * m->indices[3 * m->bvh.tri_ids[k] + c], 12);
 }
 
+/* The refitted tree's boxes, bit for bit as the rule has them (an
+ * independent scalar refit): a leaf the box of its triangles' corners, taken
+ * through the mesh's indices, padded as the build pads (by 1e-5 of the
+ * mesh box's longest side, and 1e-6 of each coordinate); an inner node the
+ * union of its children's; the 4-wide copy its source nodes' boxes. Only
+ * after an update that refitted (a rebuild pads every node). */
+static void assert_refit_boxes(const rtcd_mesh* m)
+{
+    const rtcd_bvh* b = &m->bvh;
+    float pad = 1e-5f * fmaxf(fmaxf(m->hi[0] - m->lo[0], m->hi[1] - m->lo[1]), m->hi[2] - m->lo[2]) + 1e-30f;
+    float* box = malloc(6 * sizeof(float) * b->node_count);
+    for (uint32_t i = b->node_count; i-- > 0;) {
+        const rtcd_bvh_node* n = &b->nodes[i];
+        float* lo = box + 6 * i;
+        float* hi = lo + 3;
+        if (n->prims) {
+            uint32_t first = n->prims >> RTCD_BVH_LEAF_BITS, count = n->prims & RTCD_BVH_MAX_LEAF_SIZE;
+            for (uint32_t k = first; k < first + count; ++k)
+                for (int c = 0; c < 3; ++c)
+                    for (int a = 0; a < 3; ++a) {
+                        float x = m->vertices[3 * m->indices[3 * b->tri_ids[k] + c] + a];
+                        lo[a] = k == first && c == 0 ? x : (x < lo[a] ? x : lo[a]);
+                        hi[a] = k == first && c == 0 ? x : (x > hi[a] ? x : hi[a]);
+                    }
+            for (int a = 0; a < 3; ++a) {
+                lo[a] = lo[a] - pad - 1e-6f * fabsf(lo[a]);
+                hi[a] = hi[a] + pad + 1e-6f * fabsf(hi[a]);
+            }
+        } else {
+            const float* l = box + 6 * (i + 1);
+            const float* r = box + 6 * n[1].escape;
+            for (int a = 0; a < 3; ++a) {
+                lo[a] = r[a] < l[a] ? r[a] : l[a];
+                hi[a] = r[3 + a] > l[3 + a] ? r[3 + a] : l[3 + a];
+            }
+        }
+        SAME(n->lo, lo, 3 * sizeof(float));
+        SAME(n->hi, hi, 3 * sizeof(float));
+    }
+    for (uint32_t i = 0; i < b->node4_count; ++i)
+        for (uint32_t k = 0; k < b->nodes4[i].count; ++k)
+            for (int a = 0; a < 3; ++a) {
+                const rtcd_bvh_node* src = &b->nodes[b->nodes4_src[4 * i + k]];
+                SAME(&b->nodes4[i].lo[a][k], &src->lo[a], sizeof(float));
+                SAME(&b->nodes4[i].hi[a][k], &src->hi[a], sizeof(float));
+            }
+    free(box);
+}
+
 /* Random rays around the mesh, rays aimed at vertices and edge points, and
  * the narrow phase's own (from a vertex along its inward normal). */
 static void make_ray(const rtcd_mesh* m, test_rng* rng, long r, rtcd_ray* ray)
@@ -320,6 +369,7 @@ static void run_sequence(rtcd_mesh* m, float radius, uint32_t flags, int steps, 
         deformation += sqrt(moved2);
         assert_int_equal(rtcd_mesh_update_vertices(m, v, 0), RTCD_OK);
         assert_int_equal(rtcd_mesh_version(m), (uint64_t)s);
+        assert_refit_boxes(m); /* smooth steps refit (asserted below) */
         assert_true(fabs(m->deformation - deformation) <= 1e-9 * deformation);
         rtcd_mesh* fresh = create_like(m, v, flags);
         assert_same_derived(m, fresh);
@@ -647,7 +697,9 @@ static void test_randomized_updates(void** state)
             float amp = (float)test_rng_range(&rng, 0.05, 0.25);
             pulse_twist(rest, nv, 1.0f, amp, phase, v);
         }
+        uint64_t refits = m->bvh_refits;
         assert_int_equal(rtcd_mesh_update_vertices(m, v, 0), RTCD_OK);
+        if (m->bvh_refits > refits) assert_refit_boxes(m);
         rtcd_mesh* fresh = create_like(m, v, 0);
         int deep = u % 50 == 0;
         /* geometry exact, clusters hold their vertices, grids sound (600 points) */
