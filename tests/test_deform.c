@@ -186,6 +186,29 @@ static void assert_occupancy_exact(const rtcd_mesh* m)
     }
 }
 
+/* The mean and longest edge of a deformable mesh as their definition has
+ * them, independently: each triangle's edges (corner k to k + 1) in floats,
+ * their lengths summed in doubles in triangle order, the longest rounded up
+ * by 1e-6. The update sums them in any order while that sum is exact
+ * (core/mesh/mesh.c) and in this order otherwise: the same bits. */
+static void assert_edge_lengths(const rtcd_mesh* m)
+{
+    double sum = 0.0;
+    float longest = 0.0f;
+    for (uint32_t t = 0; t < m->triangle_count; ++t)
+        for (int k = 0; k < 3; ++k) {
+            const float* a = m->vertices + 3 * m->indices[3 * t + k];
+            const float* b = m->vertices + 3 * m->indices[3 * t + (k + 1) % 3];
+            float d[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+            float len = sqrtf(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+            sum += len;
+            longest = fmaxf(longest, len * (1.0f + 1e-6f));
+        }
+    float mean = (float)(sum / (3.0 * m->triangle_count));
+    SAME(&m->mean_edge_length, &mean, sizeof mean);
+    SAME(&m->max_edge_length, &longest, sizeof longest);
+}
+
 /* What the narrow phase reads, as a mesh created from the same vertices
  * has it: the geometry bit for bit, the grids sound (above), the clusters
  * a partition of the vertices with balls that hold them, mass on request
@@ -204,6 +227,7 @@ static void assert_same_derived(const rtcd_mesh* m, const rtcd_mesh* f)
     SAME(m->hi, f->hi, sizeof m->hi);
     SAME(m->facing, f->facing, sizeof m->facing);
     SAME(&m->mean_edge_length, &f->mean_edge_length, sizeof(float));
+    if (m->deformable) assert_edge_lengths(m);
     SAME(&m->max_edge_length, &f->max_edge_length, sizeof(float));
     SAME(&m->reach, &f->reach, sizeof(float));
     rtcd_mass_properties mm = rtcd_mesh_mass_properties(m), fm = rtcd_mesh_mass_properties(f);
@@ -458,6 +482,37 @@ static void test_open_surface(void** state)
         assert_same_hits(m, fresh, s == 4 ? 100000 : 5000, 500 + (uint64_t)s);
         rtcd_mesh_release(fresh);
     }
+    rtcd_mesh_release(m);
+}
+
+/* The edge sum in any order only while it is exact: one edge shrunk to a
+ * few millionths of its length (its triangles still pass the checks) makes
+ * the sum of the other lengths inexact in the shortest one's units, and the
+ * update sums again in triangle order; the next, ordinary shape goes the
+ * quick way. Either way the definition's bits (assert_edge_lengths). */
+static void test_edge_sum_in_order(void** state)
+{
+    (void)state;
+    rtcd_mesh* m = test_make_blob(RTCD_AVALANCHE_BLOB_VERTICES, 1.0f, 3);
+    uint32_t nv = m->vertex_count;
+    float* rest = malloc(12 * (size_t)nv);
+    float* v = malloc(12 * (size_t)nv);
+    memcpy(rest, m->vertices, 12 * (size_t)nv);
+    memcpy(v, rest, 12 * (size_t)nv);
+    uint32_t a = m->indices[0], b = m->indices[1];
+    for (int k = 0; k < 3; ++k) v[3 * a + k] = v[3 * b + k] + 4e-6f * (v[3 * a + k] - v[3 * b + k]);
+    assert_int_equal(rtcd_mesh_update_vertices(m, v, 0), RTCD_OK);
+    assert_int_equal(m->edge_sums_in_order, 1);
+    assert_edge_lengths(m);
+    rtcd_mesh* fresh = create_like(m, v, 0);
+    assert_same_derived(m, fresh);
+    rtcd_mesh_release(fresh);
+    pulse_twist(rest, nv, 1.0f, 0.1f, 0.3f, v);
+    assert_int_equal(rtcd_mesh_update_vertices(m, v, 0), RTCD_OK);
+    assert_int_equal(m->edge_sums_in_order, 1);
+    assert_edge_lengths(m);
+    free(rest);
+    free(v);
     rtcd_mesh_release(m);
 }
 
@@ -1102,7 +1157,7 @@ int main(int argc, char** argv)
         cmocka_unit_test(test_open_surface),  cmocka_unit_test(test_rebuild),
         cmocka_unit_test(test_refused),       cmocka_unit_test(test_out_of_memory),
         cmocka_unit_test(test_randomized_updates), cmocka_unit_test(test_update_many),
-        cmocka_unit_test(test_lazy_grids),
+        cmocka_unit_test(test_lazy_grids),    cmocka_unit_test(test_edge_sum_in_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
