@@ -666,6 +666,76 @@ static void test_refused(void** state)
 }
 
 
+/* The check finds what the rule says wherever the failure sits: the
+ * quick passes (two triangles at a time, one vertex pass) only clear a
+ * shape, the scalar code names the failure. Vertex a moved onto vertex b
+ * makes the triangles using both of zero area: the first of them (by
+ * index, whichever place it has in its pair) is named, by an update and by
+ * creation alike; also with the next triangle repeating a vertex of the
+ * same pair, and a far or non-finite coordinate at every position of a run
+ * of vertices. */
+static void test_check_agrees(void** state)
+{
+    (void)state;
+    rtcd_mesh* m = test_make_blob(RTCD_AVALANCHE_BLOB_VERTICES, 1.0f, 8);
+    uint32_t nv = m->vertex_count, nt = m->triangle_count;
+    float* v = malloc(12 * (size_t)nv);
+    char want[160];
+    uint32_t picks[6] = {0, 1, 2, 9, nt - 2, nt - 1};
+    for (int pi = 0; pi < 6; ++pi) {
+        const uint32_t* tri = m->indices + 3 * picks[pi];
+        uint32_t a = tri[0], b = tri[1], first = nt;
+        for (uint32_t t = 0; t < nt && first == nt; ++t) {
+            const uint32_t* q = m->indices + 3 * t;
+            int has_a = q[0] == a || q[1] == a || q[2] == a, has_b = q[0] == b || q[1] == b || q[2] == b;
+            if (has_a && has_b) first = t;
+        }
+        memcpy(v, m->vertices, 12 * (size_t)nv);
+        memcpy(v + 3 * a, v + 3 * b, 12);
+        const uint32_t* f = m->indices + 3 * first;
+        snprintf(want, sizeof want, "blob: triangle %u (%u, %u, %u) has zero area", first, f[0], f[1], f[2]);
+        expect_refused(m, v, 0, RTCD_ERROR_MESH_DEGENERATE_TRIANGLE, want);
+        rtcd_mesh_def def = rtcd_default_mesh_def();
+        def.vertices = v, def.vertex_count = nv, def.indices = m->indices, def.triangle_count = nt, def.name = "blob";
+        rtcd_mesh* c = NULL;
+        assert_int_equal(rtcd_mesh_create(&def, &c), RTCD_ERROR_MESH_DEGENERATE_TRIANGLE);
+        assert_non_null(strstr(rtcd_last_error_message(), want));
+    }
+    /* a triangle that repeats a vertex after one of zero area in its pair,
+     * and before one: the first in index order is named */
+    uint32_t* idx = malloc(12 * (size_t)nt);
+    for (int order = 0; order < 2; ++order) {
+        memcpy(idx, m->indices, 12 * (size_t)nt);
+        memcpy(v, m->vertices, 12 * (size_t)nv);
+        uint32_t zero = order ? 11 : 10, rep = order ? 10 : 11; /* one pair: triangles 10 and 11 */
+        idx[3 * rep + 2] = idx[3 * rep];
+        const uint32_t* z = idx + 3 * zero;
+        for (int k = 0; k < 3; ++k) v[3 * z[2] + k] = 0.5f * (v[3 * z[0] + k] + v[3 * z[1] + k]); /* on its edge */
+        rtcd_mesh_def def = rtcd_default_mesh_def();
+        def.vertices = v, def.vertex_count = nv, def.indices = idx, def.triangle_count = nt, def.name = "blob";
+        rtcd_mesh* c = NULL;
+        assert_int_equal(rtcd_mesh_create(&def, &c), RTCD_ERROR_MESH_DEGENERATE_TRIANGLE);
+        if (order) snprintf(want, sizeof want, "blob: triangle 10 repeats a vertex");
+        else snprintf(want, sizeof want, "blob: triangle 10 (%u, %u, %u) has zero area", z[0], z[1], z[2]);
+        assert_non_null(strstr(rtcd_last_error_message(), want));
+    }
+    /* the vertex pass: each of the first five vertices far out, then non-finite */
+    for (uint32_t i = 0; i < 5; ++i)
+        for (int k = 0; k < 3; ++k) {
+            memcpy(v, m->vertices, 12 * (size_t)nv);
+            v[3 * i + k] = k == 1 ? -3e5f : 3e5f;
+            snprintf(want, sizeof want, "blob: vertex %u lies 300000 m from the origin", i);
+            expect_refused(m, v, 0, RTCD_ERROR_MESH_OUT_OF_RANGE, want);
+            v[3 * i + k] = k == 2 ? -INFINITY : NAN;
+            snprintf(want, sizeof want, "blob: vertex %u has a non-finite coordinate (%c = ", i, "xyz"[k]);
+            expect_refused(m, v, 0, RTCD_ERROR_MESH_NONFINITE_VERTEX, want);
+        }
+    assert_int_equal(rtcd_mesh_version(m), 0);
+    free(idx);
+    free(v);
+    rtcd_mesh_release(m);
+}
+
 /* Every allocation of an update failed in turn, on the refit path and on
  * the rebuild path. The first update makes its buffers before its checks:
  * a failure there is reported and leaves the mesh as it was. Past the
@@ -1158,6 +1228,7 @@ int main(int argc, char** argv)
         cmocka_unit_test(test_refused),       cmocka_unit_test(test_out_of_memory),
         cmocka_unit_test(test_randomized_updates), cmocka_unit_test(test_update_many),
         cmocka_unit_test(test_lazy_grids),    cmocka_unit_test(test_edge_sum_in_order),
+        cmocka_unit_test(test_check_agrees),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
