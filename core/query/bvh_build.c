@@ -352,7 +352,8 @@ static inline double area_sse(__m128 lo, __m128 hi)
 {
     const __m128d zero = _mm_setzero_pd();
     __m128d dxy = _mm_max_pd(_mm_sub_pd(_mm_cvtps_pd(hi), _mm_cvtps_pd(lo)), zero);
-    __m128d dzw = _mm_max_pd(_mm_sub_pd(_mm_cvtps_pd(_mm_movehl_ps(hi, hi)), _mm_cvtps_pd(_mm_movehl_ps(lo, lo))), zero);
+    __m128d hz = _mm_cvtps_pd(_mm_movehl_ps(hi, hi)), lz = _mm_cvtps_pd(_mm_movehl_ps(lo, lo));
+    __m128d dzw = _mm_max_pd(_mm_sub_pd(hz, lz), zero);
     __m128d dyz = _mm_shuffle_pd(dxy, dzw, 1);       /* dy, dz */
     __m128d p = _mm_mul_pd(dxy, dyz);                 /* dx dy, dy dz */
     __m128d zx = _mm_mul_sd(dzw, dxy);                /* dz dx */
