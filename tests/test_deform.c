@@ -186,6 +186,29 @@ static void assert_occupancy_exact(const rtcd_mesh* m)
     }
 }
 
+/* The mean and longest edge of a deformable mesh as their definition has
+ * them, independently: each triangle's edges (corner k to k + 1) in floats,
+ * their lengths summed in doubles in triangle order, the longest rounded up
+ * by 1e-6. The update sums them in any order while that sum is exact
+ * (core/mesh/mesh.c) and in this order otherwise: the same bits. */
+static void assert_edge_lengths(const rtcd_mesh* m)
+{
+    double sum = 0.0;
+    float longest = 0.0f;
+    for (uint32_t t = 0; t < m->triangle_count; ++t)
+        for (int k = 0; k < 3; ++k) {
+            const float* a = m->vertices + 3 * m->indices[3 * t + k];
+            const float* b = m->vertices + 3 * m->indices[3 * t + (k + 1) % 3];
+            float d[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+            float len = sqrtf(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+            sum += len;
+            longest = fmaxf(longest, len * (1.0f + 1e-6f));
+        }
+    float mean = (float)(sum / (3.0 * m->triangle_count));
+    SAME(&m->mean_edge_length, &mean, sizeof mean);
+    SAME(&m->max_edge_length, &longest, sizeof longest);
+}
+
 /* What the narrow phase reads, as a mesh created from the same vertices
  * has it: the geometry bit for bit, the grids sound (above), the clusters
  * a partition of the vertices with balls that hold them, mass on request
@@ -204,6 +227,7 @@ static void assert_same_derived(const rtcd_mesh* m, const rtcd_mesh* f)
     SAME(m->hi, f->hi, sizeof m->hi);
     SAME(m->facing, f->facing, sizeof m->facing);
     SAME(&m->mean_edge_length, &f->mean_edge_length, sizeof(float));
+    if (m->deformable) assert_edge_lengths(m);
     SAME(&m->max_edge_length, &f->max_edge_length, sizeof(float));
     SAME(&m->reach, &f->reach, sizeof(float));
     rtcd_mass_properties mm = rtcd_mesh_mass_properties(m), fm = rtcd_mesh_mass_properties(f);
@@ -233,6 +257,55 @@ static void assert_same_derived(const rtcd_mesh* m, const rtcd_mesh* f)
     for (uint32_t k = 0; k < m->triangle_count; ++k)
         for (int c = 0; c < 3; ++c)
             SAME(m->bvh.tris + 9 * k + 3 * c, m->vertices + 3 * m->indices[3 * m->bvh.tri_ids[k] + c], 12);
+}
+
+/* The refitted tree's boxes, bit for bit as the rule has them (an
+ * independent scalar refit): a leaf the box of its triangles' corners, taken
+ * through the mesh's indices, padded as the build pads (by 1e-5 of the
+ * mesh box's longest side, and 1e-6 of each coordinate); an inner node the
+ * union of its children's; the 4-wide copy its source nodes' boxes. Only
+ * after an update that refitted (a rebuild pads every node). */
+static void assert_refit_boxes(const rtcd_mesh* m)
+{
+    const rtcd_bvh* b = &m->bvh;
+    float pad = 1e-5f * fmaxf(fmaxf(m->hi[0] - m->lo[0], m->hi[1] - m->lo[1]), m->hi[2] - m->lo[2]) + 1e-30f;
+    float* box = malloc(6 * sizeof(float) * b->node_count);
+    for (uint32_t i = b->node_count; i-- > 0;) {
+        const rtcd_bvh_node* n = &b->nodes[i];
+        float* lo = box + 6 * i;
+        float* hi = lo + 3;
+        if (n->prims) {
+            uint32_t first = n->prims >> RTCD_BVH_LEAF_BITS, count = n->prims & RTCD_BVH_MAX_LEAF_SIZE;
+            for (uint32_t k = first; k < first + count; ++k)
+                for (int c = 0; c < 3; ++c)
+                    for (int a = 0; a < 3; ++a) {
+                        float x = m->vertices[3 * m->indices[3 * b->tri_ids[k] + c] + a];
+                        lo[a] = k == first && c == 0 ? x : (x < lo[a] ? x : lo[a]);
+                        hi[a] = k == first && c == 0 ? x : (x > hi[a] ? x : hi[a]);
+                    }
+            for (int a = 0; a < 3; ++a) {
+                lo[a] = lo[a] - pad - 1e-6f * fabsf(lo[a]);
+                hi[a] = hi[a] + pad + 1e-6f * fabsf(hi[a]);
+            }
+        } else {
+            const float* l = box + 6 * (i + 1);
+            const float* r = box + 6 * n[1].escape;
+            for (int a = 0; a < 3; ++a) {
+                lo[a] = r[a] < l[a] ? r[a] : l[a];
+                hi[a] = r[3 + a] > l[3 + a] ? r[3 + a] : l[3 + a];
+            }
+        }
+        SAME(n->lo, lo, 3 * sizeof(float));
+        SAME(n->hi, hi, 3 * sizeof(float));
+    }
+    for (uint32_t i = 0; i < b->node4_count; ++i)
+        for (uint32_t k = 0; k < b->nodes4[i].count; ++k)
+            for (int a = 0; a < 3; ++a) {
+                const rtcd_bvh_node* src = &b->nodes[b->nodes4_src[4 * i + k]];
+                SAME(&b->nodes4[i].lo[a][k], &src->lo[a], sizeof(float));
+                SAME(&b->nodes4[i].hi[a][k], &src->hi[a], sizeof(float));
+            }
+    free(box);
 }
 
 /* Random rays around the mesh, rays aimed at vertices and edge points, and
@@ -320,6 +393,7 @@ static void run_sequence(rtcd_mesh* m, float radius, uint32_t flags, int steps, 
         deformation += sqrt(moved2);
         assert_int_equal(rtcd_mesh_update_vertices(m, v, 0), RTCD_OK);
         assert_int_equal(rtcd_mesh_version(m), (uint64_t)s);
+        assert_refit_boxes(m); /* smooth steps refit (asserted below) */
         assert_true(fabs(m->deformation - deformation) <= 1e-9 * deformation);
         rtcd_mesh* fresh = create_like(m, v, flags);
         assert_same_derived(m, fresh);
@@ -408,6 +482,37 @@ static void test_open_surface(void** state)
         assert_same_hits(m, fresh, s == 4 ? 100000 : 5000, 500 + (uint64_t)s);
         rtcd_mesh_release(fresh);
     }
+    rtcd_mesh_release(m);
+}
+
+/* The edge sum in any order only while it is exact: one edge shrunk to a
+ * few millionths of its length (its triangles still pass the checks) makes
+ * the sum of the other lengths inexact in the shortest one's units, and the
+ * update sums again in triangle order; the next, ordinary shape goes the
+ * quick way. Either way the definition's bits (assert_edge_lengths). */
+static void test_edge_sum_in_order(void** state)
+{
+    (void)state;
+    rtcd_mesh* m = test_make_blob(RTCD_AVALANCHE_BLOB_VERTICES, 1.0f, 3);
+    uint32_t nv = m->vertex_count;
+    float* rest = malloc(12 * (size_t)nv);
+    float* v = malloc(12 * (size_t)nv);
+    memcpy(rest, m->vertices, 12 * (size_t)nv);
+    memcpy(v, rest, 12 * (size_t)nv);
+    uint32_t a = m->indices[0], b = m->indices[1];
+    for (int k = 0; k < 3; ++k) v[3 * a + k] = v[3 * b + k] + 4e-6f * (v[3 * a + k] - v[3 * b + k]);
+    assert_int_equal(rtcd_mesh_update_vertices(m, v, 0), RTCD_OK);
+    assert_int_equal(m->edge_sums_in_order, 1);
+    assert_edge_lengths(m);
+    rtcd_mesh* fresh = create_like(m, v, 0);
+    assert_same_derived(m, fresh);
+    rtcd_mesh_release(fresh);
+    pulse_twist(rest, nv, 1.0f, 0.1f, 0.3f, v);
+    assert_int_equal(rtcd_mesh_update_vertices(m, v, 0), RTCD_OK);
+    assert_int_equal(m->edge_sums_in_order, 1);
+    assert_edge_lengths(m);
+    free(rest);
+    free(v);
     rtcd_mesh_release(m);
 }
 
@@ -561,6 +666,76 @@ static void test_refused(void** state)
 }
 
 
+/* The check finds what the rule says wherever the failure sits: the
+ * quick passes (two triangles at a time, one vertex pass) only clear a
+ * shape, the scalar code names the failure. Vertex a moved onto vertex b
+ * makes the triangles using both of zero area: the first of them (by
+ * index, whichever place it has in its pair) is named, by an update and by
+ * creation alike; also with the next triangle repeating a vertex of the
+ * same pair, and a far or non-finite coordinate at every position of a run
+ * of vertices. */
+static void test_check_agrees(void** state)
+{
+    (void)state;
+    rtcd_mesh* m = test_make_blob(RTCD_AVALANCHE_BLOB_VERTICES, 1.0f, 8);
+    uint32_t nv = m->vertex_count, nt = m->triangle_count;
+    float* v = malloc(12 * (size_t)nv);
+    char want[160];
+    uint32_t picks[6] = {0, 1, 2, 9, nt - 2, nt - 1};
+    for (int pi = 0; pi < 6; ++pi) {
+        const uint32_t* tri = m->indices + 3 * picks[pi];
+        uint32_t a = tri[0], b = tri[1], first = nt;
+        for (uint32_t t = 0; t < nt && first == nt; ++t) {
+            const uint32_t* q = m->indices + 3 * t;
+            int has_a = q[0] == a || q[1] == a || q[2] == a, has_b = q[0] == b || q[1] == b || q[2] == b;
+            if (has_a && has_b) first = t;
+        }
+        memcpy(v, m->vertices, 12 * (size_t)nv);
+        memcpy(v + 3 * a, v + 3 * b, 12);
+        const uint32_t* f = m->indices + 3 * first;
+        snprintf(want, sizeof want, "blob: triangle %u (%u, %u, %u) has zero area", first, f[0], f[1], f[2]);
+        expect_refused(m, v, 0, RTCD_ERROR_MESH_DEGENERATE_TRIANGLE, want);
+        rtcd_mesh_def def = rtcd_default_mesh_def();
+        def.vertices = v, def.vertex_count = nv, def.indices = m->indices, def.triangle_count = nt, def.name = "blob";
+        rtcd_mesh* c = NULL;
+        assert_int_equal(rtcd_mesh_create(&def, &c), RTCD_ERROR_MESH_DEGENERATE_TRIANGLE);
+        assert_non_null(strstr(rtcd_last_error_message(), want));
+    }
+    /* a triangle that repeats a vertex after one of zero area in its pair,
+     * and before one: the first in index order is named */
+    uint32_t* idx = malloc(12 * (size_t)nt);
+    for (int order = 0; order < 2; ++order) {
+        memcpy(idx, m->indices, 12 * (size_t)nt);
+        memcpy(v, m->vertices, 12 * (size_t)nv);
+        uint32_t zero = order ? 11 : 10, rep = order ? 10 : 11; /* one pair: triangles 10 and 11 */
+        idx[3 * rep + 2] = idx[3 * rep];
+        const uint32_t* z = idx + 3 * zero;
+        for (int k = 0; k < 3; ++k) v[3 * z[2] + k] = 0.5f * (v[3 * z[0] + k] + v[3 * z[1] + k]); /* on its edge */
+        rtcd_mesh_def def = rtcd_default_mesh_def();
+        def.vertices = v, def.vertex_count = nv, def.indices = idx, def.triangle_count = nt, def.name = "blob";
+        rtcd_mesh* c = NULL;
+        assert_int_equal(rtcd_mesh_create(&def, &c), RTCD_ERROR_MESH_DEGENERATE_TRIANGLE);
+        if (order) snprintf(want, sizeof want, "blob: triangle 10 repeats a vertex");
+        else snprintf(want, sizeof want, "blob: triangle 10 (%u, %u, %u) has zero area", z[0], z[1], z[2]);
+        assert_non_null(strstr(rtcd_last_error_message(), want));
+    }
+    /* the vertex pass: each of the first five vertices far out, then non-finite */
+    for (uint32_t i = 0; i < 5; ++i)
+        for (int k = 0; k < 3; ++k) {
+            memcpy(v, m->vertices, 12 * (size_t)nv);
+            v[3 * i + k] = k == 1 ? -3e5f : 3e5f;
+            snprintf(want, sizeof want, "blob: vertex %u lies 300000 m from the origin", i);
+            expect_refused(m, v, 0, RTCD_ERROR_MESH_OUT_OF_RANGE, want);
+            v[3 * i + k] = k == 2 ? -INFINITY : NAN;
+            snprintf(want, sizeof want, "blob: vertex %u has a non-finite coordinate (%c = ", i, "xyz"[k]);
+            expect_refused(m, v, 0, RTCD_ERROR_MESH_NONFINITE_VERTEX, want);
+        }
+    assert_int_equal(rtcd_mesh_version(m), 0);
+    free(idx);
+    free(v);
+    rtcd_mesh_release(m);
+}
+
 /* Every allocation of an update failed in turn, on the refit path and on
  * the rebuild path. The first update makes its buffers before its checks:
  * a failure there is reported and leaves the mesh as it was. Past the
@@ -647,7 +822,9 @@ static void test_randomized_updates(void** state)
             float amp = (float)test_rng_range(&rng, 0.05, 0.25);
             pulse_twist(rest, nv, 1.0f, amp, phase, v);
         }
+        uint64_t refits = m->bvh_refits;
         assert_int_equal(rtcd_mesh_update_vertices(m, v, 0), RTCD_OK);
+        if (m->bvh_refits > refits) assert_refit_boxes(m);
         rtcd_mesh* fresh = create_like(m, v, 0);
         int deep = u % 50 == 0;
         /* geometry exact, clusters hold their vertices, grids sound (600 points) */
@@ -1050,7 +1227,8 @@ int main(int argc, char** argv)
         cmocka_unit_test(test_open_surface),  cmocka_unit_test(test_rebuild),
         cmocka_unit_test(test_refused),       cmocka_unit_test(test_out_of_memory),
         cmocka_unit_test(test_randomized_updates), cmocka_unit_test(test_update_many),
-        cmocka_unit_test(test_lazy_grids),
+        cmocka_unit_test(test_lazy_grids),    cmocka_unit_test(test_edge_sum_in_order),
+        cmocka_unit_test(test_check_agrees),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

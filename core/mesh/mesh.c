@@ -8,6 +8,7 @@
 #include <string.h>
 
 #if defined(__SSE2__)
+#include <emmintrin.h>
 #include <xmmintrin.h>
 #endif
 
@@ -38,32 +39,6 @@ static int edge_ref_cmp(const void* pa, const void* pb)
 
 static const char* mesh_label(const rtcd_mesh_def* def) { return def->name ? def->name : "mesh"; }
 
-/* The range of validity (rtcd_mesh.h). */
-static rtcd_error check_range(const char* name, const float* v, uint32_t n)
-{
-    float lo[3] = {FLT_MAX, FLT_MAX, FLT_MAX}, hi[3] = {-FLT_MAX, -FLT_MAX, -FLT_MAX}, far = 0.0f;
-    uint32_t far_vertex = 0;
-    for (uint32_t i = 0; i < n; ++i)
-        for (int k = 0; k < 3; ++k) {
-            float x = v[3 * i + k], ax = x < 0.0f ? -x : x; /* finite (checked first) */
-            lo[k] = x < lo[k] ? x : lo[k];
-            hi[k] = x > hi[k] ? x : hi[k];
-            if (ax > far) far = ax, far_vertex = i;
-        }
-    float extent = fmaxf(hi[0] - lo[0], fmaxf(hi[1] - lo[1], hi[2] - lo[2]));
-    if (far > RTCD_MESH_MAX_COORDINATE)
-        return rtcd_fail(RTCD_ERROR_MESH_OUT_OF_RANGE, "%s: vertex %u lies %g m from the origin, beyond %g m", name,
-                         far_vertex, (double)far, (double)RTCD_MESH_MAX_COORDINATE);
-    if (!(extent >= RTCD_MESH_MIN_EXTENT && extent <= RTCD_MESH_MAX_EXTENT))
-        return rtcd_fail(RTCD_ERROR_MESH_OUT_OF_RANGE, "%s: extent %g m is outside [%g, %g] m", name, (double)extent,
-                         (double)RTCD_MESH_MIN_EXTENT, (double)RTCD_MESH_MAX_EXTENT);
-    if (extent < 1e-4f * far)
-        return rtcd_fail(RTCD_ERROR_MESH_OUT_OF_RANGE,
-                         "%s: extent %g m is below 1e-4 of its distance from the origin (%g m): move it to its origin",
-                         name, (double)extent, (double)far);
-    return RTCD_OK;
-}
-
 static rtcd_error validate_elements(const rtcd_mesh_def* def, const float* v, const uint32_t* idx)
 {
     const char* name = mesh_label(def);
@@ -76,49 +51,6 @@ static rtcd_error validate_elements(const rtcd_mesh_def* def, const float* v, co
         }
     }
     return rtcd_mesh_check_shape(name, v, def->vertex_count, idx, def->triangle_count, NULL);
-}
-
-/* Finite coordinates, the range of validity, no degenerate triangle (indices
- * already in range): shared with rtcd_mesh_update_vertices. */
-rtcd_error rtcd_mesh_check_shape(const char* name, const float* v, uint32_t vertex_count, const uint32_t* idx,
-                                 uint32_t triangle_count, double* volume_out)
-{
-    double volume = 0.0; /* rtcd_compute_volume's sum, from the same cross products (an update's inside-out check) */
-    double ref[3] = {vertex_count ? v[0] : 0.0, vertex_count ? v[1] : 0.0, vertex_count ? v[2] : 0.0};
-    for (uint32_t i = 0; i < 3 * vertex_count; ++i) {
-        if (!isfinite(v[i]))
-            return rtcd_fail(RTCD_ERROR_MESH_NONFINITE_VERTEX, "%s: vertex %u has a non-finite coordinate (%c = %g)",
-                             name, i / 3, "xyz"[i % 3], (double)v[i]);
-    }
-    rtcd_error err = check_range(name, v, vertex_count);
-    if (err != RTCD_OK) return err;
-    for (uint32_t t = 0; t < triangle_count; ++t) {
-        uint32_t a = idx[3 * t], b = idx[3 * t + 1], c = idx[3 * t + 2];
-        if (a == b || b == c || a == c)
-            return rtcd_fail(RTCD_ERROR_MESH_DEGENERATE_TRIANGLE, "%s: triangle %u repeats a vertex (%u, %u, %u)",
-                             name, t, a, b, c);
-        double e1[3], e2[3], e3[3];
-        for (int k = 0; k < 3; ++k) {
-            e1[k] = (double)v[3 * b + k] - v[3 * a + k];
-            e2[k] = (double)v[3 * c + k] - v[3 * a + k];
-            e3[k] = (double)v[3 * c + k] - v[3 * b + k];
-        }
-        double cx = e1[1] * e2[2] - e1[2] * e2[1], cy = e1[2] * e2[0] - e1[0] * e2[2],
-               cz = e1[0] * e2[1] - e1[1] * e2[0];
-        double l1 = e1[0] * e1[0] + e1[1] * e1[1] + e1[2] * e1[2], l2 = e2[0] * e2[0] + e2[1] * e2[1] + e2[2] * e2[2],
-               l3 = e3[0] * e3[0] + e3[1] * e3[1] + e3[2] * e3[2];
-        double longest = l1 > l2 ? l1 : l2;
-        longest = l3 > longest ? l3 : longest;
-        /* Zero area up to float precision: height below ~1e-6 of the longest
-         * edge (squared both sides: no square root per triangle). */
-        if (cx * cx + cy * cy + cz * cz <= 1e-12 * longest * longest)
-            return rtcd_fail(RTCD_ERROR_MESH_DEGENERATE_TRIANGLE,
-                             "%s: triangle %u (%u, %u, %u) has zero area", name, t, a, b, c);
-        volume += (((double)v[3 * a] - ref[0]) * cx + ((double)v[3 * a + 1] - ref[1]) * cy +
-                   ((double)v[3 * a + 2] - ref[2]) * cz) / 6.0;
-    }
-    if (volume_out) *volume_out = volume;
-    return RTCD_OK;
 }
 
 rtcd_error rtcd_mesh_fail_inside_out(const char* name, double volume, int flip_hint)
@@ -302,52 +234,159 @@ static void tri_terms_sse(const rtcd_mesh* m, uint32_t t, tri_terms4* o)
 }
 #endif
 
+/* Triangle t0 + j's terms (lane j of o) into its normal and its corners'
+ * sums, one triangle at a time: the operations of the 4-wide path below. */
+static void scatter_lane(rtcd_mesh* m, uint32_t t0, const tri_terms4* o, uint32_t j, float* vn)
+{
+    const uint32_t* tri = m->indices + 3 * (t0 + j);
+    float nx = o->n[0][j], ny = o->n[1][j], nz = o->n[2][j];
+    float* tn = m->triangle_normals + 3 * (t0 + j);
+    tn[0] = nx, tn[1] = ny, tn[2] = nz;
+    for (int k = 0; k < 3; ++k) {
+        float angle = o->angle[k][j];
+        float* sum = vn + 4 * tri[k];
+        sum[0] += angle * nx;
+        sum[1] += angle * ny;
+        sum[2] += angle * nz;
+    }
+}
+
+/* A bound under which a sum of lengths, none below `shortest`, is exact in
+ * doubles in any order: every length is a multiple of the float ulp of the
+ * shortest, so every partial sum below 2^52 of those ulps is a double. */
+static double exact_sum_limit(float shortest)
+{
+    uint32_t bits;
+    memcpy(&bits, &shortest, sizeof bits);
+    int e = (int)((bits >> 23) & 0xffu); /* ulp 2^(e - 150); subnormals 2^-149 */
+    return ldexp(1.0, (e ? e : 1) - 150 + 52);
+}
+
+/* Edge lengths' sum, longest and shortest, in any order (test_deform
+ * compares the sum with the sequential one: equal while it is exact). */
+typedef struct edge_acc {
+    double sum;
+    float longest, shortest;
+} edge_acc;
+
+static void edge_add(edge_acc* a, float len)
+{
+    a->sum += len;
+    float bound = len * (1.0f + 1e-6f); /* rounded up: a bound */
+    a->longest = bound > a->longest ? bound : a->longest;
+    a->shortest = len < a->shortest ? len : a->shortest;
+}
+
+/* The vertex sums are kept 4 floats apart in the scratch (which holds 3
+ * doubles per vertex): one vector per corner. */
 static void deformable_normals(rtcd_mesh* m, float* vn, double* edge_sum_out, float* max_edge_out)
 {
-    memset(vn, 0, (size_t)m->vertex_count * 3 * sizeof(float));
-    double edge_sum = 0.0;
-    float max_edge = 0.0f;
-    for (uint32_t t0 = 0; t0 < m->triangle_count; t0 += 4) {
-        uint32_t lanes = m->triangle_count - t0 < 4 ? m->triangle_count - t0 : 4;
+    uint32_t nv = m->vertex_count, nt = m->triangle_count;
+    memset(vn, 0, (size_t)nv * 4 * sizeof(float));
+    edge_acc acc = {0.0, 0.0f, FLT_MAX};
+#if defined(__SSE2__)
+    __m128d sum01 = _mm_setzero_pd(), sum23 = _mm_setzero_pd();
+    __m128 longest = _mm_setzero_ps(), shortest = _mm_set1_ps(FLT_MAX);
+    const __m128 up = _mm_set1_ps(1.0f + 1e-6f);
+#endif
+    for (uint32_t t0 = 0; t0 < nt; t0 += 4) {
+        uint32_t lanes = nt - t0 < 4 ? nt - t0 : 4;
         tri_terms4 o;
 #if defined(__SSE2__)
-        if (lanes == 4) tri_terms_sse(m, t0, &o);
-        else
-#endif
-            for (uint32_t j = 0; j < lanes; ++j) tri_terms(m, t0 + j, &o, (int)j);
-        for (uint32_t j = 0; j < lanes; ++j) {
-            const uint32_t* tri = m->indices + 3 * (t0 + j);
-            float nx = o.n[0][j], ny = o.n[1][j], nz = o.n[2][j];
-            float* tn = m->triangle_normals + 3 * (t0 + j);
-            tn[0] = nx, tn[1] = ny, tn[2] = nz;
+        if (lanes == 4) {
+            tri_terms_sse(m, t0, &o);
             for (int k = 0; k < 3; ++k) {
-                float angle = o.angle[k][j];
-                float* sum = vn + 3 * tri[k];
-                sum[0] += angle * nx;
-                sum[1] += angle * ny;
-                sum[2] += angle * nz;
-                edge_sum += o.len[k][j];
-                float bound = o.len[k][j] * (1.0f + 1e-6f); /* rounded up: a bound */
-                max_edge = bound > max_edge ? bound : max_edge;
+                __m128 len = _mm_loadu_ps(o.len[k]);
+                sum01 = _mm_add_pd(sum01, _mm_cvtps_pd(len));
+                sum23 = _mm_add_pd(sum23, _mm_cvtps_pd(_mm_movehl_ps(len, len)));
+                longest = _mm_max_ps(_mm_mul_ps(len, up), longest);
+                shortest = _mm_min_ps(len, shortest);
             }
+            __m128 n0 = _mm_loadu_ps(o.n[0]), n1 = _mm_loadu_ps(o.n[1]), n2 = _mm_loadu_ps(o.n[2]);
+            __m128 n3 = _mm_setzero_ps();
+            _MM_TRANSPOSE4_PS(n0, n1, n2, n3); /* n_j: triangle t0 + j's normal, w 0 */
+            __m128 n[4] = {n0, n1, n2, n3};
+            float* tn = m->triangle_normals + 3 * t0;
+            _mm_storeu_ps(tn, n0); /* each fourth lane is overwritten by the next */
+            _mm_storeu_ps(tn + 3, n1);
+            _mm_storeu_ps(tn + 6, n2);
+            _mm_storel_pi((__m64*)(void*)(tn + 9), n3);
+            _mm_store_ss(tn + 11, _mm_movehl_ps(n3, n3));
+            for (int j = 0; j < 4; ++j) {
+                const uint32_t* tri = m->indices + 3 * (t0 + (uint32_t)j);
+                for (int k = 0; k < 3; ++k) { /* sum += angle * n, lane by lane */
+                    float* sum = vn + 4 * tri[k];
+                    _mm_storeu_ps(sum, _mm_add_ps(_mm_loadu_ps(sum), _mm_mul_ps(_mm_set1_ps(o.angle[k][j]), n[j])));
+                }
+            }
+            continue;
+        }
+#endif
+        for (uint32_t j = 0; j < lanes; ++j) tri_terms(m, t0 + j, &o, (int)j);
+        for (uint32_t j = 0; j < lanes; ++j) {
+            scatter_lane(m, t0, &o, j, vn);
+            for (int k = 0; k < 3; ++k) edge_add(&acc, o.len[k][j]);
         }
     }
+#if defined(__SSE2__)
+    double s[4];
+    float hi[4], lo[4];
+    _mm_storeu_pd(s, sum01);
+    _mm_storeu_pd(s + 2, sum23);
+    _mm_storeu_ps(hi, longest);
+    _mm_storeu_ps(lo, shortest);
+    for (int k = 0; k < 4; ++k) {
+        acc.sum += s[k];
+        acc.longest = hi[k] > acc.longest ? hi[k] : acc.longest;
+        acc.shortest = lo[k] < acc.shortest ? lo[k] : acc.shortest;
+    }
+#endif
+    /* The mean edge as the sequential sum has it: the same whenever the sum
+     * is exact (no rounding in any order), else summed again in order. */
+    if (!(acc.shortest > 0.0f && acc.sum <= exact_sum_limit(acc.shortest))) {
+        acc.sum = 0.0;
+        for (uint32_t t = 0; t < nt; ++t) {
+            tri_terms4 o;
+            tri_terms(m, t, &o, 0);
+            for (int k = 0; k < 3; ++k) acc.sum += o.len[k][0];
+        }
+        m->edge_sums_in_order++;
+    }
     /* Unit vertex normals, four vertices at a time; unreferenced vertices keep a zero normal. */
-    for (uint32_t i = 0; i < m->vertex_count; i += 4) {
-        uint32_t n = m->vertex_count - i < 4 ? m->vertex_count - i : 4;
+    uint32_t i = 0;
+#if defined(__SSE2__)
+    for (; i + 4 <= nv; i += 4) {
+        __m128 x = _mm_loadu_ps(vn + 4 * i), y = _mm_loadu_ps(vn + 4 * i + 4), z = _mm_loadu_ps(vn + 4 * i + 8);
+        __m128 w = _mm_loadu_ps(vn + 4 * i + 12);
+        _MM_TRANSPOSE4_PS(x, y, z, w); /* x: four vertices' x sums */
+        __m128 l = _mm_sqrt_ps(_mm_add_ps(_mm_add_ps(_mm_mul_ps(x, x), _mm_mul_ps(y, y)), _mm_mul_ps(z, z)));
+        __m128 pos = _mm_cmpgt_ps(l, _mm_setzero_ps()), one = _mm_set1_ps(1.0f);
+        __m128 inv = _mm_div_ps(one, _mm_or_ps(_mm_and_ps(pos, l), _mm_andnot_ps(pos, one)));
+        x = _mm_mul_ps(x, inv), y = _mm_mul_ps(y, inv), z = _mm_mul_ps(z, inv), w = _mm_setzero_ps();
+        _MM_TRANSPOSE4_PS(x, y, z, w); /* back: one vertex a vector */
+        float* out = m->vertex_normals + 3 * i;
+        _mm_storeu_ps(out, x);
+        _mm_storeu_ps(out + 3, y);
+        _mm_storeu_ps(out + 6, z);
+        _mm_storel_pi((__m64*)(void*)(out + 9), w);
+        _mm_store_ss(out + 11, _mm_movehl_ps(w, w));
+    }
+#endif
+    for (; i < nv; i += 4) {
+        uint32_t n = nv - i < 4 ? nv - i : 4;
         float l[4] = {1.0f, 1.0f, 1.0f, 1.0f}, one[4] = {1.0f, 1.0f, 1.0f, 1.0f};
         for (uint32_t j = 0; j < n; ++j) {
-            const float* s = vn + 3 * (i + j);
-            l[j] = s[0] * s[0] + s[1] * s[1] + s[2] * s[2];
+            const float* s4 = vn + 4 * (i + j);
+            l[j] = s4[0] * s4[0] + s4[1] * s4[1] + s4[2] * s4[2];
         }
         sqrt4(l);
         for (uint32_t j = 0; j < 4; ++j) l[j] = l[j] > 0.0f ? l[j] : 1.0f;
         div4(one, l);
         for (uint32_t j = 0; j < n; ++j)
-            for (int k = 0; k < 3; ++k) m->vertex_normals[3 * (i + j) + k] = vn[3 * (i + j) + k] * one[j];
+            for (int k = 0; k < 3; ++k) m->vertex_normals[3 * (i + j) + k] = vn[4 * (i + j) + k] * one[j];
     }
-    *edge_sum_out = edge_sum;
-    *max_edge_out = max_edge;
+    *edge_sum_out = acc.sum;
+    *max_edge_out = acc.longest;
 }
 
 /* Normals, box, edge lengths, facing and reach from the vertices (creation
@@ -369,8 +408,8 @@ rtcd_error rtcd_mesh_derive_geometry(rtcd_mesh* m, double* sums)
         }
     }
     double* vn = sums;
-    if (vn) memset(vn, 0, (size_t)m->vertex_count * 3 * sizeof(double));
-    else vn = rtcd_calloc((size_t)m->vertex_count * 3, sizeof(double));
+    if (!vn) vn = rtcd_calloc((size_t)m->vertex_count * 3, sizeof(double));
+    else if (!m->deformable) memset(vn, 0, (size_t)m->vertex_count * 3 * sizeof(double)); /* deformable: its own */
     if (!vn) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "%s: no memory for vertex normals", m->name);
     double edge_sum = 0.0;
     float max_edge = 0.0f;

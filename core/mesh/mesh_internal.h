@@ -13,7 +13,8 @@
 #include "query/surface_overlap.h"
 #include "solid_grid.h"
 
-/* Shared by creation and rtcd_mesh_update_vertices (core/mesh/mesh.c). */
+/* Shared by creation and rtcd_mesh_update_vertices (core/mesh/mesh.c; the
+ * shape check in core/mesh/mesh_check.c). */
 /* volume_out (may be NULL): the closed mesh's volume, as rtcd_compute_volume
  * sums it (up to rounding), from the check's own cross products. */
 rtcd_error rtcd_mesh_check_shape(const char* name, const float* v, uint32_t vertex_count, const uint32_t* idx,

@@ -89,6 +89,7 @@ struct rtcd_mesh {
     void (*fill_grids)(struct rtcd_mesh* m);
     unsigned char grid_lock;  /* the lazy fill's spin lock (__atomic_test_and_set) */
     uint64_t grid_rebuilds, cluster_sorts, lazy_fills;
+    uint64_t edge_sums_in_order; /* derivations whose edge sum was not exact in any order (mesh.c) */
     double part_ms[RTCD_DEFORM_PARTS]; /* time spent per part over all updates */
 };
 

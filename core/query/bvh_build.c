@@ -5,6 +5,10 @@
 #include <math.h>
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #define SAH_BINS 16
 #define MEDIAN_SPLIT_DEPTH 40 /* past this, split at the median: depth stays bounded */
 
@@ -329,12 +333,42 @@ void rtcd_bvh_refit(rtcd_bvh* bvh, const float* vertices, const uint32_t* indice
     }
 }
 
+#if defined(__SSE2__)
+/* Three floats into lanes x, y, z (w 0): no read past the third, which may
+ * be the array's last. */
+static inline __m128 load3(const float* p)
+{
+    return _mm_movelh_ps(_mm_loadl_pi(_mm_setzero_ps(), (const __m64*)(const void*)p), _mm_load_ss(p + 2));
+}
+
+/* Lanes x, y, z of v into p[0..2], p[3] kept (a node's escape or prims). */
+static inline void store3(float* p, __m128 v, __m128 xyz)
+{
+    _mm_storeu_ps(p, _mm_or_ps(_mm_and_ps(xyz, v), _mm_andnot_ps(xyz, _mm_loadu_ps(p))));
+}
+
+/* node_area of the box lo, hi (lanes x, y, z), in doubles: the same operations. */
+static inline double area_sse(__m128 lo, __m128 hi)
+{
+    const __m128d zero = _mm_setzero_pd();
+    __m128d dxy = _mm_max_pd(_mm_sub_pd(_mm_cvtps_pd(hi), _mm_cvtps_pd(lo)), zero);
+    __m128d hz = _mm_cvtps_pd(_mm_movehl_ps(hi, hi)), lz = _mm_cvtps_pd(_mm_movehl_ps(lo, lo));
+    __m128d dzw = _mm_max_pd(_mm_sub_pd(hz, lz), zero);
+    __m128d dyz = _mm_shuffle_pd(dxy, dzw, 1);       /* dy, dz */
+    __m128d p = _mm_mul_pd(dxy, dyz);                 /* dx dy, dy dz */
+    __m128d zx = _mm_mul_sd(dzw, dxy);                /* dz dx */
+    return _mm_cvtsd_f64(_mm_add_sd(_mm_add_sd(p, _mm_unpackhi_pd(p, p)), zx));
+}
+#endif
+
 /* The update's refit (core/mesh/mesh_deform.c): one backward pass. Leaves get
  * their corners' box padded as the build pads (the pad from `lo`, `hi`, a
  * box holding every vertex); an inner node gets the union of its
  * children's padded boxes, unpadded: it holds them, and the slab test is
  * monotone in the box, so a ray that meets a child meets its parent. The
- * SAH cost (rtcd_bvh_sah) comes out of the same pass. */
+ * SAH cost (rtcd_bvh_sah) comes out of the same pass. With SSE a box is one
+ * register pair, the same compares and operations lane by lane as the
+ * scalar code (the same bits: test_deform's assert_refit_boxes). */
 double rtcd_bvh_refit_sah(rtcd_bvh* bvh, const float* vertices, const uint32_t* indices, const float lo_all[3],
                           const float hi_all[3])
 {
@@ -342,6 +376,44 @@ double rtcd_bvh_refit_sah(rtcd_bvh* bvh, const float* vertices, const uint32_t* 
     box3 all = {{lo_all[0], lo_all[1], lo_all[2]}, {hi_all[0], hi_all[1], hi_all[2]}};
     float pad = mesh_pad(&all);
     double sum = 0.0;
+#if defined(__SSE2__)
+    const __m128 xyz = _mm_castsi128_ps(_mm_set_epi32(0, -1, -1, -1)), sign = _mm_set1_ps(-0.0f);
+    const __m128 vpad = _mm_set1_ps(pad), rel = _mm_set1_ps(1e-6f);
+    for (uint32_t i = bvh->node_count; i-- > 0;) {
+        rtcd_bvh_node* n = &bvh->nodes[i];
+        __m128 lo, hi;
+        double weight = 1.0;
+        if (n->prims) {
+            uint32_t first = n->prims >> RTCD_BVH_LEAF_BITS, count = n->prims & RTCD_BVH_MAX_LEAF_SIZE;
+            float* t = bvh->tris + 9 * first;
+            lo = hi = load3(vertices + 3 * indices[3 * bvh->tri_ids[first]]); /* the scalar start: corner 0 */
+            for (uint32_t k = first; k < first + count; ++k, t += 9) { /* the leaf-ordered corner copy */
+                const uint32_t* tri = indices + 3 * bvh->tri_ids[k];
+                __m128 p0 = load3(vertices + 3 * tri[0]), p1 = load3(vertices + 3 * tri[1]);
+                __m128 p2 = load3(vertices + 3 * tri[2]);
+                _mm_storeu_ps(t, p0); /* its fourth lane is overwritten by p1 */
+                _mm_storeu_ps(t + 3, p1);
+                _mm_storel_pi((__m64*)(void*)(t + 6), p2);
+                _mm_store_ss(t + 8, _mm_movehl_ps(p2, p2));
+                lo = _mm_min_ps(p0, lo), hi = _mm_max_ps(p0, hi); /* lo = x < lo ? x : lo, in order */
+                lo = _mm_min_ps(p1, lo), hi = _mm_max_ps(p1, hi);
+                lo = _mm_min_ps(p2, lo), hi = _mm_max_ps(p2, hi);
+            }
+            /* store_padded: lo - pad - 1e-6 |lo|, hi + pad + 1e-6 |hi| */
+            lo = _mm_sub_ps(_mm_sub_ps(lo, vpad), _mm_mul_ps(rel, _mm_andnot_ps(sign, lo)));
+            hi = _mm_add_ps(_mm_add_ps(hi, vpad), _mm_mul_ps(rel, _mm_andnot_ps(sign, hi)));
+            weight = (double)count;
+        } else {
+            const rtcd_bvh_node* l = n + 1;
+            const rtcd_bvh_node* r = &bvh->nodes[n[1].escape];
+            lo = _mm_min_ps(_mm_loadu_ps(r->lo), _mm_loadu_ps(l->lo));
+            hi = _mm_max_ps(_mm_loadu_ps(r->hi), _mm_loadu_ps(l->hi));
+        }
+        store3(n->lo, lo, xyz);
+        store3(n->hi, hi, xyz);
+        sum += area_sse(lo, hi) * weight;
+    }
+#else
     for (uint32_t i = bvh->node_count; i-- > 0;) {
         rtcd_bvh_node* n = &bvh->nodes[i];
         float lo[3], hi[3];
@@ -362,6 +434,7 @@ double rtcd_bvh_refit_sah(rtcd_bvh* bvh, const float* vertices, const uint32_t* 
         }
         sum += node_area(n) * weight;
     }
+#endif
     double root = node_area(&bvh->nodes[0]);
     return root > 0.0 ? sum / root : 1.0;
 }
