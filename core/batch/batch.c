@@ -186,13 +186,13 @@ static void check_bodies(uint32_t begin, uint32_t end, uint32_t worker, void* ct
     if (bad) atomic_fetch_add_explicit(&job->bad_bodies, bad, memory_order_relaxed);
 }
 
-static void check_pairs(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
+/* Pairs [begin, end): with pairs_trusted 0, the first that names a body
+ * past the call's or one without a mesh; with count_bad, how many have a
+ * body with a non-finite pose. */
+static void check_pair_range(check_job* job, uint32_t begin, uint32_t end, int count_bad)
 {
-    (void)worker;
-    check_job* job = ctx;
     const rtcd_call* call = job->call;
     uint32_t out = UINT32_MAX, bad = 0;
-    int count_bad = atomic_load_explicit(&job->bad_bodies, memory_order_relaxed) != 0;
     for (uint32_t i = begin; i < end; ++i) {
         const rtcd_body_pair* p = &call->pairs[i];
         if (!job->pairs_trusted && (p->a >= call->body_count || p->b >= call->body_count ||
@@ -204,6 +204,31 @@ static void check_pairs(uint32_t begin, uint32_t end, uint32_t worker, void* ctx
     }
     if (bad) atomic_fetch_add_explicit(&job->bad_pairs, bad, memory_order_relaxed);
     rtcd_atomic_min_u32(&job->first_out, out);
+}
+
+/* The pairs' references only. */
+static void check_pair_refs(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
+{
+    (void)worker;
+    check_pair_range(ctx, begin, end, 0);
+}
+
+/* The pairs with a non-finite body counted (references trusted by now). */
+static void count_bad_pairs(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
+{
+    (void)worker;
+    check_pair_range(ctx, begin, end, 1);
+}
+
+/* One loop over a call's bodies, then its pairs (items past body_count):
+ * poses and references checked together; pairs with a bad body are
+ * counted after, only when there is one. */
+static void check_bodies_and_pairs(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
+{
+    check_job* job = ctx;
+    uint32_t bodies = job->call->body_count;
+    if (begin < bodies) check_bodies(begin, end < bodies ? end : bodies, worker, ctx);
+    if (end > bodies) check_pair_range(job, (begin > bodies ? begin : bodies) - bodies, end - bodies, 0);
 }
 
 /* The pairs of a call whose bodies are finite run; the others get zeroed
@@ -285,9 +310,16 @@ static rtcd_error collide_call(rtcd_batch* b, const rtcd_call* call, int expande
     atomic_init(&job.bad_bodies, bad_bodies);
     atomic_init(&job.bad_pairs, 0u);
     rtcd_task_system ts = batch_tasks(b);
-    if (!expanded) rtcd_parallel_for(&ts, call->body_count, CHECK_RANGE, check_bodies, &job);
-    if (!expanded || atomic_load(&job.bad_bodies))
-        rtcd_parallel_for(&ts, call->pair_count, CHECK_RANGE, check_pairs, &job);
+    if (!expanded && call->body_count <= UINT32_MAX - call->pair_count) {
+        rtcd_parallel_for(&ts, call->body_count + call->pair_count, CHECK_RANGE, check_bodies_and_pairs, &job);
+    } else if (!expanded) {
+        rtcd_parallel_for(&ts, call->body_count, CHECK_RANGE, check_bodies, &job);
+        rtcd_parallel_for(&ts, call->pair_count, CHECK_RANGE, check_pair_refs, &job);
+    }
+    if (atomic_load(&job.first_out) == UINT32_MAX && atomic_load(&job.bad_bodies)) {
+        job.pairs_trusted = 1;
+        rtcd_parallel_for(&ts, call->pair_count, CHECK_RANGE, count_bad_pairs, &job);
+    }
     uint32_t out = atomic_load(&job.first_out), bad = atomic_load(&job.bad_pairs);
     if (out != UINT32_MAX) {
         const rtcd_body_pair* p = &call->pairs[out];

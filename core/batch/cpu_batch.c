@@ -46,9 +46,9 @@ typedef struct cpu_backend {
     rtcd_pair_result* results;
     rtcd_ray_hit* rays;
     size_t* ray_offset;
-    cpu_pair** entry_of;    /* pair i's entry; NULL: a repeated key, or the STANDARD algorithm */
     uint32_t* slot_of;      /* pair i's slot in the map (rtcd_key_map_claim_all) */
-    size_t entry_cap, offset_cap, slot_cap;
+    int keeps_states;       /* this call's pairs have entries (not the STANDARD algorithm) */
+    size_t offset_cap, slot_cap;
 } cpu_backend;
 
 static double now_ms(void)
@@ -59,6 +59,13 @@ static double now_ms(void)
 }
 
 static cpu_pair* pair_at(const rtcd_key_map* m, uint32_t slot) { return rtcd_key_map_value(m, slot); }
+
+/* Pair i's entry; NULL: a repeated key's copy, or the STANDARD algorithm. */
+static cpu_pair* entry_of(const cpu_backend* b, uint32_t i)
+{
+    uint32_t s = b->slot_of[i];
+    return b->keeps_states && s != RTCD_KEY_MAP_REPEATED ? pair_at(&b->map, s) : NULL;
+}
 
 static int drop_all(void* value, int claimed, void* ctx)
 {
@@ -87,7 +94,6 @@ static void cpu_destroy(void* impl)
     rtcd_free(b->work);
     forget_states(b);
     rtcd_free(b->ray_offset);
-    rtcd_free(b->entry_of);
     rtcd_free(b->slot_of);
     rtcd_free(b);
 }
@@ -216,8 +222,9 @@ static void run_range(uint32_t begin, uint32_t end, uint32_t worker, void* conte
     /* One clock read per pair: each pair's time goes to the kind of pass it ran. */
     double last = now_ms();
     for (uint32_t i = begin; i < end; ++i) {
-        if (i + 2 < end && b->entry_of[i + 2]) rtcd_pair_state_prefetch(b->entry_of[i + 2]->state);
-        run_pair(b, w, i, b->entry_of[i]);
+        cpu_pair* ahead = i + 2 < end ? entry_of(b, i + 2) : NULL;
+        if (ahead) rtcd_pair_state_prefetch(ahead->state);
+        run_pair(b, w, i, entry_of(b, i));
         double t = now_ms();
         if (b->results[i].standard_pass)
             w->standard_ms += t - last;
@@ -232,16 +239,14 @@ static void run_range(uint32_t begin, uint32_t end, uint32_t worker, void* conte
  * state, as on the OpenCL backend. */
 static rtcd_error claim_entries(cpu_backend* b, const rtcd_body_pair* pairs, uint32_t n)
 {
-    if (b->def.iterative.algorithm == RTCD_ALGORITHM_STANDARD) {
+    b->keeps_states = b->def.iterative.algorithm != RTCD_ALGORITHM_STANDARD;
+    if (!b->keeps_states) {
         forget_states(b);
-        memset(b->entry_of, 0, n * sizeof *b->entry_of);
         return RTCD_OK;
     }
     if (!rtcd_key_map_begin(&b->map, n, sizeof(cpu_pair)))
         return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "CPU backend: no memory for the pair map");
     if (n) rtcd_key_map_claim_all(&b->map, &b->tasks, &pairs[0].key, sizeof *pairs, n, b->slot_of);
-    for (uint32_t i = 0; i < n; ++i)
-        b->entry_of[i] = b->slot_of[i] == RTCD_KEY_MAP_REPEATED ? NULL : pair_at(&b->map, b->slot_of[i]);
     return RTCD_OK;
 }
 
@@ -263,8 +268,7 @@ static rtcd_error cpu_collide(void* impl, const rtcd_call* call, rtcd_pair_resul
     const rtcd_body_pair* pairs = call->pairs;
     double start = now_ms();
     memset(&b->stats, 0, sizeof b->stats);
-    if (!rtcd_grow((void**)&b->entry_of, &b->entry_cap, n + 1, sizeof *b->entry_of) ||
-        !rtcd_grow((void**)&b->slot_of, &b->slot_cap, n + 1, sizeof *b->slot_of) ||
+    if (!rtcd_grow((void**)&b->slot_of, &b->slot_cap, n + 1, sizeof *b->slot_of) ||
         !rtcd_grow((void**)&b->ray_offset, &b->offset_cap, n + 1, sizeof *b->ray_offset))
         return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "CPU backend: out of memory for %u pairs", n);
     rtcd_error err = claim_entries(b, pairs, n);
