@@ -360,27 +360,6 @@ static rtcd_error cpu_run(rtcd_opencl* cl, uint32_t m, const rtcd_call* c, rtcd_
     return RTCD_OK;
 }
 
-/* Pair i's two registry indices from its bodies', and how many pairs have a
- * mesh off the devices. */
-typedef struct ends_job {
-    cl_call* call;
-    _Atomic uint32_t off;
-} ends_job;
-
-static void pair_ends_range(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
-{
-    (void)worker;
-    ends_job* job = ctx;
-    cl_call* call = job->call;
-    uint32_t off = 0;
-    for (uint32_t i = begin; i < end; ++i) {
-        call->where[2 * i] = call->body_where[call->request->pairs[i].a];
-        call->where[2 * i + 1] = call->body_where[call->request->pairs[i].b];
-        off += off_device(call->where, i);
-    }
-    if (off) atomic_fetch_add_explicit(&job->off, off, memory_order_relaxed);
-}
-
 /* A call in the body form, checked (core/batch/batch.c). */
 static rtcd_error collide_call(rtcd_opencl* cl, const rtcd_call* c, rtcd_pair_result* results, rtcd_ray_hit* rays)
 {
@@ -403,15 +382,10 @@ static rtcd_error collide_call(rtcd_opencl* cl, const rtcd_call* c, rtcd_pair_re
     double place_start = now_ms();
     rtcd_error err = rtcd_cl_place_meshes(cl, c->bodies, c->body_count, call->body_where);
     cl->place_ms = now_ms() - place_start;
-    ends_job ends = {.call = call};
-    atomic_init(&ends.off, 0u);
-    if (err == RTCD_OK) {
-        rtcd_parallel_for(&cl->tasks, n, 1024, pair_ends_range, &ends);
-        err = rtcd_cl_assign_pairs(cl, c->pairs, n, call->info_of);
-    }
-    uint32_t on_cpu = 0;
-    if (err == RTCD_OK) err = cpu_gather(cl, c, call->where, atomic_load(&ends.off), rays != NULL, &on_cpu);
-    if (err == RTCD_OK) err = rtcd_cl_plan_call(cl, n);
+    if (err == RTCD_OK) err = rtcd_cl_assign_pairs(cl, c->pairs, n, call->info_of);
+    uint32_t off = 0, on_cpu = 0;
+    if (err == RTCD_OK) err = rtcd_cl_plan_call(cl, n, &off);
+    if (err == RTCD_OK) err = cpu_gather(cl, c, call->where, off, rays != NULL, &on_cpu);
     cl->stats.cpu_fallback_pairs = on_cpu;
     double run_start = now_ms();
     cl->stats.plan_ms = run_start - start;

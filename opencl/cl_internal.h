@@ -214,11 +214,14 @@ rtcd_error rtcd_cl_upload_meshes(cl_device_state* dev, const cl_mesh_registry* r
 void rtcd_cl_registry_free(cl_mesh_registry* reg);
 
 /* cl_plan.c: the host's share of a call, on cl->tasks. Before the launch:
- * every pair's pass planned, its device, batch and arena positions chosen,
- * its record written (cl->call filled by the caller: pairs, info_of,
- * where). After the wait: results and kept-ray counts taken back, and the
- * pairs whose rays overflowed the device redone on the CPU. */
-rtcd_error rtcd_cl_plan_call(rtcd_opencl* cl, uint32_t n);
+ * every pair's ends looked up (call.where, from call.body_where), its pass
+ * planned, its device, batch and arena positions chosen, its record written
+ * (cl->call filled by the caller: request, info_of, body_where);
+ * *off_pairs: the pairs with a mesh off the devices (call.device
+ * RTCD_CL_OFF_DEVICE), for the CPU. After the wait: results and kept-ray
+ * counts taken back, and the pairs whose rays overflowed the device redone
+ * on the CPU. */
+rtcd_error rtcd_cl_plan_call(rtcd_opencl* cl, uint32_t n, uint32_t* off_pairs);
 rtcd_error rtcd_cl_finish_call(rtcd_opencl* cl, uint32_t n);
 
 /* cl_pinned.c: a host array of at least `bytes` (contents not kept). */

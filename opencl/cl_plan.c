@@ -46,21 +46,26 @@ static void pose12(const rtcd_transform* t, float out[RTCD_CL_BODY_FLOATS])
 /* Each pair's pass, and what the serial pass below needs of its state
  * (device, its estimated work and room for kept rays), so that it reads
  * dense arrays in order instead of the pairs' states all over the map. */
-static void plan_pairs(rtcd_opencl* cl, uint32_t begin, uint32_t end)
+static uint32_t plan_pairs(rtcd_opencl* cl, uint32_t begin, uint32_t end)
 {
     const rtcd_call* c = cl->call.request;
+    uint32_t off = 0;
     int iterative = cl->def.iterative.algorithm != RTCD_ALGORITHM_STANDARD;
     for (uint32_t i = begin; i < end; ++i) {
         /* Its state into call order first (the arrays flip after this
          * pass), fetched ahead: the states lie all over the old array. */
         if (i + 16 < end) rtcd_cl_prefetch_info(cl, i + 16, 0);
         if (i + 8 < end) rtcd_cl_prefetch_info(cl, i + 8, 1);
+        /* Its ends' registry indices, from its bodies'. */
+        cl->call.where[2 * i] = cl->call.body_where[c->pairs[i].a];
+        cl->call.where[2 * i + 1] = cl->call.body_where[c->pairs[i].b];
         rtcd_cl_gather_info(cl, i);
         cl_pair_info* info = cl->call.info_of[i] != RTCD_CL_NO_SLOT ? &cl->infos[cl->info_in ^ 1u][i] : NULL;
         uint8_t standard = 1;
         if (off_device(cl, i)) {
             cl->call.device[i] = RTCD_CL_OFF_DEVICE;
             cl->call.standard[i] = 1;
+            off++;
             continue;
         }
         const rtcd_body_desc *a = rtcd_call_a(c, i), *b = rtcd_call_b(c, i);
@@ -76,6 +81,7 @@ static void plan_pairs(rtcd_opencl* cl, uint32_t begin, uint32_t end)
         /* A pass keeps at most one ray per item (and the device at most RTCD_CL_STATE_ENTRIES). */
         cl->call.keep_room[i] = info && iterative ? (items < RTCD_CL_STATE_ENTRIES ? items : RTCD_CL_STATE_ENTRIES) : 0u;
     }
+    return off;
 }
 
 /* Where a device's pairs go: the next batch slot, output-arena entry and
@@ -202,6 +208,7 @@ typedef struct plan_job {
     rtcd_opencl* cl;
     uint32_t n, chunks, body_chunks;
     place_sums* sums; /* per piece: its totals on device 0, then where it starts; NULL: several devices */
+    _Atomic uint32_t off; /* pairs with a mesh off the devices */
 } plan_job;
 
 static uint32_t chunk_end(const plan_job* job, uint32_t c)
@@ -217,7 +224,8 @@ static void plan_range(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
     rtcd_opencl* cl = job->cl;
     for (uint32_t c = begin; c < end; ++c) {
         uint32_t first = c * PLACE_CHUNK, last = chunk_end(job, c);
-        plan_pairs(cl, first, last);
+        uint32_t off = plan_pairs(cl, first, last);
+        if (off) atomic_fetch_add_explicit(&job->off, off, memory_order_relaxed);
         if (!job->sums) continue;
         place_sums t = {0, 0, 0};
         for (uint32_t i = first; i < last; ++i) {
@@ -282,8 +290,9 @@ static rtcd_error grow_device_batches(rtcd_opencl* cl)
     return RTCD_OK;
 }
 
-rtcd_error rtcd_cl_plan_call(rtcd_opencl* cl, uint32_t n)
+rtcd_error rtcd_cl_plan_call(rtcd_opencl* cl, uint32_t n, uint32_t* off_pairs)
 {
+    *off_pairs = 0;
     for (uint32_t d = 0; d < cl->device_count; ++d) {
         cl->devices[d].batch_count = 0;
         cl->devices[d].rays_total = 0;
@@ -292,11 +301,16 @@ rtcd_error rtcd_cl_plan_call(rtcd_opencl* cl, uint32_t n)
     rtcd_error err = rtcd_cl_reserve_infos(cl, n);
     if (err != RTCD_OK) return err;
     uint32_t body_count = cl->call.request->body_count;
-    plan_job job = {cl, n, (n + PLACE_CHUNK - 1) / PLACE_CHUNK, (body_count + BODY_CHUNK - 1) / BODY_CHUNK, NULL};
+    plan_job job = {.cl = cl,
+                    .n = n,
+                    .chunks = (n + PLACE_CHUNK - 1) / PLACE_CHUNK,
+                    .body_chunks = (body_count + BODY_CHUNK - 1) / BODY_CHUNK};
+    atomic_init(&job.off, 0u);
     if (cl->device_count == 1 && !(job.sums = rtcd_alloc(((size_t)job.chunks + 1) * sizeof *job.sums)))
         return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_collide: out of memory for %u pairs", n);
     rtcd_parallel_for(&cl->tasks, job.chunks, 1, plan_range, &job);
     rtcd_cl_flip_infos(cl, n);
+    *off_pairs = atomic_load(&job.off);
     if (job.sums) {
         place_sums run = {0, 0, 0};
         for (uint32_t c = 0; c < job.chunks; ++c) {
