@@ -118,7 +118,9 @@ static void test_steady_slide_walks(void** state)
     printf("steady slide: %u calls, %u standard passes, %u of %u rays incorrect, %u late\n", r.calls, r.standard,
            r.incorrect, r.compared, r.late);
     assert_int_equal(r.late, 0);
-    assert_true(r.standard * 2 <= r.calls);
+    /* Followed for 8 calls after each standard pass (4 gave one call in
+     * five a standard pass, 12 of these 60). */
+    assert_true(r.standard * 6 <= r.calls);
     assert_true(r.incorrect * 50 <= r.compared); /* >= 98 % */
     /* The OpenCL backend plans the same passes on its host and walks the
      * same code: the same results, bit for bit. */
