@@ -188,6 +188,7 @@ void rtcdPluginState::prepareEntries()
     // Parallel: each entry's meshes from its bodies' records, and which
     // list it joins (mesh-mesh descriptors, mesh-plane pairs).
     entry_kind.resize(count);
+    entry_flag.assign(count, 0); // the write-back's work, set with each result (flagEntry)
     worker_stats.assign(workers, rtcdWorkerStats());
     block_a.assign(blocks, 0); // descriptors
     block_b.assign(blocks, 0); // mesh-plane pairs
@@ -207,6 +208,7 @@ void rtcdPluginState::prepareEntries()
                 } else { // no mesh yet (out of memory): no contacts this step
                     slots[e.slot].count = 0;
                     slots[e.slot].stamp = stamp;
+                    if (parallel_writeback) entry_flag[i] = flagEntry(e, slots[e.slot]);
                     worker_stats[worker].pairs_owned++;
                 }
             } else if (e.mesh[0] && e.mesh[1]) { // else computed alone when Bullet asks (its mesh may come back)

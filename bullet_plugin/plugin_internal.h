@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <memory>
 #include <unordered_map>
 #include <unordered_set>
@@ -128,10 +129,13 @@ private:
 enum rtcdPairKind { RTCD_PAIR_MESH_MESH = 0, RTCD_PAIR_MESH_PLANE = 1 };
 
 // Result of one pair for the current step, indexed by the algorithm's slot.
-// Every pair's step reads and writes the first fields (one or two cache
-// lines); the contacts come last, touched only by pairs that have some.
-struct rtcdPairSlot {
-    uint64_t serial; // unique per pair lifetime: the pair's key in the batch
+// The step reads and writes only the first 64 bytes of every pair's slot
+// (its result's stamp and count, the write-back's marks, the manifold and
+// the meshes it was computed with), one cache line as the slot is aligned
+// to it: slots are visited in pair-cache order, which is not slot order, so
+// each visit is a miss. The contacts come last, touched only by pairs that
+// have some.
+struct alignas(64) rtcdPairSlot {
     uint32_t stamp;  // step in which the contacts were computed
     uint32_t count;
     uint32_t written;      // step whose contacts went into the manifold (UINT32_MAX: none)
@@ -149,6 +153,8 @@ struct rtcdPairSlot {
     // mesh's cached manifold points are dropped (writeSlot).
     uint64_t mesh[2];
     uint64_t version[2];
+    // ---- end of the first cache line ----
+    uint64_t serial; // unique per pair lifetime: the pair's key in the batch
     uint64_t seen_mesh[2], seen_version[2];
     // A compound's child pair (Bullet's compound algorithm made it): the
     // objects and each side's child index (-1: the object's own shape), so
@@ -173,6 +179,8 @@ struct rtcdPairSlot {
         version[1] = b ? rtcd_mesh_version(b) : 0;
     }
 };
+
+static_assert(offsetof(rtcdPairSlot, serial) == 64, "the step's fields fill the slot's first cache line");
 
 struct rtcdBatchEntry {
     uint32_t slot;
@@ -355,6 +363,11 @@ struct rtcdPluginState {
     // The step's contacts into manifolds before Bullet's dispatch (parallel;
     // manifolds opened and released serially).
     void writeBack();
+    // Write-back's work for an entry whose slot has just had this step's
+    // result stored (the slot is in the cache there; with parallel_writeback
+    // only): 3 a manifold to write, 1 one to open first, 0 none (a pair
+    // without contacts or manifold is marked written here). Any worker.
+    uint8_t flagEntry(const rtcdBatchEntry& e, rtcdPairSlot& slot);
     // One pair's contacts into its manifold (opened by the caller); any worker.
     void writeSlot(rtcdPairSlot& slot, btManifoldResult& result, rtcdWorkerStats& ws);
     // Opens a pair's manifold if it has contacts / releases it once it has had none for a while (serial).
@@ -411,7 +424,7 @@ struct rtcdPluginState {
     std::vector<uint32_t> pair_code;      // per pair cache entry: packed slot or a marker
     std::vector<uint32_t> block_a, block_b; // per-block counts, then offsets
     std::vector<uint8_t> entry_kind;      // per entry: 0 no list, 1 descriptor, 2 mesh-plane
-    std::vector<uint8_t> entry_flag;      // per entry: write-back's serial work (plugin_writeback.cpp)
+    std::vector<uint8_t> entry_flag;      // per entry: write-back's work (flagEntry), set with the results
     std::vector<std::vector<const btCollisionObject*>> claimed; // per worker: bodies it claimed
     std::vector<uint8_t> overflow;        // per worker: a body past seen_size
     std::vector<rtcd_step_stats> block_stats; // per block: the results' figures, summed in block order
@@ -451,6 +464,19 @@ struct rtcdPluginState {
     void closeIdleScopes(); // at each step
     void closeScopes();     // a new def, or the end
 };
+
+// Asks for the cache line at p ahead of its use (loops over slots, which
+// lie in no order the loops follow).
+inline void rtcdPrefetch(const void* p)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch(p, 1);
+#else
+    (void)p;
+#endif
+}
+// How many items ahead the loops ask for a slot.
+static const uint32_t k_prefetch = 8;
 
 // The plane of a btStaticPlaneShape at `pose` in world space: unit normal and offset (plugin_step.cpp).
 void rtcdWorldPlane(const btCollisionShape* shape, const btTransform& pose, float out[4]);

@@ -275,6 +275,7 @@ void rtcdPluginState::runBatch()
             const btCollisionObject* obj = e.plane_is_a ? e.b : e.a;
             rtcdSide side = sideOf(obj, e.plane_is_a ? e.shape_b : e.shape_a, *(e.plane_is_a ? e.pose_b : e.pose_a), mesh);
             planePair(e, mesh, side, worker_stats[worker]);
+            if (parallel_writeback) entry_flag[plane_entries[i]] = flagEntry(e, slots[e.slot]);
         }
     });
     for (uint32_t i : plane_entries) {
@@ -329,6 +330,7 @@ void rtcdPluginState::runBatch()
             rtcdPairSlot& slot = slots[e.slot];
             slot.stamp = stamp;
             slot.computedWith(e.mesh[0], e.mesh[1]);
+            if (parallel_writeback) entry_flag[desc_entry[i]] = flagEntry(e, slot);
         }
         return;
     }
@@ -344,6 +346,9 @@ void rtcdPluginState::runBatch()
     forBlocks(n, k_block_parallel, [this](uint32_t b, uint32_t begin, uint32_t end, uint32_t) {
         rtcd_step_stats& t = block_stats[b];
         for (uint32_t i = begin; i < end; ++i) {
+            // The slots lie in no order the loop follows: each a miss, asked
+            // for a few pairs ahead so that the misses overlap.
+            if (i + k_prefetch < end) rtcdPrefetch(&slots[batch[desc_entry[i + k_prefetch]].slot]);
             const rtcdBatchEntry& e = batch[desc_entry[i]];
             rtcdPairSlot& slot = slots[e.slot];
             const rtcd_pair_result& r = results[i];
@@ -351,6 +356,7 @@ void rtcdPluginState::runBatch()
             slot.count = r.contact_count;
             slot.computedWith(e.mesh[0], e.mesh[1]);
             for (uint32_t c = 0; c < r.contact_count; ++c) slot.contacts[c] = r.contacts[c];
+            if (parallel_writeback) entry_flag[desc_entry[i]] = flagEntry(e, slot);
             (r.standard_pass ? t.standard_pairs : t.iterative_pairs)++;
             t.predictive_rays += r.predictive_rays;
             t.walk_steps += r.walk_steps;

@@ -221,48 +221,34 @@ void rtcdPluginState::writeSlot(rtcdPairSlot& slot, btManifoldResult& result, rt
     slot.written = stamp;
 }
 
+uint8_t rtcdPluginState::flagEntry(const rtcdBatchEntry& e, rtcdPairSlot& slot)
+{
+    if (slot.manifold) return 3;
+    if (slot.count) return 1;
+    // No contacts, no manifold: done (the near callback skips it).
+    slot.written = stamp;
+    if (e.pair_index >= 0) written_pairs[static_cast<size_t>(e.pair_index)] = 1;
+    return 0;
+}
+
 void rtcdPluginState::writeBack()
 {
     auto start = std::chrono::steady_clock::now();
-    // Each entry's work, found on the workers: 1 a manifold to open
-    // (serially: Bullet's pool and manifold array), 3 a manifold to write;
-    // after the write, 2 one to release (serially). The write pass reads
-    // only these bytes for the pairs without a manifold (most of a pile's).
+    // Each entry's work was found where its result went into its slot
+    // (flagEntry: runBatch, the mesh-plane pairs), so this pass reads no
+    // slot of a pair without a manifold (most of a pile's): 1 a manifold to
+    // open (serially: Bullet's pool and manifold array), 3 a manifold to
+    // write; after the write, 2 one to release (serially). An entry without
+    // a result this step stays 0: Bullet's dispatch computes it alone.
     uint32_t count = static_cast<uint32_t>(batch.size());
     uint32_t blocks = blocksOf(count);
-    entry_flag.assign(count, 0);
-    block_a.assign(blocks, 0); // manifolds to open
     block_b.assign(blocks, 0); // to release
-    forBlocks(count, k_block_parallel, [this](uint32_t b, uint32_t begin, uint32_t end, uint32_t) {
-        uint32_t opens = 0;
-        for (uint32_t i = begin; i < end; ++i) {
-            const rtcdBatchEntry& e = batch[i];
-            rtcdPairSlot& slot = slots[e.slot];
-            if (slot.stamp != stamp) continue; // no result this step: Bullet's dispatch computes it alone
-            if (slot.manifold) {
-                entry_flag[i] = 3;
-                continue;
-            }
-            if (slot.count) {
-                entry_flag[i] = 1;
-                opens++;
-                continue;
-            }
-            // No contacts, no manifold: done (the near callback skips it).
-            slot.written = stamp;
-            if (e.pair_index >= 0) written_pairs[static_cast<size_t>(e.pair_index)] = 1;
-        }
-        block_a[b] = opens;
-    });
     // Serial, in pair order: manifolds for the pairs that start touching.
-    for (uint32_t b = 0; b < blocks; ++b) {
-        if (!block_a[b]) continue;
-        for (uint32_t i = b * k_block, end = std::min(count, i + k_block); i < end; ++i)
-            if (entry_flag[i] == 1) {
-                openManifold(slots[batch[i].slot], batch[i].a, batch[i].b);
-                entry_flag[i] = 3;
-            }
-    }
+    for (uint32_t i = 0; i < count; ++i)
+        if (entry_flag[i] == 1) {
+            openManifold(slots[batch[i].slot], batch[i].a, batch[i].b);
+            entry_flag[i] = 3;
+        }
     // Parallel: each manifold filled by one worker, and whether it goes back.
     worker_stats.assign(rtcd_batch_worker_count(narrowphase), rtcdWorkerStats());
     forBlocks(count, k_block_parallel, [this](uint32_t b, uint32_t begin, uint32_t end, uint32_t worker) {
