@@ -425,6 +425,7 @@ struct rtcdPluginState {
     std::vector<uint32_t> block_a, block_b; // per-block counts, then offsets
     std::vector<uint8_t> entry_kind;      // per entry: 0 no list, 1 descriptor, 2 mesh-plane
     std::vector<uint8_t> entry_flag;      // per entry: write-back's work (flagEntry), set with the results
+    std::vector<uint32_t> write_list;     // the step's entries whose manifold is written (writeBack)
     std::vector<std::vector<const btCollisionObject*>> claimed; // per worker: bodies it claimed
     std::vector<uint8_t> overflow;        // per worker: a body past seen_size
     std::vector<rtcd_step_stats> block_stats; // per block: the results' figures, summed in block order

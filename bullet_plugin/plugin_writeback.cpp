@@ -241,20 +241,46 @@ void rtcdPluginState::writeBack()
     // write; after the write, 2 one to release (serially). An entry without
     // a result this step stays 0: Bullet's dispatch computes it alone.
     uint32_t count = static_cast<uint32_t>(batch.size());
-    uint32_t blocks = blocksOf(count);
-    block_b.assign(blocks, 0); // to release
-    // Serial, in pair order: manifolds for the pairs that start touching.
-    for (uint32_t i = 0; i < count; ++i)
+    // Serial, in pair order: manifolds for the pairs that start touching,
+    // and the list of the entries whose manifold is written.
+    write_list.clear();
+    for (uint32_t i = 0; i < count; ++i) {
+        if (!entry_flag[i]) continue;
         if (entry_flag[i] == 1) {
             openManifold(slots[batch[i].slot], batch[i].a, batch[i].b);
             entry_flag[i] = 3;
         }
-    // Parallel: each manifold filled by one worker, and whether it goes back.
+        write_list.push_back(i);
+    }
+    // Parallel: each manifold filled by one worker, and whether it goes
+    // back. Parallel from as many entries as the other loops (the list is
+    // a fraction of them).
+    uint32_t writes = static_cast<uint32_t>(write_list.size());
+    uint32_t blocks = blocksOf(writes);
+    block_b.assign(blocks, 0); // to release
     worker_stats.assign(rtcd_batch_worker_count(narrowphase), rtcdWorkerStats());
-    forBlocks(count, k_block_parallel, [this](uint32_t b, uint32_t begin, uint32_t end, uint32_t worker) {
+    uint32_t min_parallel = count >= k_block_parallel ? 0 : writes + k_block;
+    forBlocks(writes, min_parallel, [this](uint32_t b, uint32_t begin, uint32_t end, uint32_t worker) {
         uint32_t releases = 0;
-        for (uint32_t i = begin; i < end; ++i) {
-            if (entry_flag[i] != 3) continue;
+        for (uint32_t k = begin; k < end; ++k) {
+            // The manifolds, their slots and entries lie in no order the
+            // loop follows, and nothing of them is in the cache after the
+            // batch: asked for ahead, the slot and entry first, the
+            // manifold (its pointer in the slot) once they are in.
+            if (k + 2 * k_prefetch < end) {
+                const rtcdBatchEntry& f = batch[write_list[k + 2 * k_prefetch]];
+                rtcdPrefetch(&f.slot);
+                rtcdPrefetch(&slots[f.slot]);
+            }
+            if (k + k_prefetch < end) {
+                const rtcdBatchEntry& f = batch[write_list[k + k_prefetch]];
+                const rtcdPairSlot& g = slots[f.slot];
+                const char* line = reinterpret_cast<const char*>(&g);
+                for (size_t at = 64; at < sizeof(rtcdPairSlot); at += 64) rtcdPrefetch(line + at);
+                const char* m = reinterpret_cast<const char*>(g.manifold);
+                for (size_t at = 0; at < sizeof(btPersistentManifold); at += 64) rtcdPrefetch(m + at);
+            }
+            uint32_t i = write_list[k];
             const rtcdBatchEntry& e = batch[i];
             rtcdPairSlot& slot = slots[e.slot];
             // As Bullet's near callback and compound algorithm would pass them.
@@ -276,9 +302,9 @@ void rtcdPluginState::writeBack()
     // go back to Bullet's pool (maybeRelease's test, made above).
     for (uint32_t b = 0; b < blocks; ++b) {
         if (!block_b[b]) continue;
-        for (uint32_t i = b * k_block, end = std::min(count, i + k_block); i < end; ++i)
-            if (entry_flag[i] == 2) {
-                releaseManifold(slots[batch[i].slot]);
+        for (uint32_t k = b * k_block, end = std::min(writes, k + k_block); k < end; ++k)
+            if (entry_flag[write_list[k]] == 2) {
+                releaseManifold(slots[batch[write_list[k]].slot]);
                 stats.manifolds_released++;
             }
     }
