@@ -36,6 +36,9 @@ void rtcdPluginState::gatherPairs(btCollisionDispatcher* d, btBroadphasePair* pa
     forBlocks(count, k_block_parallel, [&](uint32_t b, uint32_t begin, uint32_t end, uint32_t) {
         uint32_t mine = 0, fresh = 0;
         for (uint32_t i = begin; i < end; ++i) {
+            // The algorithms' table is read at a pair's hash, in no order:
+            // asked for a few pairs ahead.
+            if (i + k_prefetch < end) algorithms.prefetch(pairs[i + k_prefetch].m_algorithm);
             const btBroadphasePair& pair = pairs[i];
             const btCollisionObject* o0 = static_cast<const btCollisionObject*>(pair.m_pProxy0->m_clientObject);
             const btCollisionObject* o1 = static_cast<const btCollisionObject*>(pair.m_pProxy1->m_clientObject);

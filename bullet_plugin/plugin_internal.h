@@ -94,6 +94,19 @@ private:
     std::unordered_map<const btCollisionShape*, Entry> m_entries;
 };
 
+// Asks for the cache line at p ahead of its use (loops over slots, which
+// lie in no order the loops follow).
+inline void rtcdPrefetch(const void* p)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch(p, 1);
+#else
+    (void)p;
+#endif
+}
+// How many items ahead the loops ask for a slot.
+static const uint32_t k_prefetch = 8;
+
 // The live rtcd algorithms and their slots, looked up for every pair of the
 // pair cache every step: open addressing over a power-of-two table (a
 // node-based set cost a cache miss per pair, and reading the slot from the
@@ -111,6 +124,16 @@ public:
         for (size_t i = hash(key) & mask;; i = (i + 1) & mask) {
             if (m_keys[i] == key) return m_slots[i];
             if (!m_keys[i]) return UINT32_MAX;
+        }
+    }
+
+    // Asks for the table's line at the key's hash ahead of a find().
+    void prefetch(const void* key) const
+    {
+        if (!m_keys.empty()) {
+            size_t i = hash(key) & (m_keys.size() - 1);
+            rtcdPrefetch(&m_keys[i]);
+            rtcdPrefetch(&m_slots[i]);
         }
     }
 
@@ -466,18 +489,6 @@ struct rtcdPluginState {
     void closeScopes();     // a new def, or the end
 };
 
-// Asks for the cache line at p ahead of its use (loops over slots, which
-// lie in no order the loops follow).
-inline void rtcdPrefetch(const void* p)
-{
-#if defined(__GNUC__) || defined(__clang__)
-    __builtin_prefetch(p, 1);
-#else
-    (void)p;
-#endif
-}
-// How many items ahead the loops ask for a slot.
-static const uint32_t k_prefetch = 8;
 
 // The plane of a btStaticPlaneShape at `pose` in world space: unit normal and offset (plugin_step.cpp).
 void rtcdWorldPlane(const btCollisionShape* shape, const btTransform& pose, float out[4]);

@@ -348,6 +348,10 @@ void rtcdPluginState::runBatch()
         for (uint32_t i = begin; i < end; ++i) {
             // The slots lie in no order the loop follows: each a miss, asked
             // for a few pairs ahead so that the misses overlap.
+            if (i + 2 * k_prefetch < end) {
+                rtcdPrefetch(&batch[desc_entry[i + 2 * k_prefetch]].slot);
+                rtcdPrefetch(&results[i + 2 * k_prefetch].contact_count);
+            }
             if (i + k_prefetch < end) rtcdPrefetch(&slots[batch[desc_entry[i + k_prefetch]].slot]);
             const rtcdBatchEntry& e = batch[desc_entry[i]];
             rtcdPairSlot& slot = slots[e.slot];
