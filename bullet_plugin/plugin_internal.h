@@ -379,6 +379,10 @@ struct rtcdPluginState {
     // A pair outside the step's batch (the standard algorithm, CPU
     // reference, or a mesh-plane pair) into its slot; adds to stats.
     void computePair(const rtcdBatchEntry& e);
+    // Loops over `entries` (indices into batch), at item i of [.., end):
+    // asks for what later items read (their entries, objects, body records
+    // and, with `slot`, slots), each a few items before its use.
+    void prefetchSides(const uint32_t* entries, uint32_t i, uint32_t end, bool slot = true) const;
     // A mesh-plane pair whose mesh is known, into its slot (any worker).
     void planePair(const rtcdBatchEntry& e, const rtcd_mesh* mesh, const rtcdSide& side, rtcdWorkerStats& ws);
     // The step's batch: descriptors, mesh-plane pairs, the batch, results into slots.

@@ -125,6 +125,26 @@ static float pairMotion(const rtcdSide& a, const rtcdSide* b, btScalar dt)
     return static_cast<float>(speed * dt);
 }
 
+void rtcdPluginState::prefetchSides(const uint32_t* entries, uint32_t i, uint32_t end, bool slot) const
+{
+    if (i + 3 * k_prefetch < end) rtcdPrefetch(&batch[entries[i + 3 * k_prefetch]].a);
+    if (i + 2 * k_prefetch < end) {
+        const rtcdBatchEntry& f = batch[entries[i + 2 * k_prefetch]];
+        rtcdPrefetch(f.a);
+        rtcdPrefetch(f.b);
+        if (slot) rtcdPrefetch(&slots[f.slot]);
+    }
+    if (i + k_prefetch < end) {
+        const rtcdBatchEntry& f = batch[entries[i + k_prefetch]];
+        for (const btCollisionObject* o : {f.a, f.b}) {
+            int index = o->getWorldArrayIndex();
+            if (index < 0 || static_cast<size_t>(index) >= bodies.size()) continue;
+            const char* r = reinterpret_cast<const char*>(&bodies[static_cast<size_t>(index)]);
+            for (size_t at = 0; at < offsetof(rtcdBodyRecord, track_obj); at += 64) rtcdPrefetch(r + at);
+        }
+    }
+}
+
 void rtcdPluginState::planePair(const rtcdBatchEntry& e, const rtcd_mesh* mesh, const rtcdSide& side,
                                 rtcdWorkerStats& ws)
 {
@@ -237,6 +257,7 @@ void rtcdPluginState::runBatch()
     std::atomic<uint32_t> next_body{listed};
     parallelFor(n, 256, 8192, [this, &next_body](uint32_t begin, uint32_t end, uint32_t) {
         for (uint32_t i = begin; i < end; ++i) {
+            prefetchSides(desc_entry.data(), i, end, false);
             // The slot itself is not read here (a cache miss a pair): its
             // key from slot_serial, its meshes noted with the results.
             const rtcdBatchEntry& e = batch[desc_entry[i]];
@@ -270,6 +291,9 @@ void rtcdPluginState::runBatch()
     auto plane_start = std::chrono::steady_clock::now();
     parallelFor(static_cast<uint32_t>(plane_entries.size()), 32, 1024, [this](uint32_t begin, uint32_t end, uint32_t worker) {
         for (uint32_t i = begin; i < end; ++i) {
+            // Entry, object, record and slot: cold after the batch, in no
+            // order the loop follows; asked for ahead (prefetchSides).
+            prefetchSides(plane_entries.data(), i, end);
             const rtcdBatchEntry& e = batch[plane_entries[i]];
             const rtcd_mesh* mesh = e.mesh[e.plane_is_a];
             const btCollisionObject* obj = e.plane_is_a ? e.b : e.a;
