@@ -285,7 +285,8 @@ inline float rtcdContactSkin(const rtcd_narrowphase_def& def)
 struct rtcdWorkerStats {
     uint32_t pairs_owned = 0, pairs_culled = 0, contacts = 0;
     uint32_t out_of_memory = 0;
-    char pad[48];
+    uint32_t plane_errors = 0; // mesh-plane pairs with an error to log (slot.err)
+    char pad[44];
 };
 
 // ---- closest-points queries (plugin_query.cpp) ----

@@ -190,6 +190,7 @@ void rtcdPluginState::planePair(const rtcdBatchEntry& e, const rtcd_mesh* mesh, 
         return;
     }
     slot.err = err; // logged by the thread that drives the step
+    ws.plane_errors += err != RTCD_OK;
     if (slot.count == 0) ws.pairs_culled++;
 }
 
@@ -302,17 +303,20 @@ void rtcdPluginState::runBatch()
             if (parallel_writeback) entry_flag[plane_entries[i]] = flagEntry(e, slots[e.slot]);
         }
     });
-    for (uint32_t i : plane_entries) {
-        rtcd_error err = slots[batch[i].slot].err;
-        if (err != RTCD_OK && err != RTCD_ERROR_OUT_OF_MEMORY) {
-            std::string line = std::string("rtcd: mesh-plane pair: ") + rtcd_error_name(err);
-            rtcd_log_message(RTCD_LOG_WARNING, line.c_str());
-        }
-    }
+    uint32_t plane_errors = 0;
     for (const rtcdWorkerStats& ws : worker_stats) {
         stats.pairs_owned += ws.pairs_owned;
         stats.pairs_culled += ws.pairs_culled;
         stats.out_of_memory += ws.out_of_memory;
+        plane_errors += ws.plane_errors;
+    }
+    // The pairs' slots are read again only when one has an error to log.
+    for (uint32_t k = 0; plane_errors && k < plane_entries.size(); ++k) {
+        rtcd_error err = slots[batch[plane_entries[k]].slot].err;
+        if (err != RTCD_OK && err != RTCD_ERROR_OUT_OF_MEMORY) {
+            std::string line = std::string("rtcd: mesh-plane pair: ") + rtcd_error_name(err);
+            rtcd_log_message(RTCD_LOG_WARNING, line.c_str());
+        }
     }
     stats.plane_ms += msSince(plane_start);
     results.resize(n);
