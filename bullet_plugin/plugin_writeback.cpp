@@ -265,19 +265,19 @@ void rtcdPluginState::writeBack()
         for (uint32_t k = begin; k < end; ++k) {
             // The manifolds, their slots and entries lie in no order the
             // loop follows, and nothing of them is in the cache after the
-            // batch: asked for ahead, the slot and entry first, the
-            // manifold (its pointer in the slot) once they are in.
+            // batch: asked for ahead, the entry first, then its slot and
+            // objects, then the manifold (its pointer in the slot).
+            if (k + 3 * k_prefetch < end) rtcdPrefetch(&batch[write_list[k + 3 * k_prefetch]].slot);
             if (k + 2 * k_prefetch < end) {
                 const rtcdBatchEntry& f = batch[write_list[k + 2 * k_prefetch]];
-                rtcdPrefetch(&f.slot);
-                rtcdPrefetch(&slots[f.slot]);
+                const char* line = reinterpret_cast<const char*>(&slots[f.slot]);
+                for (size_t at = 0; at < sizeof(rtcdPairSlot); at += 64) rtcdPrefetch(line + at);
+                // The objects' transforms and world indices (their first 256 bytes in Bullet 3.x).
+                for (const btCollisionObject* o : {f.a, f.b})
+                    for (size_t at = 0; at < 256; at += 64) rtcdPrefetch(reinterpret_cast<const char*>(o) + at);
             }
             if (k + k_prefetch < end) {
-                const rtcdBatchEntry& f = batch[write_list[k + k_prefetch]];
-                const rtcdPairSlot& g = slots[f.slot];
-                const char* line = reinterpret_cast<const char*>(&g);
-                for (size_t at = 64; at < sizeof(rtcdPairSlot); at += 64) rtcdPrefetch(line + at);
-                const char* m = reinterpret_cast<const char*>(g.manifold);
+                const char* m = reinterpret_cast<const char*>(slots[batch[write_list[k + k_prefetch]].slot].manifold);
                 for (size_t at = 0; at < sizeof(btPersistentManifold); at += 64) rtcdPrefetch(m + at);
             }
             uint32_t i = write_list[k];
