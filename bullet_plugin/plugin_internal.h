@@ -104,7 +104,9 @@ inline void rtcdPrefetch(const void* p)
     (void)p;
 #endif
 }
-// How many items ahead the loops ask for a slot.
+// How many items ahead a loop asks for an item's data (a multiple of it
+// where one line's address is read from another: entry, then slot, then
+// manifold).
 static const uint32_t k_prefetch = 8;
 
 // The live rtcd algorithms and their slots, looked up for every pair of the
@@ -493,7 +495,6 @@ struct rtcdPluginState {
     void closeIdleScopes(); // at each step
     void closeScopes();     // a new def, or the end
 };
-
 
 // The plane of a btStaticPlaneShape at `pose` in world space: unit normal and offset (plugin_step.cpp).
 void rtcdWorldPlane(const btCollisionShape* shape, const btTransform& pose, float out[4]);
