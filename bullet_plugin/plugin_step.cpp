@@ -376,9 +376,13 @@ void rtcdPluginState::runBatch()
         for (uint32_t i = begin; i < end; ++i) {
             // The slots lie in no order the loop follows: each a miss, asked
             // for a few pairs ahead so that the misses overlap.
+            // The results were written by the batch's threads (another
+            // core's cache): every line of one, well ahead.
+            if (i + 4 * k_prefetch < end) rtcdPrefetch(&batch[desc_entry[i + 4 * k_prefetch]].slot);
             if (i + 2 * k_prefetch < end) {
-                rtcdPrefetch(&batch[desc_entry[i + 2 * k_prefetch]].slot);
-                rtcdPrefetch(&results[i + 2 * k_prefetch].contact_count);
+                const char* r = reinterpret_cast<const char*>(&results[i + 2 * k_prefetch]);
+                for (size_t at = 0; at < sizeof(rtcd_pair_result); at += 64) rtcdPrefetch(r + at);
+                rtcdPrefetch(r + sizeof(rtcd_pair_result) - 1);
             }
             if (i + k_prefetch < end) rtcdPrefetch(&slots[batch[desc_entry[i + k_prefetch]].slot]);
             const rtcdBatchEntry& e = batch[desc_entry[i]];
