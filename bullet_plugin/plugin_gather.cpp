@@ -36,6 +36,9 @@ void rtcdPluginState::gatherPairs(btCollisionDispatcher* d, btBroadphasePair* pa
     forBlocks(count, k_block_parallel, [&](uint32_t b, uint32_t begin, uint32_t end, uint32_t) {
         uint32_t mine = 0, fresh = 0;
         for (uint32_t i = begin; i < end; ++i) {
+            // The algorithms' table is read at a pair's hash, in no order:
+            // asked for a few pairs ahead.
+            if (i + k_prefetch < end) algorithms.prefetch(pairs[i + k_prefetch].m_algorithm);
             const btBroadphasePair& pair = pairs[i];
             const btCollisionObject* o0 = static_cast<const btCollisionObject*>(pair.m_pProxy0->m_clientObject);
             const btCollisionObject* o1 = static_cast<const btCollisionObject*>(pair.m_pProxy1->m_clientObject);
@@ -188,6 +191,7 @@ void rtcdPluginState::prepareEntries()
     // Parallel: each entry's meshes from its bodies' records, and which
     // list it joins (mesh-mesh descriptors, mesh-plane pairs).
     entry_kind.resize(count);
+    entry_flag.assign(count, 0); // the write-back's work, set with each result (flagEntry)
     worker_stats.assign(workers, rtcdWorkerStats());
     block_a.assign(blocks, 0); // descriptors
     block_b.assign(blocks, 0); // mesh-plane pairs
@@ -207,6 +211,7 @@ void rtcdPluginState::prepareEntries()
                 } else { // no mesh yet (out of memory): no contacts this step
                     slots[e.slot].count = 0;
                     slots[e.slot].stamp = stamp;
+                    if (parallel_writeback) entry_flag[i] = flagEntry(e, slots[e.slot]);
                     worker_stats[worker].pairs_owned++;
                 }
             } else if (e.mesh[0] && e.mesh[1]) { // else computed alone when Bullet asks (its mesh may come back)

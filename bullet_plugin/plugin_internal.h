@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <memory>
 #include <unordered_map>
 #include <unordered_set>
@@ -93,6 +94,21 @@ private:
     std::unordered_map<const btCollisionShape*, Entry> m_entries;
 };
 
+// Asks for the cache line at p ahead of its use (loops over slots, which
+// lie in no order the loops follow).
+inline void rtcdPrefetch(const void* p)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch(p, 1);
+#else
+    (void)p;
+#endif
+}
+// How many items ahead a loop asks for an item's data (a multiple of it
+// where one line's address is read from another: entry, then slot, then
+// manifold).
+static const uint32_t k_prefetch = 8;
+
 // The live rtcd algorithms and their slots, looked up for every pair of the
 // pair cache every step: open addressing over a power-of-two table (a
 // node-based set cost a cache miss per pair, and reading the slot from the
@@ -113,6 +129,16 @@ public:
         }
     }
 
+    // Asks for the table's line at the key's hash ahead of a find().
+    void prefetch(const void* key) const
+    {
+        if (!m_keys.empty()) {
+            size_t i = hash(key) & (m_keys.size() - 1);
+            rtcdPrefetch(&m_keys[i]);
+            rtcdPrefetch(&m_slots[i]);
+        }
+    }
+
 private:
     static size_t hash(const void* key)
     {
@@ -128,10 +154,13 @@ private:
 enum rtcdPairKind { RTCD_PAIR_MESH_MESH = 0, RTCD_PAIR_MESH_PLANE = 1 };
 
 // Result of one pair for the current step, indexed by the algorithm's slot.
-// Every pair's step reads and writes the first fields (one or two cache
-// lines); the contacts come last, touched only by pairs that have some.
-struct rtcdPairSlot {
-    uint64_t serial; // unique per pair lifetime: the pair's key in the batch
+// The step reads and writes only the first 64 bytes of every pair's slot
+// (its result's stamp and count, the write-back's marks, the manifold and
+// the meshes it was computed with), one cache line as the slot is aligned
+// to it: slots are visited in pair-cache order, which is not slot order, so
+// each visit is a miss. The contacts come last, touched only by pairs that
+// have some.
+struct alignas(64) rtcdPairSlot {
     uint32_t stamp;  // step in which the contacts were computed
     uint32_t count;
     uint32_t written;      // step whose contacts went into the manifold (UINT32_MAX: none)
@@ -149,6 +178,8 @@ struct rtcdPairSlot {
     // mesh's cached manifold points are dropped (writeSlot).
     uint64_t mesh[2];
     uint64_t version[2];
+    // ---- end of the first cache line ----
+    uint64_t serial; // unique per pair lifetime: the pair's key in the batch
     uint64_t seen_mesh[2], seen_version[2];
     // A compound's child pair (Bullet's compound algorithm made it): the
     // objects and each side's child index (-1: the object's own shape), so
@@ -173,6 +204,8 @@ struct rtcdPairSlot {
         version[1] = b ? rtcd_mesh_version(b) : 0;
     }
 };
+
+static_assert(offsetof(rtcdPairSlot, serial) == 64, "the step's fields fill the slot's first cache line");
 
 struct rtcdBatchEntry {
     uint32_t slot;
@@ -254,7 +287,8 @@ inline float rtcdContactSkin(const rtcd_narrowphase_def& def)
 struct rtcdWorkerStats {
     uint32_t pairs_owned = 0, pairs_culled = 0, contacts = 0;
     uint32_t out_of_memory = 0;
-    char pad[48];
+    uint32_t plane_errors = 0; // mesh-plane pairs with an error to log (slot.err)
+    char pad[44];
 };
 
 // ---- closest-points queries (plugin_query.cpp) ----
@@ -348,6 +382,10 @@ struct rtcdPluginState {
     // A pair outside the step's batch (the standard algorithm, CPU
     // reference, or a mesh-plane pair) into its slot; adds to stats.
     void computePair(const rtcdBatchEntry& e);
+    // Loops over `entries` (indices into batch), at item i of [.., end):
+    // asks for what later items read (their entries, objects, body records
+    // and, with `slot`, slots), each a few items before its use.
+    void prefetchSides(const uint32_t* entries, uint32_t i, uint32_t end, bool slot = true) const;
     // A mesh-plane pair whose mesh is known, into its slot (any worker).
     void planePair(const rtcdBatchEntry& e, const rtcd_mesh* mesh, const rtcdSide& side, rtcdWorkerStats& ws);
     // The step's batch: descriptors, mesh-plane pairs, the batch, results into slots.
@@ -355,6 +393,11 @@ struct rtcdPluginState {
     // The step's contacts into manifolds before Bullet's dispatch (parallel;
     // manifolds opened and released serially).
     void writeBack();
+    // Write-back's work for an entry whose slot has just had this step's
+    // result stored (the slot is in the cache there; with parallel_writeback
+    // only): 3 a manifold to write, 1 one to open first, 0 none (a pair
+    // without contacts or manifold is marked written here). Any worker.
+    uint8_t flagEntry(const rtcdBatchEntry& e, rtcdPairSlot& slot);
     // One pair's contacts into its manifold (opened by the caller); any worker.
     void writeSlot(rtcdPairSlot& slot, btManifoldResult& result, rtcdWorkerStats& ws);
     // Opens a pair's manifold if it has contacts / releases it once it has had none for a while (serial).
@@ -411,7 +454,8 @@ struct rtcdPluginState {
     std::vector<uint32_t> pair_code;      // per pair cache entry: packed slot or a marker
     std::vector<uint32_t> block_a, block_b; // per-block counts, then offsets
     std::vector<uint8_t> entry_kind;      // per entry: 0 no list, 1 descriptor, 2 mesh-plane
-    std::vector<uint8_t> entry_flag;      // per entry: write-back's serial work (plugin_writeback.cpp)
+    std::vector<uint8_t> entry_flag;      // per entry: write-back's work (flagEntry), set with the results
+    std::vector<uint32_t> write_list;     // the step's entries whose manifold is written (writeBack)
     std::vector<std::vector<const btCollisionObject*>> claimed; // per worker: bodies it claimed
     std::vector<uint8_t> overflow;        // per worker: a body past seen_size
     std::vector<rtcd_step_stats> block_stats; // per block: the results' figures, summed in block order

@@ -125,6 +125,26 @@ static float pairMotion(const rtcdSide& a, const rtcdSide* b, btScalar dt)
     return static_cast<float>(speed * dt);
 }
 
+void rtcdPluginState::prefetchSides(const uint32_t* entries, uint32_t i, uint32_t end, bool slot) const
+{
+    if (i + 3 * k_prefetch < end) rtcdPrefetch(&batch[entries[i + 3 * k_prefetch]].a);
+    if (i + 2 * k_prefetch < end) {
+        const rtcdBatchEntry& f = batch[entries[i + 2 * k_prefetch]];
+        rtcdPrefetch(f.a);
+        rtcdPrefetch(f.b);
+        if (slot) rtcdPrefetch(&slots[f.slot]);
+    }
+    if (i + k_prefetch < end) {
+        const rtcdBatchEntry& f = batch[entries[i + k_prefetch]];
+        for (const btCollisionObject* o : {f.a, f.b}) {
+            int index = o->getWorldArrayIndex();
+            if (index < 0 || static_cast<size_t>(index) >= bodies.size()) continue;
+            const char* r = reinterpret_cast<const char*>(&bodies[static_cast<size_t>(index)]);
+            for (size_t at = 0; at < offsetof(rtcdBodyRecord, track_obj); at += 64) rtcdPrefetch(r + at);
+        }
+    }
+}
+
 void rtcdPluginState::planePair(const rtcdBatchEntry& e, const rtcd_mesh* mesh, const rtcdSide& side,
                                 rtcdWorkerStats& ws)
 {
@@ -170,6 +190,7 @@ void rtcdPluginState::planePair(const rtcdBatchEntry& e, const rtcd_mesh* mesh, 
         return;
     }
     slot.err = err; // logged by the thread that drives the step
+    ws.plane_errors += err != RTCD_OK;
     if (slot.count == 0) ws.pairs_culled++;
 }
 
@@ -237,6 +258,7 @@ void rtcdPluginState::runBatch()
     std::atomic<uint32_t> next_body{listed};
     parallelFor(n, 256, 8192, [this, &next_body](uint32_t begin, uint32_t end, uint32_t) {
         for (uint32_t i = begin; i < end; ++i) {
+            prefetchSides(desc_entry.data(), i, end, false);
             // The slot itself is not read here (a cache miss a pair): its
             // key from slot_serial, its meshes noted with the results.
             const rtcdBatchEntry& e = batch[desc_entry[i]];
@@ -270,24 +292,31 @@ void rtcdPluginState::runBatch()
     auto plane_start = std::chrono::steady_clock::now();
     parallelFor(static_cast<uint32_t>(plane_entries.size()), 32, 1024, [this](uint32_t begin, uint32_t end, uint32_t worker) {
         for (uint32_t i = begin; i < end; ++i) {
+            // Entry, object, record and slot: cold after the batch, in no
+            // order the loop follows; asked for ahead (prefetchSides).
+            prefetchSides(plane_entries.data(), i, end);
             const rtcdBatchEntry& e = batch[plane_entries[i]];
             const rtcd_mesh* mesh = e.mesh[e.plane_is_a];
             const btCollisionObject* obj = e.plane_is_a ? e.b : e.a;
             rtcdSide side = sideOf(obj, e.plane_is_a ? e.shape_b : e.shape_a, *(e.plane_is_a ? e.pose_b : e.pose_a), mesh);
             planePair(e, mesh, side, worker_stats[worker]);
+            if (parallel_writeback) entry_flag[plane_entries[i]] = flagEntry(e, slots[e.slot]);
         }
     });
-    for (uint32_t i : plane_entries) {
-        rtcd_error err = slots[batch[i].slot].err;
-        if (err != RTCD_OK && err != RTCD_ERROR_OUT_OF_MEMORY) {
-            std::string line = std::string("rtcd: mesh-plane pair: ") + rtcd_error_name(err);
-            rtcd_log_message(RTCD_LOG_WARNING, line.c_str());
-        }
-    }
+    uint32_t plane_errors = 0;
     for (const rtcdWorkerStats& ws : worker_stats) {
         stats.pairs_owned += ws.pairs_owned;
         stats.pairs_culled += ws.pairs_culled;
         stats.out_of_memory += ws.out_of_memory;
+        plane_errors += ws.plane_errors;
+    }
+    // The pairs' slots are read again only when one has an error to log.
+    for (uint32_t k = 0; plane_errors && k < plane_entries.size(); ++k) {
+        rtcd_error err = slots[batch[plane_entries[k]].slot].err;
+        if (err != RTCD_OK && err != RTCD_ERROR_OUT_OF_MEMORY) {
+            std::string line = std::string("rtcd: mesh-plane pair: ") + rtcd_error_name(err);
+            rtcd_log_message(RTCD_LOG_WARNING, line.c_str());
+        }
     }
     stats.plane_ms += msSince(plane_start);
     results.resize(n);
@@ -329,6 +358,7 @@ void rtcdPluginState::runBatch()
             rtcdPairSlot& slot = slots[e.slot];
             slot.stamp = stamp;
             slot.computedWith(e.mesh[0], e.mesh[1]);
+            if (parallel_writeback) entry_flag[desc_entry[i]] = flagEntry(e, slot);
         }
         return;
     }
@@ -344,6 +374,17 @@ void rtcdPluginState::runBatch()
     forBlocks(n, k_block_parallel, [this](uint32_t b, uint32_t begin, uint32_t end, uint32_t) {
         rtcd_step_stats& t = block_stats[b];
         for (uint32_t i = begin; i < end; ++i) {
+            // The slots lie in no order the loop follows: each a miss, asked
+            // for a few pairs ahead so that the misses overlap.
+            // The results were written by the batch's threads (another
+            // core's cache): every line of one, well ahead.
+            if (i + 4 * k_prefetch < end) rtcdPrefetch(&batch[desc_entry[i + 4 * k_prefetch]].slot);
+            if (i + 2 * k_prefetch < end) {
+                const char* r = reinterpret_cast<const char*>(&results[i + 2 * k_prefetch]);
+                for (size_t at = 0; at < sizeof(rtcd_pair_result); at += 64) rtcdPrefetch(r + at);
+                rtcdPrefetch(r + sizeof(rtcd_pair_result) - 1);
+            }
+            if (i + k_prefetch < end) rtcdPrefetch(&slots[batch[desc_entry[i + k_prefetch]].slot]);
             const rtcdBatchEntry& e = batch[desc_entry[i]];
             rtcdPairSlot& slot = slots[e.slot];
             const rtcd_pair_result& r = results[i];
@@ -351,6 +392,7 @@ void rtcdPluginState::runBatch()
             slot.count = r.contact_count;
             slot.computedWith(e.mesh[0], e.mesh[1]);
             for (uint32_t c = 0; c < r.contact_count; ++c) slot.contacts[c] = r.contacts[c];
+            if (parallel_writeback) entry_flag[desc_entry[i]] = flagEntry(e, slot);
             (r.standard_pass ? t.standard_pairs : t.iterative_pairs)++;
             t.predictive_rays += r.predictive_rays;
             t.walk_steps += r.walk_steps;

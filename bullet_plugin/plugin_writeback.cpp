@@ -221,54 +221,66 @@ void rtcdPluginState::writeSlot(rtcdPairSlot& slot, btManifoldResult& result, rt
     slot.written = stamp;
 }
 
+uint8_t rtcdPluginState::flagEntry(const rtcdBatchEntry& e, rtcdPairSlot& slot)
+{
+    if (slot.manifold) return 3;
+    if (slot.count) return 1;
+    // No contacts, no manifold: done (the near callback skips it).
+    slot.written = stamp;
+    if (e.pair_index >= 0) written_pairs[static_cast<size_t>(e.pair_index)] = 1;
+    return 0;
+}
+
 void rtcdPluginState::writeBack()
 {
     auto start = std::chrono::steady_clock::now();
-    // Each entry's work, found on the workers: 1 a manifold to open
-    // (serially: Bullet's pool and manifold array), 3 a manifold to write;
-    // after the write, 2 one to release (serially). The write pass reads
-    // only these bytes for the pairs without a manifold (most of a pile's).
+    // Each entry's work was found where its result went into its slot
+    // (flagEntry: runBatch, the mesh-plane pairs), so this pass reads no
+    // slot of a pair without a manifold (most of a pile's): 1 a manifold to
+    // open (serially: Bullet's pool and manifold array), 3 a manifold to
+    // write; after the write, 2 one to release (serially). An entry without
+    // a result this step stays 0: Bullet's dispatch computes it alone.
     uint32_t count = static_cast<uint32_t>(batch.size());
-    uint32_t blocks = blocksOf(count);
-    entry_flag.assign(count, 0);
-    block_a.assign(blocks, 0); // manifolds to open
-    block_b.assign(blocks, 0); // to release
-    forBlocks(count, k_block_parallel, [this](uint32_t b, uint32_t begin, uint32_t end, uint32_t) {
-        uint32_t opens = 0;
-        for (uint32_t i = begin; i < end; ++i) {
-            const rtcdBatchEntry& e = batch[i];
-            rtcdPairSlot& slot = slots[e.slot];
-            if (slot.stamp != stamp) continue; // no result this step: Bullet's dispatch computes it alone
-            if (slot.manifold) {
-                entry_flag[i] = 3;
-                continue;
-            }
-            if (slot.count) {
-                entry_flag[i] = 1;
-                opens++;
-                continue;
-            }
-            // No contacts, no manifold: done (the near callback skips it).
-            slot.written = stamp;
-            if (e.pair_index >= 0) written_pairs[static_cast<size_t>(e.pair_index)] = 1;
+    // Serial, in pair order: manifolds for the pairs that start touching,
+    // and the list of the entries whose manifold is written.
+    write_list.clear();
+    for (uint32_t i = 0; i < count; ++i) {
+        if (!entry_flag[i]) continue;
+        if (entry_flag[i] == 1) {
+            openManifold(slots[batch[i].slot], batch[i].a, batch[i].b);
+            entry_flag[i] = 3;
         }
-        block_a[b] = opens;
-    });
-    // Serial, in pair order: manifolds for the pairs that start touching.
-    for (uint32_t b = 0; b < blocks; ++b) {
-        if (!block_a[b]) continue;
-        for (uint32_t i = b * k_block, end = std::min(count, i + k_block); i < end; ++i)
-            if (entry_flag[i] == 1) {
-                openManifold(slots[batch[i].slot], batch[i].a, batch[i].b);
-                entry_flag[i] = 3;
-            }
+        write_list.push_back(i);
     }
-    // Parallel: each manifold filled by one worker, and whether it goes back.
+    // Parallel: each manifold filled by one worker, and whether it goes
+    // back. Parallel from as many entries as the other loops (the list is
+    // a fraction of them).
+    uint32_t writes = static_cast<uint32_t>(write_list.size());
+    uint32_t blocks = blocksOf(writes);
+    block_b.assign(blocks, 0); // to release
     worker_stats.assign(rtcd_batch_worker_count(narrowphase), rtcdWorkerStats());
-    forBlocks(count, k_block_parallel, [this](uint32_t b, uint32_t begin, uint32_t end, uint32_t worker) {
+    uint32_t min_parallel = count >= k_block_parallel ? 0 : writes + k_block;
+    forBlocks(writes, min_parallel, [this](uint32_t b, uint32_t begin, uint32_t end, uint32_t worker) {
         uint32_t releases = 0;
-        for (uint32_t i = begin; i < end; ++i) {
-            if (entry_flag[i] != 3) continue;
+        for (uint32_t k = begin; k < end; ++k) {
+            // The manifolds, their slots and entries lie in no order the
+            // loop follows, and nothing of them is in the cache after the
+            // batch: asked for ahead, the entry first, then its slot and
+            // objects, then the manifold (its pointer in the slot).
+            if (k + 3 * k_prefetch < end) rtcdPrefetch(&batch[write_list[k + 3 * k_prefetch]].slot);
+            if (k + 2 * k_prefetch < end) {
+                const rtcdBatchEntry& f = batch[write_list[k + 2 * k_prefetch]];
+                const char* line = reinterpret_cast<const char*>(&slots[f.slot]);
+                for (size_t at = 0; at < sizeof(rtcdPairSlot); at += 64) rtcdPrefetch(line + at);
+                // The objects' transforms and world indices (their first 256 bytes in Bullet 3.x).
+                for (const btCollisionObject* o : {f.a, f.b})
+                    for (size_t at = 0; at < 256; at += 64) rtcdPrefetch(reinterpret_cast<const char*>(o) + at);
+            }
+            if (k + k_prefetch < end) {
+                const char* m = reinterpret_cast<const char*>(slots[batch[write_list[k + k_prefetch]].slot].manifold);
+                for (size_t at = 0; at < sizeof(btPersistentManifold); at += 64) rtcdPrefetch(m + at);
+            }
+            uint32_t i = write_list[k];
             const rtcdBatchEntry& e = batch[i];
             rtcdPairSlot& slot = slots[e.slot];
             // As Bullet's near callback and compound algorithm would pass them.
@@ -290,9 +302,9 @@ void rtcdPluginState::writeBack()
     // go back to Bullet's pool (maybeRelease's test, made above).
     for (uint32_t b = 0; b < blocks; ++b) {
         if (!block_b[b]) continue;
-        for (uint32_t i = b * k_block, end = std::min(count, i + k_block); i < end; ++i)
-            if (entry_flag[i] == 2) {
-                releaseManifold(slots[batch[i].slot]);
+        for (uint32_t k = b * k_block, end = std::min(writes, k + k_block); k < end; ++k)
+            if (entry_flag[write_list[k]] == 2) {
+                releaseManifold(slots[batch[write_list[k]].slot]);
                 stats.manifolds_released++;
             }
     }
