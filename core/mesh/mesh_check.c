@@ -1,10 +1,12 @@
 /* The shape check of creation and of every update (rtcd_mesh_check_shape,
- * mesh/mesh_internal.h): finite coordinates, the range of validity, no
+ * mesh_check.h): finite coordinates, the range of validity, no
  * degenerate triangle, and a closed mesh's volume from the same cross
  * products. An update runs it on every new shape, so it has a quick path:
  * with SSE it only clears a good shape, and the scalar code looks again at
  * whatever it flags and names the failure. */
-#include "mesh_internal.h"
+#include "mesh_check.h"
+
+#include "hooks.h"
 
 #include <float.h>
 #include <math.h>

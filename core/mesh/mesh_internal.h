@@ -7,6 +7,7 @@
 #define RTCD_CORE_MESH_INTERNAL_H
 
 #include "mass.h"
+#include "mesh_check.h"
 #include "mesh_layout.h"
 #include "query/bvh_tree.h"
 #include "query/point_query.h"
@@ -14,11 +15,7 @@
 #include "solid_grid.h"
 
 /* Shared by creation and rtcd_mesh_update_vertices (core/mesh/mesh.c; the
- * shape check in core/mesh/mesh_check.c). */
-/* volume_out (may be NULL): the closed mesh's volume, as rtcd_compute_volume
- * sums it (up to rounding), from the check's own cross products. */
-rtcd_error rtcd_mesh_check_shape(const char* name, const float* v, uint32_t vertex_count, const uint32_t* idx,
-                                 uint32_t triangle_count, double* volume_out);
+ * shape check: mesh_check.h). */
 rtcd_error rtcd_mesh_fail_inside_out(const char* name, double volume, int flip_hint);
 /* sums: 3 doubles per vertex of scratch, or NULL to allocate them here. */
 rtcd_error rtcd_mesh_derive_geometry(rtcd_mesh* m, double* sums);
