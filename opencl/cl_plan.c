@@ -43,13 +43,22 @@ static void pose12(const rtcd_transform* t, float out[RTCD_CL_BODY_FLOATS])
  * costs both meshes' vertex counts). */
 #define ITERATIVE_PASS_COST 16u
 
+/* Where a device's pairs go: the next batch slot, output-arena entry and
+ * ray (a running count of each). */
+typedef struct place_sums {
+    uint32_t pairs;
+    uint64_t keep, rays;
+} place_sums;
+
 /* Each pair's pass, and what the serial pass below needs of its state
  * (device, its estimated work and room for kept rays), so that it reads
- * dense arrays in order instead of the pairs' states all over the map. */
-static uint32_t plan_pairs(rtcd_opencl* cl, uint32_t begin, uint32_t end)
+ * dense arrays in order instead of the pairs' states all over the map.
+ * Returns the pairs' totals as one device would place them (the pairs off
+ * the devices are the others). */
+static place_sums plan_pairs(rtcd_opencl* cl, uint32_t begin, uint32_t end)
 {
     const rtcd_call* c = cl->call.request;
-    uint32_t off = 0;
+    place_sums t = {0, 0, 0};
     int iterative = cl->def.iterative.algorithm != RTCD_ALGORITHM_STANDARD;
     for (uint32_t i = begin; i < end; ++i) {
         /* Its state into call order first (the arrays flip after this
@@ -65,7 +74,6 @@ static uint32_t plan_pairs(rtcd_opencl* cl, uint32_t begin, uint32_t end)
         if (off_device(cl, i)) {
             cl->call.device[i] = RTCD_CL_OFF_DEVICE;
             cl->call.standard[i] = 1;
-            off++;
             continue;
         }
         const rtcd_body_desc *a = rtcd_call_a(c, i), *b = rtcd_call_b(c, i);
@@ -80,16 +88,12 @@ static uint32_t plan_pairs(rtcd_opencl* cl, uint32_t begin, uint32_t end)
         cl->call.cost[i] = standard ? items : items + ITERATIVE_PASS_COST;
         /* A pass keeps at most one ray per item (and the device at most RTCD_CL_STATE_ENTRIES). */
         cl->call.keep_room[i] = info && iterative ? (items < RTCD_CL_STATE_ENTRIES ? items : RTCD_CL_STATE_ENTRIES) : 0u;
+        t.pairs++;
+        t.keep += cl->call.keep_room[i];
+        if (cl->call.rays) t.rays += rtcd_call_ray_room(c, i);
     }
-    return off;
+    return t;
 }
-
-/* Where a device's pairs go: the next batch slot, output-arena entry and
- * ray (a running count of each). */
-typedef struct place_sums {
-    uint32_t pairs;
-    uint64_t keep, rays;
-} place_sums;
 
 /* Pair i's place: off the devices, it drops what it had there (its state
  * lives on the CPU now; a later return starts afresh); else, a new pair on
@@ -224,17 +228,9 @@ static void plan_range(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
     rtcd_opencl* cl = job->cl;
     for (uint32_t c = begin; c < end; ++c) {
         uint32_t first = c * PLACE_CHUNK, last = chunk_end(job, c);
-        uint32_t off = plan_pairs(cl, first, last);
-        if (off) atomic_fetch_add_explicit(&job->off, off, memory_order_relaxed);
-        if (!job->sums) continue;
-        place_sums t = {0, 0, 0};
-        for (uint32_t i = first; i < last; ++i) {
-            if (cl->call.device[i] == RTCD_CL_OFF_DEVICE) continue;
-            t.pairs++;
-            t.keep += cl->call.keep_room[i];
-            if (cl->call.rays) t.rays += rtcd_call_ray_room(cl->call.request, i);
-        }
-        job->sums[c] = t;
+        place_sums t = plan_pairs(cl, first, last);
+        if (t.pairs < last - first) atomic_fetch_add_explicit(&job->off, last - first - t.pairs, memory_order_relaxed);
+        if (job->sums) job->sums[c] = t;
     }
 }
 
