@@ -44,22 +44,35 @@ static void pose12(const rtcd_transform* t, float out[RTCD_CL_BODY_FLOATS])
 #define ITERATIVE_PASS_COST 16u
 
 /* Where a device's pairs go: the next batch slot, output-arena entry and
- * ray (a running count of each). */
+ * ray (a running count of each), and its estimated work. */
 typedef struct place_sums {
     uint32_t pairs;
-    uint64_t keep, rays;
+    uint64_t keep, rays, load;
 } place_sums;
 
-/* Each pair's pass, and what the serial pass below needs of its state
- * (device, its estimated work and room for kept rays), so that it reads
- * dense arrays in order instead of the pairs' states all over the map.
- * Returns the pairs' totals as one device would place them (the pairs off
- * the devices are the others). */
-static place_sums plan_pairs(rtcd_opencl* cl, uint32_t begin, uint32_t end)
+static void add_to_sums(const rtcd_opencl* cl, uint32_t i, place_sums* t)
+{
+    t->pairs++;
+    t->keep += cl->call.keep_room[i];
+    t->load += cl->call.cost[i];
+    if (cl->call.rays) t->rays += rtcd_call_ray_room(cl->call.request, i);
+}
+
+/* Each pair's pass, and what placing it needs of its state (device, its
+ * estimated work and room for kept rays), so that the places are settled
+ * from dense arrays instead of the pairs' states all over the map. Adds the
+ * piece's pairs to the totals of their devices, sums[0, device_count): a
+ * pair that has a device keeps it, a new one (or a repeated key's copy) goes
+ * to device 0 when there is one device, else to the list fresh (*fresh_count
+ * of them) for the call's one serial choice. Returns the pairs off the
+ * devices. */
+static uint32_t plan_pairs(rtcd_opencl* cl, uint32_t begin, uint32_t end, place_sums* sums, uint32_t* fresh,
+                           uint32_t* fresh_count)
 {
     const rtcd_call* c = cl->call.request;
-    place_sums t = {0, 0, 0};
-    int iterative = cl->def.iterative.algorithm != RTCD_ALGORITHM_STANDARD;
+    uint32_t off = 0;
+    int iterative = cl->def.iterative.algorithm != RTCD_ALGORITHM_STANDARD, one_device = cl->device_count == 1;
+    place_sums local = {0, 0, 0, 0};
     for (uint32_t i = begin; i < end; ++i) {
         /* Its state into call order first (the arrays flip after this
          * pass), fetched ahead: the states lie all over the old array. */
@@ -74,6 +87,7 @@ static place_sums plan_pairs(rtcd_opencl* cl, uint32_t begin, uint32_t end)
         if (off_device(cl, i)) {
             cl->call.device[i] = RTCD_CL_OFF_DEVICE;
             cl->call.standard[i] = 1;
+            off++;
             continue;
         }
         const rtcd_body_desc *a = rtcd_call_a(c, i), *b = rtcd_call_b(c, i);
@@ -88,16 +102,20 @@ static place_sums plan_pairs(rtcd_opencl* cl, uint32_t begin, uint32_t end)
         cl->call.cost[i] = standard ? items : items + ITERATIVE_PASS_COST;
         /* A pass keeps at most one ray per item (and the device at most RTCD_CL_STATE_ENTRIES). */
         cl->call.keep_room[i] = info && iterative ? (items < RTCD_CL_STATE_ENTRIES ? items : RTCD_CL_STATE_ENTRIES) : 0u;
-        t.pairs++;
-        t.keep += cl->call.keep_room[i];
-        if (cl->call.rays) t.rays += rtcd_call_ray_room(c, i);
+        if (one_device)
+            add_to_sums(cl, i, &local);
+        else if (cl->call.device[i] != NEW_ON_DEVICE)
+            add_to_sums(cl, i, &sums[cl->call.device[i]]);
+        else
+            fresh[(*fresh_count)++] = i;
     }
-    return t;
+    if (one_device) sums[0] = local; /* summed in registers: the usual case */
+    return off;
 }
 
 /* Pair i's place: off the devices, it drops what it had there (its state
- * lives on the CPU now; a later return starts afresh); else, a new pair on
- * device dv, it takes the next place of *at. */
+ * lives on the CPU now; a later return starts afresh); else, on device dv
+ * (a new pair's), it takes the next place of *at. */
 static void place_pair(rtcd_opencl* cl, uint32_t i, uint32_t dv, place_sums* at)
 {
     cl_pair_info* info = pair_info(cl, i);
@@ -126,27 +144,6 @@ static void set_device_sums(rtcd_opencl* cl, uint32_t dv, const place_sums* at)
     cl->devices[dv].batch_count = at->pairs;
     cl->devices[dv].arena_used = at->keep;
     cl->devices[dv].rays_total = at->rays;
-}
-
-/* In call order: a pair keeps the device that holds its kept rays; a new
- * pair, or a repeated key's copy, goes to the device with the least
- * estimated work so far this call. */
-static void place_pairs(rtcd_opencl* cl, uint32_t n)
-{
-    uint64_t load[RTCD_CL_MAX_DEVICES] = {0};
-    place_sums at[RTCD_CL_MAX_DEVICES];
-    memset(at, 0, sizeof at);
-    for (uint32_t i = 0; i < n; ++i) {
-        uint32_t best = cl->call.device[i];
-        if (best == NEW_ON_DEVICE) {
-            best = 0;
-            for (uint32_t d = 1; d < cl->device_count; ++d)
-                if (load[d] < load[best]) best = d;
-        }
-        if (best != RTCD_CL_OFF_DEVICE) load[best] += cl->call.cost[i];
-        place_pair(cl, i, best, best != RTCD_CL_OFF_DEVICE ? &at[best] : NULL);
-    }
-    for (uint32_t d = 0; d < cl->device_count; ++d) set_device_sums(cl, d, &at[d]);
 }
 
 /* Pair i's device record: meshes (registry indices), poses, and for the
@@ -202,16 +199,19 @@ static void describe_pair(const rtcd_opencl* cl, uint32_t i, int serial, rtcd_cl
 }
 
 /* The call's host passes run over pieces of PLACE_CHUNK pairs (and, in the
- * second, BODY_CHUNK bodies): one device's places are prefix sums over the
+ * second, BODY_CHUNK bodies): a device's places are prefix sums over the
  * pieces' totals, so each pass is one parallel loop and the serial part
- * between them touches one total per piece. */
+ * between them touches one total per piece and device, and the new pairs
+ * when there are several devices. */
 #define PLACE_CHUNK 256u
 #define BODY_CHUNK 1024u
 
 typedef struct plan_job {
     rtcd_opencl* cl;
-    uint32_t n, chunks, body_chunks;
-    place_sums* sums; /* per piece: its totals on device 0, then where it starts; NULL: several devices */
+    uint32_t n, chunks, body_chunks, devices;
+    place_sums* sums;     /* [piece][device]: the piece's totals, then where it starts */
+    uint32_t* fresh;      /* several devices: each piece's new pairs, at its first pair's index */
+    uint32_t* fresh_count; /* how many, per piece */
     _Atomic uint32_t off; /* pairs with a mesh off the devices */
 } plan_job;
 
@@ -220,17 +220,57 @@ static uint32_t chunk_end(const plan_job* job, uint32_t c)
     return (c + 1) * PLACE_CHUNK < job->n ? (c + 1) * PLACE_CHUNK : job->n;
 }
 
-/* First pass: each piece's pairs planned, and with one device its totals. */
+/* First pass: each piece's pairs planned, and its totals per device. */
 static void plan_range(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
 {
     (void)worker;
     plan_job* job = ctx;
-    rtcd_opencl* cl = job->cl;
     for (uint32_t c = begin; c < end; ++c) {
-        uint32_t first = c * PLACE_CHUNK, last = chunk_end(job, c);
-        place_sums t = plan_pairs(cl, first, last);
-        if (t.pairs < last - first) atomic_fetch_add_explicit(&job->off, last - first - t.pairs, memory_order_relaxed);
-        if (job->sums) job->sums[c] = t;
+        uint32_t first = c * PLACE_CHUNK, fresh = 0;
+        place_sums* sums = job->sums + (size_t)c * job->devices;
+        memset(sums, 0, job->devices * sizeof *sums);
+        uint32_t off = plan_pairs(job->cl, first, chunk_end(job, c), sums, job->fresh ? job->fresh + first : NULL, &fresh);
+        if (job->fresh_count) job->fresh_count[c] = fresh;
+        if (off) atomic_fetch_add_explicit(&job->off, off, memory_order_relaxed);
+    }
+}
+
+/* Between the passes, serial: with several devices, each new pair (or
+ * repeated key's copy), in call order, goes to the device with the least
+ * estimated work, counting every pair that kept its device; then each
+ * device's places are prefix sums over the pieces. Touches the pieces'
+ * totals and the new pairs only. */
+static void settle_places(plan_job* job)
+{
+    rtcd_opencl* cl = job->cl;
+    uint32_t nd = job->devices;
+    if (job->fresh) {
+        uint64_t load[RTCD_CL_MAX_DEVICES] = {0};
+        for (uint32_t c = 0; c < job->chunks; ++c)
+            for (uint32_t d = 0; d < nd; ++d) load[d] += job->sums[(size_t)c * nd + d].load;
+        for (uint32_t c = 0; c < job->chunks; ++c) {
+            const uint32_t* fresh = job->fresh + (size_t)c * PLACE_CHUNK;
+            for (uint32_t k = 0; k < job->fresh_count[c]; ++k) {
+                uint32_t i = fresh[k], best = 0;
+                for (uint32_t d = 1; d < nd; ++d)
+                    if (load[d] < load[best]) best = d;
+                cl_pair_info* info = pair_info(cl, i);
+                if (info) info->device = (uint8_t)best;
+                cl->call.device[i] = (uint8_t)best;
+                load[best] += cl->call.cost[i];
+                add_to_sums(cl, i, &job->sums[(size_t)c * nd + best]);
+            }
+        }
+    }
+    for (uint32_t d = 0; d < nd; ++d) {
+        place_sums run = {0, 0, 0, 0};
+        for (uint32_t c = 0; c < job->chunks; ++c) {
+            place_sums* t = &job->sums[(size_t)c * nd + d];
+            place_sums here = *t;
+            *t = run;
+            run.pairs += here.pairs, run.keep += here.keep, run.rays += here.rays, run.load += here.load;
+        }
+        set_device_sums(cl, d, &run);
     }
 }
 
@@ -252,10 +292,12 @@ static void write_range(uint32_t begin, uint32_t end, uint32_t worker, void* ctx
                         pose12(&bodies[i].pose, cl->devices[dv].host_bodies + RTCD_CL_BODY_FLOATS * (size_t)i);
             continue;
         }
-        place_sums at = job->sums ? job->sums[c] : (place_sums){0, 0, 0};
+        place_sums at[RTCD_CL_MAX_DEVICES];
+        memcpy(at, job->sums + (size_t)c * job->devices, job->devices * sizeof *at);
         for (uint32_t i = c * PLACE_CHUNK, last = chunk_end(job, c); i < last; ++i) {
-            if (job->sums) place_pair(cl, i, 0, &at);
             uint32_t dv = cl->call.device[i];
+            if (dv == NEW_ON_DEVICE) dv = 0; /* one device: every new pair's */
+            place_pair(cl, i, dv, dv != RTCD_CL_OFF_DEVICE ? &at[dv] : NULL);
             if (dv == RTCD_CL_OFF_DEVICE) continue;
             cl_device_state* d = &cl->devices[dv];
             uint32_t s = cl->call.pos[i];
@@ -300,29 +342,28 @@ rtcd_error rtcd_cl_plan_call(rtcd_opencl* cl, uint32_t n, uint32_t* off_pairs)
     plan_job job = {.cl = cl,
                     .n = n,
                     .chunks = (n + PLACE_CHUNK - 1) / PLACE_CHUNK,
-                    .body_chunks = (body_count + BODY_CHUNK - 1) / BODY_CHUNK};
+                    .body_chunks = (body_count + BODY_CHUNK - 1) / BODY_CHUNK,
+                    .devices = cl->device_count};
     atomic_init(&job.off, 0u);
-    if (cl->device_count == 1 && !(job.sums = rtcd_alloc(((size_t)job.chunks + 1) * sizeof *job.sums)))
+    int several = cl->device_count > 1;
+    job.sums = rtcd_alloc(((size_t)job.chunks + 1) * job.devices * sizeof *job.sums);
+    if (several) {
+        job.fresh = rtcd_alloc(((size_t)n + 1) * sizeof *job.fresh);
+        job.fresh_count = rtcd_alloc(((size_t)job.chunks + 1) * sizeof *job.fresh_count);
+    }
+    if (!job.sums || (several && (!job.fresh || !job.fresh_count))) {
+        rtcd_free(job.sums), rtcd_free(job.fresh), rtcd_free(job.fresh_count);
         return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_collide: out of memory for %u pairs", n);
+    }
     rtcd_parallel_for(&cl->tasks, job.chunks, 1, plan_range, &job);
     rtcd_cl_flip_infos(cl, n);
     *off_pairs = atomic_load(&job.off);
-    if (job.sums) {
-        place_sums run = {0, 0, 0};
-        for (uint32_t c = 0; c < job.chunks; ++c) {
-            place_sums t = job.sums[c];
-            job.sums[c] = run;
-            run.pairs += t.pairs, run.keep += t.keep, run.rays += t.rays;
-        }
-        set_device_sums(cl, 0, &run);
-    } else {
-        place_pairs(cl, n);
-    }
+    settle_places(&job);
     err = grow_device_batches(cl);
     for (uint32_t d = 0; d < cl->device_count && err == RTCD_OK; ++d)
         err = rtcd_cl_arena_reserve(&cl->devices[d], cl->devices[d].arena_used);
     if (err == RTCD_OK) rtcd_parallel_for(&cl->tasks, job.chunks + job.body_chunks, 1, write_range, &job);
-    rtcd_free(job.sums);
+    rtcd_free(job.sums), rtcd_free(job.fresh), rtcd_free(job.fresh_count);
     if (err != RTCD_OK) return err;
     for (uint32_t dv = 0; dv < cl->device_count && dv < 16; ++dv)
         cl->stats.pairs_per_device[dv] = cl->devices[dv].batch_count;
