@@ -73,21 +73,6 @@ RTCD_API float rtcd_relative_displacement(const rtcd_mesh* a, const rtcd_mesh* b
     return fmaxf(turn * b->reach + move_b, turn * a->reach + move_a);
 }
 
-rtcd_pair_motion rtcd_pair_motion_of(float motion, const rtcd_transform* back_a, const rtcd_transform* back_b)
-{
-    rtcd_pair_motion m;
-    memset(&m, 0, sizeof m);
-    m.bound = motion > 0.0f && isfinite(motion) ? motion : 0.0f;
-    if (back_a && back_b) {
-        if (rtcd_transform_finite(back_a) && rtcd_transform_finite(back_b)) {
-            rtcd_xform xa = rtcd_to_xform(back_a), xb = rtcd_to_xform(back_b);
-            m.back = xf_relative(&xa, &xb);
-            m.has_back = 1;
-        }
-    }
-    return m;
-}
-
 /* A partner that moved by a translation alone over the step before a
  * standard pass (a character controller's capsule walking, a platform
  * sliding) is followed along that translation for up to this many calls:

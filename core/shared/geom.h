@@ -66,18 +66,25 @@ RTCD_INLINE rtcd_v3 xf_point(const rtcd_xform* x, rtcd_v3 p)
 {
     return v3_add(xf_rotate(x, p), v3(x->t[0], x->t[1], x->t[2]));
 }
-/* inverse(a) * b: maps b's local frame into a's local frame. */
-RTCD_INLINE rtcd_xform xf_relative(const rtcd_xform* a, const rtcd_xform* b)
+/* inverse(a) * b: maps b's local frame into a's local frame, from
+ * rotations and translations wherever they are (xf_relative's, or the public
+ * rtcd_transform's read in place: no copy through the stack). */
+RTCD_INLINE rtcd_xform xf_relative_parts(const float* ra, const float* ta, const float* rb, const float* tb)
 {
     rtcd_xform out;
     for (int i = 0; i < 3; ++i) {
         for (int j = 0; j < 3; ++j) {
-            out.r[3 * i + j] = a->r[0 + i] * b->r[0 + j] + a->r[3 + i] * b->r[3 + j] + a->r[6 + i] * b->r[6 + j];
+            out.r[3 * i + j] = ra[0 + i] * rb[0 + j] + ra[3 + i] * rb[3 + j] + ra[6 + i] * rb[6 + j];
         }
-        float d0 = b->t[0] - a->t[0], d1 = b->t[1] - a->t[1], d2 = b->t[2] - a->t[2];
-        out.t[i] = a->r[0 + i] * d0 + a->r[3 + i] * d1 + a->r[6 + i] * d2;
+        float d0 = tb[0] - ta[0], d1 = tb[1] - ta[1], d2 = tb[2] - ta[2];
+        out.t[i] = ra[0 + i] * d0 + ra[3 + i] * d1 + ra[6 + i] * d2;
     }
     return out;
+}
+
+RTCD_INLINE rtcd_xform xf_relative(const rtcd_xform* a, const rtcd_xform* b)
+{
+    return xf_relative_parts(a->r, a->t, b->r, b->t);
 }
 
 /* The inverse rigid transform. */
