@@ -5,8 +5,9 @@
 # cores, then the replay benchmark (bench_backends) on the GPU. One JSON line
 # per run: {"run": ..., "command": ..., "result": <the program's JSON>}, with
 # each run's batch profile (plan, run, finish; upload, device, download) in
-# the result. Installs nothing and needs no network: it needs a build
-# (default build/release, or $1) and an OpenCL GPU (RTCD_DEVICES, default gpu).
+# the result, and the pool's fork-join latency (test_task --bench). Installs
+# nothing and needs no network: it needs a build (default build/release, or
+# $1) and an OpenCL GPU (RTCD_DEVICES, default gpu).
 #   scripts/bench_gpu.sh [BUILD_DIR] [--quick]   (--quick: 120 steps at 512, 60 beyond)
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -51,3 +52,6 @@ for objects in 2048 8192; do
     --steps "$steps_big" "${common[@]}"
 done
 run "bench_backends_gpu" "$demos/bench_backends" --devices gpu --threads "$cores" --steps "$steps_small"
+# The pool's fork-join latency on all cores (a loop of 8 items after a serial
+# gap): what each of a call's parallel loops costs before any work.
+if [ -x "$build/tests/test_task" ]; then run "pool_${cores}" "$build/tests/test_task" --bench "$cores"; fi
