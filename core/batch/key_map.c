@@ -11,6 +11,7 @@ void rtcd_key_map_free(rtcd_key_map* m)
 {
     rtcd_free(m->slots);
     rtcd_free(m->values);
+    rtcd_free(m->piece_new);
     uint32_t call = m->call;
     memset(m, 0, sizeof *m);
     m->call = call; /* a later call still tells its claims from old ones */
@@ -91,39 +92,54 @@ typedef struct claim_job {
     rtcd_key_map* m;
     const unsigned char* keys;
     size_t stride;
+    uint32_t n;
     uint32_t* slot_of;
+    uint32_t* piece_new; /* per CLAIM_RANGE piece: its new keys (NULL: not counted) */
     _Atomic uint32_t repeats; /* an entry found twice: the serial pass settles who claimed it */
 } claim_job;
 
 /* Keys already in the map take their slot, the others are left for the
- * serial pass: nothing is inserted here, so every probe reads a table that
- * does not change under it. */
-static void find_range(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
+ * serial pass (counted per piece, so that it visits only pieces that have
+ * some): nothing is inserted here, so every probe reads a table that does
+ * not change under it. */
+static void find_range(uint32_t first_piece, uint32_t last_piece, uint32_t worker, void* ctx)
 {
     (void)worker;
     claim_job* job = ctx;
     rtcd_key_map* m = job->m;
     uint32_t call = m->call;
+    uint32_t begin = first_piece * CLAIM_RANGE;
+    uint32_t end = last_piece * CLAIM_RANGE < job->n ? last_piece * CLAIM_RANGE : job->n;
+    uint32_t fresh = 0;
     for (uint32_t i = begin; i < end; ++i) {
         if (i + CLAIM_AHEAD < end)
             __builtin_prefetch(&m->slots[rtcd_key_map_home(m, key_at(job->keys, job->stride, i + CLAIM_AHEAD))], 1);
         uint32_t s = rtcd_key_map_slot(m, key_at(job->keys, job->stride, i));
         if (m->slots[s].used != 1) {
             job->slot_of[i] = KEY_NEW;
-            continue;
+            fresh++;
+        } else {
+            job->slot_of[i] = s;
+            if (__atomic_exchange_n(&m->slots[s].call, call, __ATOMIC_RELAXED) == call)
+                atomic_fetch_add_explicit(&job->repeats, 1u, memory_order_relaxed);
         }
-        job->slot_of[i] = s;
-        if (__atomic_exchange_n(&m->slots[s].call, call, __ATOMIC_RELAXED) == call)
-            atomic_fetch_add_explicit(&job->repeats, 1u, memory_order_relaxed);
+        if (job->piece_new && ((i + 1) % CLAIM_RANGE == 0 || i + 1 == end)) {
+            job->piece_new[i / CLAIM_RANGE] = fresh;
+            fresh = 0;
+        }
     }
 }
 
 void rtcd_key_map_claim_all(rtcd_key_map* m, const rtcd_task_system* ts, const void* keys, size_t stride, uint32_t n,
                             uint32_t* slot_of)
 {
-    claim_job job = {.m = m, .keys = keys, .stride = stride, .slot_of = slot_of};
+    uint32_t pieces = (n + CLAIM_RANGE - 1) / CLAIM_RANGE;
+    claim_job job = {.m = m, .keys = keys, .stride = stride, .n = n, .slot_of = slot_of};
     atomic_init(&job.repeats, 0u);
-    rtcd_parallel_for(ts, n, CLAIM_RANGE, find_range, &job);
+    /* Without room for the counts every pair is looked at below: slower, the same claims. */
+    if (rtcd_grow((void**)&m->piece_new, &m->piece_cap, (size_t)pieces + 1, sizeof *m->piece_new))
+        job.piece_new = m->piece_new;
+    rtcd_parallel_for(ts, pieces, 1, find_range, &job);
     if (atomic_load(&job.repeats)) {
         /* A key given twice (rare): its first copy in call order claims it.
          * A fresh call number forgets the marks of the parallel pass. */
@@ -135,9 +151,14 @@ void rtcd_key_map_claim_all(rtcd_key_map* m, const rtcd_task_system* ts, const v
             else m->slots[s].call = m->call;
         }
     }
-    /* New keys in call order, as single claims would place them. */
-    for (uint32_t i = 0; i < n; ++i)
-        if (slot_of[i] == KEY_NEW) slot_of[i] = rtcd_key_map_claim(m, key_at(keys, stride, i));
+    /* New keys in call order, as single claims would place them: the
+     * pieces that have some (most calls bring few new pairs). */
+    for (uint32_t p = 0; p < pieces; ++p) {
+        if (job.piece_new && !job.piece_new[p]) continue;
+        uint32_t end = (p + 1) * CLAIM_RANGE < n ? (p + 1) * CLAIM_RANGE : n;
+        for (uint32_t i = p * CLAIM_RANGE; i < end; ++i)
+            if (slot_of[i] == KEY_NEW) slot_of[i] = rtcd_key_map_claim(m, key_at(keys, stride, i));
+    }
 }
 
 typedef struct end_job {

@@ -14,6 +14,8 @@
 
 #define RTCD_KEY_MAP_REPEATED 0xffffffffu
 
+/* The functions below are exported for tests only (test_key_map). */
+
 /* One slot's bookkeeping, together so that a probe reads one cache line. */
 typedef struct rtcd_key_slot {
     uint64_t key;
@@ -27,6 +29,8 @@ typedef struct rtcd_key_map {
     size_t value_size;
     uint32_t cap;          /* a power of two, 0 before the first call */
     uint32_t live, removed, call;
+    uint32_t* piece_new;   /* rtcd_key_map_claim_all's scratch: new keys per piece of its pairs */
+    size_t piece_cap;
 } rtcd_key_map;
 
 static inline uint32_t rtcd_key_map_home(const rtcd_key_map* m, uint64_t key)
@@ -54,26 +58,26 @@ static inline void* rtcd_key_map_value(const rtcd_key_map* m, uint32_t slot)
  * rebuilds without the removed entries when the map would pass half full.
  * 0 on no memory (the map is unchanged, the call not started). A call that
  * fails before rtcd_key_map_end only leaves its claims looking old. */
-int rtcd_key_map_begin(rtcd_key_map* m, uint32_t keys, size_t value_size);
+RTCD_API int rtcd_key_map_begin(rtcd_key_map* m, uint32_t keys, size_t value_size);
 
 /* Claims key for this call: its slot (a new entry's value is zeroed), or
  * RTCD_KEY_MAP_REPEATED when this call claimed it already. */
-uint32_t rtcd_key_map_claim(rtcd_key_map* m, uint64_t key);
+RTCD_API uint32_t rtcd_key_map_claim(rtcd_key_map* m, uint64_t key);
 /* Claims keys[i] (stride bytes apart, e.g. inside rtcd_pair_desc) for
  * i < n into slot_of[i], as n calls of rtcd_key_map_claim in order would:
  * keys already in the map are found on ts's workers (NULL: this thread),
  * new keys are inserted after, in call order, so the map and the slots are
  * the same for any number of workers. */
-void rtcd_key_map_claim_all(rtcd_key_map* m, const rtcd_task_system* ts, const void* keys, size_t stride, uint32_t n,
+RTCD_API void rtcd_key_map_claim_all(rtcd_key_map* m, const rtcd_task_system* ts, const void* keys, size_t stride, uint32_t n,
                             uint32_t* slot_of);
 
 /* Ends the call: each entry in use is offered to `drop` (claimed: whether
  * this call claimed it) and removed when drop returns 1. drop runs on ts's
  * workers (NULL: this thread), each entry once. */
-void rtcd_key_map_end(rtcd_key_map* m, const rtcd_task_system* ts, int (*drop)(void* value, int claimed, void* ctx),
+RTCD_API void rtcd_key_map_end(rtcd_key_map* m, const rtcd_task_system* ts, int (*drop)(void* value, int claimed, void* ctx),
                       void* ctx);
 
 /* Frees the map (the caller has dealt with the values). */
-void rtcd_key_map_free(rtcd_key_map* m);
+RTCD_API void rtcd_key_map_free(rtcd_key_map* m);
 
 #endif
