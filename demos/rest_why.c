@@ -310,8 +310,8 @@ static void pair_vertices(why_state* s, const rtcd_world* w, uint32_t step, uint
     }
 }
 
-static void plane_vertices(why_state* s, const rtcd_world* w, uint32_t step, uint32_t x, const rtcd_world_contact* wc,
-                           uint32_t nwc)
+static void plane_vertices(why_state* s, const rtcd_world* w, uint32_t step, uint32_t x, const rtcd_transform* before,
+                           const rtcd_world_contact* wc, uint32_t nwc)
 {
     const rtcd_mesh* mx = rtcd_shape_body_mesh(rtcd_world_body_shape(w, x));
     rtcd_transform px;
@@ -322,6 +322,13 @@ static void plane_vertices(why_state* s, const rtcd_world* w, uint32_t step, uin
         if (pw.z >= 0) continue;
         s->ruler_sum += -pw.z;
         why_vertex v = {step, x, i, -1, -pw.z, C_PLANE_MISSING, NAN, NAN, 0, 0, -1.0f, -1.0f, -1.0f, -1.0f};
+        /* Unmatched: contact_depth is the depth when the narrow phase ran
+         * (negative: above); the motion figures are heights' changes. */
+        v3f was = xform(&before[x], v3f_of(vx + 3 * i));
+        v.contact_depth = -was.z;
+        v.move_step = was.z - pw.z;
+        if (s->back && x < s->back_n) v.move_before = xform(&s->back[x], v3f_of(vx + 3 * i)).z - was.z;
+        if (s->vel && s->reach) v.vel_bound = s->dt * (fabsf(s->vel[6 * x + 2]) + len3(v3f_of(s->vel + 6 * x + 3)) * s->reach[x]);
         const rtcd_world_contact* m = match_point(wc, nwc, (int32_t)x, -1, pw, s->tol_match, &v.manifold_points);
         if (m) {
             v.contact_depth = -m->distance;
@@ -343,7 +350,7 @@ static void sample(why_state* s, const demo_scene* sc, uint32_t step, const rtcd
     rtcd_transform* p = (rtcd_transform*)malloc(sizeof(rtcd_transform) * nb);
     for (uint32_t b = 0; b < nb; ++b) rtcd_world_get_pose(w, b, &p[b]);
     for (uint32_t a = 0; a < nb; ++a) {
-        plane_vertices(s, w, step, a, wc, nwc);
+        plane_vertices(s, w, step, a, before, wc, nwc);
         for (uint32_t b = a + 1; b < nb; ++b) {
             v3f ta = v3f_of(p[a].translation), tb = v3f_of(p[b].translation);
             if (dist3(ta, tb) > r2) continue;
