@@ -72,6 +72,11 @@ typedef struct why_vertex {
     uint32_t manifold_points;
     uint32_t rtcd_points;  /* rtcd's contacts for the pair (0: not asked) */
     float rtcd_min_gap;    /* the least distance between two of them (Bullet merges points closer than 2 cm) */
+    /* How far the vertex moved relative to the other body (its frame) in
+     * the step before the narrow phase and in the sampled step, and the
+     * pair's bound from the velocities as the step began (the plugin's
+     * motion bound, without gravity's step); -1 for the plane / unknown. */
+    float move_before, move_step, vel_bound;
 } why_vertex;
 
 #define TOP_MAX 64
@@ -91,6 +96,10 @@ typedef struct why_state {
     rtcd_batch* batch;      /* rtcd's own contacts of a pair, fresh each time */
     uint64_t key;
     const rtcd_transform* back; /* the poses one step before `before` */
+    uint32_t back_n;            /* bodies in back */
+    const float* vel;           /* the velocities with `before` (6 a body), or NULL */
+    float* reach;               /* each body's farthest vertex from its origin */
+    float dt;
 } why_state;
 
 typedef struct v3f { float x, y, z; } v3f;
@@ -174,6 +183,28 @@ static v3f push_of(const rtcd_world_contact* c, int32_t mover)
     return n;
 }
 
+static float len3(v3f a) { return sqrtf(dot3(a, a)); }
+
+/* The motion figures of vertex l (x's frame; pw after the step, world) of x
+ * relative to y. */
+static void vertex_motion(const why_state* s, uint32_t x, uint32_t y, v3f l, v3f pw, const rtcd_transform* bx,
+                          const rtcd_transform* by, const rtcd_transform* px, const rtcd_transform* py, why_vertex* v)
+{
+    v3f was = untransform(by, xform(bx, l)), now = untransform(py, pw);
+    v->move_step = dist3(was, now);
+    if (s->back && x < s->back_n && y < s->back_n) {
+        v3f older = untransform(&s->back[y], xform(&s->back[x], l));
+        v->move_before = dist3(older, was);
+    }
+    (void)px;
+    if (s->vel && s->reach) {
+        const float* a = s->vel + 6 * x;
+        const float* b = s->vel + 6 * y;
+        v3f dl = {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
+        v->vel_bound = s->dt * (len3(dl) + len3(v3f_of(a + 3)) * s->reach[x] + len3(v3f_of(b + 3)) * s->reach[y]);
+    }
+}
+
 /* Vertices of body x inside body y (both placed by their poses). */
 static void pair_vertices(why_state* s, const rtcd_world* w, uint32_t step, uint32_t x, uint32_t y,
                           const rtcd_transform* before, const rtcd_world_contact* wc, uint32_t nwc)
@@ -206,7 +237,8 @@ static void pair_vertices(why_state* s, const rtcd_world* w, uint32_t step, uint
         s->ruler_sum += depth;
         v3f out = rotate(&py, (v3f){(cl[0] - q.x) / fmaxf(depth, 1e-12f), (cl[1] - q.y) / fmaxf(depth, 1e-12f),
                                     (cl[2] - q.z) / fmaxf(depth, 1e-12f)});
-        why_vertex v = {step, x, i, (int32_t)y, depth, C_NO_RAY, NAN, NAN, 0, 0, -1.0f};
+        why_vertex v = {step, x, i, (int32_t)y, depth, C_NO_RAY, NAN, NAN, 0, 0, -1.0f, -1.0f, -1.0f, -1.0f};
+        vertex_motion(s, x, y, v3f_of(vx + 3 * i), pw, bx, by, &px, &py, &v);
         const rtcd_world_contact* m = match_point(wc, nwc, (int32_t)x, (int32_t)y, pw, s->tol_match, &v.manifold_points);
         if (m) {
             v.contact_depth = -m->distance;
@@ -257,7 +289,8 @@ static void pair_vertices(why_state* s, const rtcd_world* w, uint32_t step, uint
                     rtcd_pair_desc d;
                     memset(&d, 0, sizeof d);
                     d.a = mx, d.b = my, d.pose_a = *bx, d.pose_b = *by, d.key = ++s->key;
-                    d.has_back = 1, d.back_a = s->back[x], d.back_b = s->back[y];
+                    d.has_back = x < s->back_n && y < s->back_n;
+                    if (d.has_back) d.back_a = s->back[x], d.back_b = s->back[y];
                     if (rtcd_batch_collide(s->batch, &d, 1, &own, NULL) != RTCD_OK) own.contact_count = 0;
                 }
                 int kept = 0, own_kept = 0;
@@ -277,8 +310,8 @@ static void pair_vertices(why_state* s, const rtcd_world* w, uint32_t step, uint
     }
 }
 
-static void plane_vertices(why_state* s, const rtcd_world* w, uint32_t step, uint32_t x, const rtcd_world_contact* wc,
-                           uint32_t nwc)
+static void plane_vertices(why_state* s, const rtcd_world* w, uint32_t step, uint32_t x, const rtcd_transform* before,
+                           const rtcd_world_contact* wc, uint32_t nwc)
 {
     const rtcd_mesh* mx = rtcd_shape_body_mesh(rtcd_world_body_shape(w, x));
     rtcd_transform px;
@@ -288,7 +321,14 @@ static void plane_vertices(why_state* s, const rtcd_world* w, uint32_t step, uin
         v3f pw = xform(&px, v3f_of(vx + 3 * i));
         if (pw.z >= 0) continue;
         s->ruler_sum += -pw.z;
-        why_vertex v = {step, x, i, -1, -pw.z, C_PLANE_MISSING, NAN, NAN, 0, 0, -1.0f};
+        why_vertex v = {step, x, i, -1, -pw.z, C_PLANE_MISSING, NAN, NAN, 0, 0, -1.0f, -1.0f, -1.0f, -1.0f};
+        /* Unmatched: contact_depth is the depth when the narrow phase ran
+         * (negative: above); the motion figures are heights' changes. */
+        v3f was = xform(&before[x], v3f_of(vx + 3 * i));
+        v.contact_depth = -was.z;
+        v.move_step = was.z - pw.z;
+        if (s->back && x < s->back_n) v.move_before = xform(&s->back[x], v3f_of(vx + 3 * i)).z - was.z;
+        if (s->vel && s->reach) v.vel_bound = s->dt * (fabsf(s->vel[6 * x + 2]) + len3(v3f_of(s->vel + 6 * x + 3)) * s->reach[x]);
         const rtcd_world_contact* m = match_point(wc, nwc, (int32_t)x, -1, pw, s->tol_match, &v.manifold_points);
         if (m) {
             v.contact_depth = -m->distance;
@@ -310,7 +350,7 @@ static void sample(why_state* s, const demo_scene* sc, uint32_t step, const rtcd
     rtcd_transform* p = (rtcd_transform*)malloc(sizeof(rtcd_transform) * nb);
     for (uint32_t b = 0; b < nb; ++b) rtcd_world_get_pose(w, b, &p[b]);
     for (uint32_t a = 0; a < nb; ++a) {
-        plane_vertices(s, w, step, a, wc, nwc);
+        plane_vertices(s, w, step, a, before, wc, nwc);
         for (uint32_t b = a + 1; b < nb; ++b) {
             v3f ta = v3f_of(p[a].translation), tb = v3f_of(p[b].translation);
             if (dist3(ta, tb) > r2) continue;
@@ -364,6 +404,9 @@ int main(int argc, char** argv)
         return 1;
     }
     rtcd_transform *before = NULL, *back = NULL;
+    float* vel = NULL;
+    uint32_t before_n = 0;
+    s.dt = wd.time_step;
     if ((err = rtcd_batch_create(&s.np, &s.batch)) != RTCD_OK) {
         fprintf(stderr, "rest_why: batch: %s\n", rtcd_error_name(err));
         return 1;
@@ -372,24 +415,42 @@ int main(int argc, char** argv)
         if ((err = demo_scene_update(&sc, step)) != RTCD_OK) break;
         int sampled = step >= from && (step + 1 - from) % every == 0;
         uint32_t nb = rtcd_world_body_count(sc.world);
-        if (step + 1 >= from && (step + 2 - from) % every == 0) {
-            /* the poses a step before the sample's */
-            free(back);
-            back = (rtcd_transform*)malloc(sizeof(rtcd_transform) * (nb ? nb : 1));
-            for (uint32_t b = 0; b < nb; ++b) rtcd_world_get_pose(sc.world, b, &back[b]);
-            s.back = back;
+        if (step + 1 >= from) {
+            /* the poses the step's narrow phase sees, and those a step
+             * earlier (the motion the narrow phase knows) */
+            rtcd_transform* t = back;
+            back = before;
+            s.back_n = back ? before_n : nb; /* bodies added since have no back */
+            before = (rtcd_transform*)realloc(t, sizeof(rtcd_transform) * (nb ? nb : 1));
+            before_n = nb;
+            for (uint32_t b = 0; b < nb; ++b) rtcd_world_get_pose(sc.world, b, &before[b]);
+            s.back = back ? back : before;
         }
         if (sampled) {
-            /* the poses the step's narrow phase sees */
-            free(before);
-            before = (rtcd_transform*)malloc(sizeof(rtcd_transform) * (nb ? nb : 1));
-            for (uint32_t b = 0; b < nb; ++b) rtcd_world_get_pose(sc.world, b, &before[b]);
+            free(vel);
+            vel = (float*)malloc(sizeof(float) * 6 * (nb ? nb : 1));
+            if (vel && rtcd_world_get_velocities(sc.world, 0, nb, vel) != RTCD_OK) {
+                free(vel);
+                vel = NULL;
+            }
+            s.vel = vel;
+            if (!s.reach) {
+                s.reach = (float*)calloc(nb ? nb : 1, sizeof(float));
+                for (uint32_t b = 0; b < nb && s.reach; ++b) {
+                    const rtcd_mesh* m = rtcd_shape_body_mesh(rtcd_world_body_shape(sc.world, b));
+                    const float* mv = m ? rtcd_mesh_vertices(m) : NULL;
+                    for (uint32_t k = 0; mv && k < rtcd_mesh_vertex_count(m); ++k)
+                        s.reach[b] = fmaxf(s.reach[b], len3(v3f_of(mv + 3 * k)));
+                }
+            }
         }
         if ((err = rtcd_world_step(sc.world)) != RTCD_OK) break;
         if (sampled) sample(&s, &sc, step, before);
     }
     free(before);
     free(back);
+    free(vel);
+    free(s.reach);
     rtcd_batch_release(s.batch);
     if (err != RTCD_OK) fprintf(stderr, "rest_why: step: %s\n", rtcd_error_name(err));
     printf("{\"scene\":\"%s\",\"algorithm\":\"%s\",\"objects\":%u,\"steps\":%u,\"from\":%u,\"every\":%u,\"samples\":%u,"
@@ -404,10 +465,11 @@ int main(int argc, char** argv)
     for (uint32_t i = 0; i < s.top_n; ++i) {
         const why_vertex* v = &s.top[i];
         printf("%s{\"step\":%u,\"body\":%u,\"vertex\":%u,\"other\":%d,\"depth\":%.5f,\"class\":\"%s\","
-               "\"contact_depth\":%.5f,\"cos_normal\":%.3f,\"pair_points\":%u,\"rtcd_points\":%u,\"rtcd_min_gap\":%.4f}",
+               "\"contact_depth\":%.5f,\"cos_normal\":%.3f,\"pair_points\":%u,\"rtcd_points\":%u,\"rtcd_min_gap\":%.4f,"
+               "\"move_before\":%.5f,\"move_step\":%.5f,\"vel_bound\":%.5f}",
                i ? "," : "", v->step, v->body, v->vertex, v->other, v->depth, class_name[v->cls],
                isnan(v->contact_depth) ? -1.0 : v->contact_depth, isnan(v->cos_normal) ? -2.0 : v->cos_normal,
-               v->manifold_points, v->rtcd_points, v->rtcd_min_gap);
+               v->manifold_points, v->rtcd_points, v->rtcd_min_gap, v->move_before, v->move_step, v->vel_bound);
     }
     printf("]}\n");
     free(s.rays);

@@ -334,9 +334,9 @@ static void test_deforming_blob_agrees_with_standard(void** state)
  * exist): with fixed parameters (the paper's Algorithm 1, a 0.02 m
  * threshold) the iterative algorithm misses new contacts until its next
  * standard pass. With adaptive ones it runs a standard pass once the pair
- * moved the depth a new contact may reach unseen (issue 23; about 3 mm,
- * under two steps of this slide), and pays for the agreement in standard
- * passes that the predictions spare. */
+ * moved the depth a new contact may reach unseen (issue 23: its
+ * speculative reach and the step's motion again), and pays for the
+ * agreement in standard passes that the predictions spare. */
 static void test_prediction_reduces_incorrect_rays_on_the_slide(void** state)
 {
     (void)state;
@@ -357,7 +357,10 @@ static void test_prediction_reduces_incorrect_rays_on_the_slide(void** state)
             assert_true(pred.incorrect * 5 <= iter.incorrect);
         } else {
             assert_true(iter.incorrect <= pred.incorrect + iter.compared / 1000);
-            assert_true(pred.iterative_steps >= 2 * iter.iterative_steps);
+            /* Its predictions reach twice the step's motion past the
+             * margin (issue 23): it walks about half the steps (125 of
+             * 240; 15 before), the predictive algorithm more. */
+            assert_true(pred.iterative_steps > iter.iterative_steps);
         }
     }
 }

@@ -16,7 +16,7 @@
 #define RTCD_ADAPTIVE_STEPS 16.0f
 #define RTCD_ADAPTIVE_MIN_EDGES 0.25f
 /* The iterative algorithm keeps predictions only out to the speculative
- * margin (none without speculative contacts): the depth, in edge lengths,
+ * reach (none without speculative contacts): the depth, in edge lengths,
  * that a vertex coming into contact between its standard passes may reach
  * before the next one sees it, where that is more than the margin (2.9 mm
  * on the avalanche's blobs, whose piles move a bound of 1-2 mm per step at
@@ -111,9 +111,13 @@ static int steady_follows(const rtcd_pair_track* track, const rtcd_mesh* a, cons
 static float speculative_reach(const rtcd_narrowphase_def* def, const rtcd_pair_track* track, float bound)
 {
     if (!def->speculative || def->iterative.algorithm == RTCD_ALGORITHM_STANDARD) return 0.0f;
-    /* The iterative algorithm: the vertices within the margin now, not
-     * those the motion brings (no motion rays; shared/pair.h). */
-    if (def->iterative.algorithm == RTCD_ALGORITHM_ITERATIVE) return def->speculative_margin;
+    /* The iterative algorithm too, with adaptive parameters: a body
+     * sliding 2 cm a step into a resting one went 12 mm in unseen with the
+     * margin alone (rest_why, docs/contacts.md). Past the margin, only
+     * vertices that the last step's motion brings in (shared/pair.h); it
+     * casts no motion rays. Fixed parameters are Algorithm 1 as given: a
+     * wider reach would run standard passes the caller's threshold does not. */
+    if (def->iterative.algorithm == RTCD_ALGORITHM_ITERATIVE && !def->iterative.adaptive) return def->speculative_margin;
     float step = track->has_motion && track->step_displacement < RTCD_FLT_MAX ? track->step_displacement : 0.0f;
     return fminf(def->speculative_margin + fmaxf(bound, step), RTCD_SPECULATIVE_REACH_MAX);
 }
@@ -226,12 +230,17 @@ int rtcd_track_plan(rtcd_pair_track* track, const rtcd_narrowphase_def* ndef, co
          * distance, at least the threshold: every vertex that can come in
          * before the next standard pass has one. The iterative algorithm
          * keeps the rays of vertices that collided since then and its
-         * predictions out to the speculative margin, so, with adaptive
+         * predictions out to its speculative reach then, so, with adaptive
          * parameters, the pair moves no farther than a vertex outside then
          * may come in unseen (fixed parameters are the paper's Algorithm 1,
          * the caller's threshold). */
         float reach = track->params.displacement_threshold;
-        if (def->algorithm == RTCD_ALGORITHM_ITERATIVE && def->adaptive) reach = fminf(reach, track->unseen_reach);
+        if (def->algorithm == RTCD_ALGORITHM_ITERATIVE && def->adaptive) {
+            /* With speculative contacts, this step's motion too: a vertex
+             * with no kept ray must not come in within the step either. */
+            float step_reach = speculative_reach(ndef, track, motion ? motion->bound : 0.0f);
+            reach = fminf(reach, track->unseen_reach - (step_reach > 0.0f ? step_reach - ndef->speculative_margin : 0.0f));
+        }
         track->calls_since_ref++;
         standard = !(moved < reach) && !steady_follows(track, a, b, &now, def->confidence >= 1.0f ? def->confidence : 1.0f);
     }
@@ -255,17 +264,21 @@ int rtcd_track_plan(rtcd_pair_track* track, const rtcd_narrowphase_def* ndef, co
             track->params = def->fixed;
         /* The iterative algorithm: until the pair moved the boxes' gap no
          * vertex can come in (pairs near in the broadphase, apart), nor
-         * one farther than its predictions' reach (the speculative margin);
+         * one farther than its predictions' reach (the speculative reach);
          * at least RTCD_ITERATIVE_UNSEEN_EDGES of the finer mesh. */
+        /* The iterative algorithm's predictions: the speculative reach and
+         * its motion part again, so that a step a little longer than this
+         * one (or the pair's creep) needs no standard pass at once. */
+        float kept = track->speculative + fmaxf(track->speculative - ndef->speculative_margin, 0.0f);
         track->unseen_reach = def->algorithm == RTCD_ALGORITHM_ITERATIVE
-                                  ? fmaxf(fmaxf(box_gap(a, b, &now), track->speculative), RTCD_ITERATIVE_UNSEEN_EDGES *
+                                  ? fmaxf(fmaxf(box_gap(a, b, &now), kept), RTCD_ITERATIVE_UNSEEN_EDGES *
                                                                    fminf(a->mean_edge_length, b->mean_edge_length))
                                   : 0.0f;
         steady_plan(track, def, &now, motion);
         /* Predictions cover at least the speculative reach; the iterative
-         * algorithm's (shared/pair.h) only that. */
+         * algorithm's (shared/pair.h) only `kept`. */
         if (def->algorithm == RTCD_ALGORITHM_ITERATIVE)
-            track->params.culling_distance = track->params.distance_extension = track->speculative;
+            track->params.culling_distance = track->params.distance_extension = kept;
         track->params.culling_distance = fmaxf(track->params.culling_distance, track->speculative);
         track->params.distance_extension = fmaxf(track->params.distance_extension, track->speculative);
     }

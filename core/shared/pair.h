@@ -37,7 +37,8 @@ typedef struct rtcd_pair_ctx {
     rtcd_u32 predict_pass;      /* a standard pass that casts predictive rays (extension > 0) */
     float extension, culling;
     rtcd_u32 max_iterations;
-    rtcd_u32 has_motion;        /* the poses one call earlier are known: motion rays */
+    rtcd_u32 has_motion;        /* the poses one call earlier are known: speculative contacts past the margin */
+    rtcd_u32 motion_rays;       /* with has_motion, the predictive algorithm: motion rays too */
     rtcd_u32 deformed;          /* with has_motion, bit k: mesh k (A, B) deformed since that call (prev_vertices) */
     rtcd_u32 reshaped;          /* bit k: mesh k deformed since the last call, motion known or not */
     rtcd_xform a_in_b_before, b_in_a_before;
@@ -111,7 +112,11 @@ RTCD_INLINE void pair_ctx_init(rtcd_pair_ctx* c, const rtcd_xform* xa, const rtc
     c->predict_pass = c->predictive && extension > 0.0f;
     c->culling = culling;
     c->max_iterations = max_iterations;
-    c->has_motion = algorithm == 2u && c->predict_pass && before != 0;
+    /* Both predicting algorithms reach past the margin only where the
+     * last step's motion brings a vertex onto the other surface
+     * (pair_speculative); the iterative one casts no motion rays. */
+    c->has_motion = c->predict_pass && before != 0;
+    c->motion_rays = algorithm == 2u && c->has_motion;
     c->deformed = c->has_motion ? deformed & 3u : 0u;
     c->reshaped = deformed & 3u;
     c->speculative = c->predict_pass ? speculative : 0.0f;
@@ -226,7 +231,7 @@ RTCD_INLINE int pair_sweep_vertex(const rtcd_pair_ctx* c, rtcd_u32 direction, rt
     }
     /* Else along the vertex's own motion in the last step: a vertex that the
      * other mesh's rim slides over is never in front of its normal. */
-    if (!c->has_motion) return RTCD_WALK_LOST;
+    if (!c->motion_rays) return RTCD_WALK_LOST;
     rtcd_v3 motion = pair_vertex_motion(c, direction, i, local_v, o);
     float travel = v3_length(motion);
     if (!(travel > 0.0f)) return RTCD_WALK_LOST;
