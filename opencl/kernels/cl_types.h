@@ -34,7 +34,7 @@
 /* rtcd_cl_pair.flags */
 #define RTCD_CL_ALGORITHM_MASK 3u  /* rtcd_algorithm: 0 standard, 1 iterative, 2 predictive */
 #define RTCD_CL_STANDARD_PASS 4u   /* run the standard algorithm (and keep its rays), else walk the kept ones */
-#define RTCD_CL_HAS_MOTION 8u      /* `before` holds the pose one call earlier (the predictive motion rays) */
+#define RTCD_CL_HAS_MOTION 8u      /* `before`: the pose one call earlier (reach by motion; motion rays) */
 #define RTCD_CL_EDGES 16u          /* rtcd_narrowphase_def.edge_crossings */
 #define RTCD_CL_DEEP 32u           /* rtcd_narrowphase_def.deep_contacts */
 #define RTCD_CL_DEFORMED_SHIFT 6u  /* 2 bits: rtcd_pair_track.deformed (mesh A, B updated since `before`) */
