@@ -135,7 +135,7 @@ rtcd_error rtcd_collide_plane(const rtcd_mesh* mesh, const rtcd_transform* pose,
                              mesh->vertex_count);
     rtcd_mesh_view view = rtcd_mesh_view_of(mesh, RTCD_TRAVERSAL_BVH);
     uint32_t m = 0;
-    /* The plane in the mesh's frame (normal R^T n, offset d - n.t): a
+    /* The plane in the mesh's frame (normal R^T n, offset n.t - d): a
      * vertex's height in 3 products instead of placing it (12), so most of a
      * resting body's vertices are passed over for the price of a dot. It
      * only culls, with room for its rounding (a few ulps of the magnitudes
