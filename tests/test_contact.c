@@ -244,10 +244,91 @@ static void test_plane_matches_brute_force(void** state)
     rtcd_mesh_release(m);
 }
 
+/* rtcd_collide_plane culls vertices in the mesh's frame before its own
+ * test: the cull must lose no vertex the world-frame test keeps, even at
+ * the reach's edge and far from the origin, where the two frames round
+ * differently. The reference is that test in the same float arithmetic
+ * (plane_vertex_contact's order, no FMA contraction in this build), so the
+ * contacts must match bit for bit. The plane is placed so that a chosen
+ * vertex, the lowest, lies at the reach, give or take a rounding. */
+static void test_plane_cull_exact_at_the_edge(void** state)
+{
+    (void)state;
+    rtcd_mesh* m = test_make_blob(RTCD_AVALANCHE_BLOB_VERTICES, 0.5f, 5);
+    const float* v = rtcd_mesh_vertices(m);
+    uint32_t nv = rtcd_mesh_vertex_count(m);
+    rtcd_contact* all = calloc(nv, sizeof *all);
+    assert_non_null(all);
+    test_rng rng = {23};
+    uint32_t edge_kept = 0, edge_dropped = 0;
+    for (int trial = 0; trial < 600; ++trial) {
+        rtcd_transform pose = test_random_pose(&rng, trial % 3 == 0 ? 1000.0f : trial % 3 == 1 ? 30.0f : 0.5f);
+        float plane[4];
+        test_rng_unit_vector(&rng, plane);
+        float reach = trial & 1 ? 0.005f : 0.0f;
+        int plane_is_a = (trial >> 1) & 1;
+        /* The world frame's arithmetic, as plane_vertex_contact does it. */
+        float (*world)[3] = malloc(nv * sizeof *world);
+        assert_non_null(world);
+        for (uint32_t i = 0; i < nv; ++i)
+            for (int r = 0; r < 3; ++r)
+                world[i][r] = (pose.rotation[3 * r] * v[3 * i] + pose.rotation[3 * r + 1] * v[3 * i + 1] +
+                               pose.rotation[3 * r + 2] * v[3 * i + 2]) + pose.translation[r];
+        /* The lowest vertex: the plane's first contact, so never reduced away. */
+        uint32_t at = 0;
+        float h = 3.0e38f;
+        for (uint32_t i = 0; i < nv; ++i) {
+            float hi = plane[0] * world[i][0] + plane[1] * world[i][1] + plane[2] * world[i][2];
+            if (hi < h) {
+                h = hi;
+                at = i;
+            }
+        }
+        plane[3] = h - reach;
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < nv; ++i) {
+            const float* p = world[i];
+            float dist = plane[0] * p[0] + plane[1] * p[1] + plane[2] * p[2] - plane[3];
+            if (i == at && reach > 0.0f) {
+                edge_kept += dist < reach;
+                edge_dropped += !(dist < reach);
+            }
+            if (!(dist < reach) && !(dist < 0.0f)) continue;
+            rtcd_contact* c = &all[n++];
+            memset(c, 0, sizeof *c);
+            c->depth = -dist;
+            c->feature = i;
+            for (int r = 0; r < 3; ++r) {
+                c->normal_on_b[r] = plane_is_a ? -plane[r] : plane[r];
+                c->point_on_b[r] = plane_is_a ? p[r] : p[r] - plane[r] * dist;
+            }
+        }
+        free(world);
+        rtcd_contact want[RTCD_MAX_MANIFOLD_POINTS], got[RTCD_MAX_MANIFOLD_POINTS];
+        uint32_t nw = rtcd_reduce_contacts(all, n, want), ng = 99;
+        assert_int_equal(rtcd_collide_plane(m, &pose, plane, plane_is_a, reach, 0.0f, got, &ng), RTCD_OK);
+        assert_int_equal(ng, nw);
+        for (uint32_t k = 0; k < ng; ++k) {
+            assert_int_equal(got[k].feature, want[k].feature);
+            assert_true(got[k].depth == want[k].depth);
+            for (int r = 0; r < 3; ++r) {
+                assert_true(got[k].point_on_b[r] == want[k].point_on_b[r]);
+                assert_true(got[k].normal_on_b[r] == want[k].normal_on_b[r]);
+            }
+        }
+    }
+    /* Not vacuous: the edge vertex fell on both sides of the test. */
+    assert_true(edge_kept > 20);
+    assert_true(edge_dropped > 20);
+    free(all);
+    rtcd_mesh_release(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_modes_analytic),
+        cmocka_unit_test(test_plane_cull_exact_at_the_edge),
         cmocka_unit_test(test_reduction_properties),
         cmocka_unit_test(test_resting_patch_is_stable),
         cmocka_unit_test(test_small_inputs),
