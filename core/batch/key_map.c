@@ -42,13 +42,21 @@ static int reserve(rtcd_key_map* m, uint32_t keys, size_t value_size)
         memcpy(rtcd_key_map_value(&next, t), rtcd_key_map_value(m, s), value_size);
         next.live++;
     }
+    next.piece_new = m->piece_new, next.piece_cap = m->piece_cap;
+    m->piece_new = NULL;
     rtcd_key_map_free(m);
     *m = next;
     return 1;
 }
 
+/* Pairs per piece of claim_all's parallel pass: a claim costs a cache miss or two. */
+#define CLAIM_RANGE 512u
+
 int rtcd_key_map_begin(rtcd_key_map* m, uint32_t keys, size_t value_size)
 {
+    /* claim_all's count of new keys per piece first: a failure leaves the map as it was. */
+    if (!rtcd_grow((void**)&m->piece_new, &m->piece_cap, (size_t)keys / CLAIM_RANGE + 2, sizeof *m->piece_new))
+        return 0;
     if (!reserve(m, keys, value_size)) return 0;
     m->call++; /* this call's claims: calls[] == call */
     return 1;
@@ -81,8 +89,7 @@ static uint64_t key_at(const unsigned char* keys, size_t stride, uint32_t i)
     return key;
 }
 
-/* Pieces of the parallel passes: a claim costs a cache miss or two. */
-#define CLAIM_RANGE 512u
+/* Pieces of the end's parallel pass. */
 #define END_RANGE 4096u
 
 /* slot_of[i] while claiming: the key is not in the map yet. */
@@ -136,9 +143,9 @@ void rtcd_key_map_claim_all(rtcd_key_map* m, const rtcd_task_system* ts, const v
     uint32_t pieces = (n + CLAIM_RANGE - 1) / CLAIM_RANGE;
     claim_job job = {.m = m, .keys = keys, .stride = stride, .n = n, .slot_of = slot_of};
     atomic_init(&job.repeats, 0u);
-    /* Without room for the counts every pair is looked at below: slower, the same claims. */
-    if (rtcd_grow((void**)&m->piece_new, &m->piece_cap, (size_t)pieces + 1, sizeof *m->piece_new))
-        job.piece_new = m->piece_new;
+    /* rtcd_key_map_begin made room for the counts; past its `keys` every
+     * pair is looked at below (slower, the same claims). */
+    if (m->piece_cap > pieces) job.piece_new = m->piece_new;
     rtcd_parallel_for(ts, pieces, 1, find_range, &job);
     if (atomic_load(&job.repeats)) {
         /* A key given twice (rare): its first copy in call order claims it.
