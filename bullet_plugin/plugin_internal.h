@@ -441,6 +441,13 @@ struct rtcdPluginState {
     // about what a pool worker takes to wake, and at 2048 pairs the 512-blob
     // avalanche's gather ran slower on two threads than on one (measured).
     static const uint32_t k_block_parallel = 8192;
+    // The loops right after the batch (its results, the write-back) and
+    // the plane pass: the pool's workers are still polling then (task.c),
+    // so a loop starts in about a microsecond and pays from far fewer
+    // items (512-blob avalanche, 2 threads: narrow phase - batch 0.165 ->
+    // 0.136 us a pair; the gather's loops, after Bullet's broadphase, got
+    // slower with the same and keep k_block_parallel).
+    static const uint32_t k_block_parallel_warm = 1024;
     static uint32_t blocksOf(uint32_t count) { return (count + k_block - 1) / k_block; }
     template <class F> void forBlocks(uint32_t count, uint32_t min_parallel, F&& fn);
     // ---- gathering on the workers (plugin_gather.cpp) ----

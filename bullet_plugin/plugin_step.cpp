@@ -290,7 +290,7 @@ void rtcdPluginState::runBatch()
     stats.gather_ms += msSince(start);
     // Mesh-plane pairs are a loop over vertices: here, on the same workers.
     auto plane_start = std::chrono::steady_clock::now();
-    parallelFor(static_cast<uint32_t>(plane_entries.size()), 32, 1024, [this](uint32_t begin, uint32_t end, uint32_t worker) {
+    parallelFor(static_cast<uint32_t>(plane_entries.size()), 32, 128, [this](uint32_t begin, uint32_t end, uint32_t worker) {
         for (uint32_t i = begin; i < end; ++i) {
             // Entry, object, record and slot: cold after the batch, in no
             // order the loop follows; asked for ahead (prefetchSides).
@@ -371,7 +371,7 @@ void rtcdPluginState::runBatch()
     // block order (ray_length is a floating sum: the same for any split).
     uint32_t blocks = blocksOf(n);
     block_stats.assign(blocks, rtcd_step_stats());
-    forBlocks(n, k_block_parallel, [this](uint32_t b, uint32_t begin, uint32_t end, uint32_t) {
+    forBlocks(n, k_block_parallel_warm, [this](uint32_t b, uint32_t begin, uint32_t end, uint32_t) {
         rtcd_step_stats& t = block_stats[b];
         for (uint32_t i = begin; i < end; ++i) {
             // The slots lie in no order the loop follows: each a miss, asked

@@ -259,7 +259,7 @@ void rtcdPluginState::writeBack()
     uint32_t blocks = blocksOf(writes);
     block_b.assign(blocks, 0); // to release
     worker_stats.assign(rtcd_batch_worker_count(narrowphase), rtcdWorkerStats());
-    uint32_t min_parallel = count >= k_block_parallel ? 0 : writes + k_block;
+    uint32_t min_parallel = count >= k_block_parallel_warm ? 0 : writes + k_block;
     forBlocks(writes, min_parallel, [this](uint32_t b, uint32_t begin, uint32_t end, uint32_t worker) {
         uint32_t releases = 0;
         for (uint32_t k = begin; k < end; ++k) {
