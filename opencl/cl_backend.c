@@ -304,11 +304,6 @@ static double now_ms(void)
 
 /* ---- pairs with a mesh off the devices: the CPU reference ---- */
 
-static int off_device(const uint32_t* where, uint32_t i)
-{
-    return where[2 * i] == RTCD_CL_NO_SLOT || where[2 * i + 1] == RTCD_CL_NO_SLOT;
-}
-
 /* The CPU backend's view of this call: the pairs with a mesh off the
  * devices, in call order (*count of them). Makes the backend on first need,
  * with this backend's def (its threads or the engine's task system). */
@@ -320,7 +315,7 @@ static rtcd_error cpu_gather(rtcd_opencl* cl, const rtcd_call* c, const uint32_t
     if (!m) return RTCD_OK; /* the usual case: no pass over the pairs */
     size_t room = 0;
     for (uint32_t i = 0; i < n && want_rays; ++i)
-        if (off_device(where, i)) room += rtcd_call_ray_room(c, i);
+        if (rtcd_cl_off_device(where, i)) room += rtcd_call_ray_room(c, i);
     if (!rtcd_grow((void**)&cl->cpu_pairs, &cl->cpu_pairs_cap, m, sizeof *cl->cpu_pairs) ||
         !rtcd_grow((void**)&cl->cpu_results, &cl->cpu_results_cap, m, sizeof *cl->cpu_results) ||
         !rtcd_grow((void**)&cl->cpu_index, &cl->cpu_index_cap, m, sizeof *cl->cpu_index) ||
@@ -334,7 +329,7 @@ static rtcd_error cpu_gather(rtcd_opencl* cl, const rtcd_call* c, const uint32_t
         if (err != RTCD_OK) return err;
     }
     for (uint32_t i = 0, k = 0; i < n; ++i)
-        if (off_device(where, i)) {
+        if (rtcd_cl_off_device(where, i)) {
             cl->cpu_pairs[k] = c->pairs[i];
             cl->cpu_index[k++] = i;
         }

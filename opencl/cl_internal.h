@@ -132,6 +132,11 @@ typedef struct cl_pair_info {
 
 /* One call's view of its pairs, per pair i (cl_plan.c). */
 #define RTCD_CL_OFF_DEVICE 0xffu /* device[i]: the pair runs on the CPU reference */
+/* Pair i has a mesh the devices do not hold (where: cl_call.where). */
+static inline int rtcd_cl_off_device(const uint32_t* where, uint32_t i)
+{
+    return where[2 * i] == RTCD_CL_NO_SLOT || where[2 * i + 1] == RTCD_CL_NO_SLOT;
+}
 typedef struct cl_call {
     const rtcd_call* request; /* the bodies and pairs (checked: core/batch/batch.c) */
     rtcd_pair_result* results;

@@ -22,12 +22,6 @@ static cl_pair_info* pair_info(const rtcd_opencl* cl, uint32_t i)
     return cl->call.info_of[i] != RTCD_CL_NO_SLOT ? &cl->infos[cl->info_in][i] : NULL;
 }
 
-
-static int off_device(const rtcd_opencl* cl, uint32_t i)
-{
-    return cl->call.where[2 * i] == RTCD_CL_NO_SLOT || cl->call.where[2 * i + 1] == RTCD_CL_NO_SLOT;
-}
-
 static void pose12(const rtcd_transform* t, float out[RTCD_CL_BODY_FLOATS])
 {
     memcpy(out, t->rotation, 9 * sizeof(float));
@@ -84,7 +78,7 @@ static uint32_t plan_pairs(rtcd_opencl* cl, uint32_t begin, uint32_t end, place_
         rtcd_cl_gather_info(cl, i);
         cl_pair_info* info = cl->call.info_of[i] != RTCD_CL_NO_SLOT ? &cl->infos[cl->info_in ^ 1u][i] : NULL;
         uint8_t standard = 1;
-        if (off_device(cl, i)) {
+        if (rtcd_cl_off_device(cl->call.where, i)) {
             cl->call.device[i] = RTCD_CL_OFF_DEVICE;
             cl->call.standard[i] = 1;
             off++;

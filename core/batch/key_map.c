@@ -115,25 +115,22 @@ static void find_range(uint32_t first_piece, uint32_t last_piece, uint32_t worke
     claim_job* job = ctx;
     rtcd_key_map* m = job->m;
     uint32_t call = m->call;
-    uint32_t begin = first_piece * CLAIM_RANGE;
-    uint32_t end = last_piece * CLAIM_RANGE < job->n ? last_piece * CLAIM_RANGE : job->n;
-    uint32_t fresh = 0;
-    for (uint32_t i = begin; i < end; ++i) {
-        if (i + CLAIM_AHEAD < end)
-            __builtin_prefetch(&m->slots[rtcd_key_map_home(m, key_at(job->keys, job->stride, i + CLAIM_AHEAD))], 1);
-        uint32_t s = rtcd_key_map_slot(m, key_at(job->keys, job->stride, i));
-        if (m->slots[s].used != 1) {
-            job->slot_of[i] = KEY_NEW;
-            fresh++;
-        } else {
+    for (uint32_t p = first_piece; p < last_piece; ++p) {
+        uint32_t end = (p + 1) * CLAIM_RANGE < job->n ? (p + 1) * CLAIM_RANGE : job->n, fresh = 0;
+        for (uint32_t i = p * CLAIM_RANGE; i < end; ++i) {
+            if (i + CLAIM_AHEAD < end)
+                __builtin_prefetch(&m->slots[rtcd_key_map_home(m, key_at(job->keys, job->stride, i + CLAIM_AHEAD))], 1);
+            uint32_t s = rtcd_key_map_slot(m, key_at(job->keys, job->stride, i));
+            if (m->slots[s].used != 1) {
+                job->slot_of[i] = KEY_NEW;
+                fresh++;
+                continue;
+            }
             job->slot_of[i] = s;
             if (__atomic_exchange_n(&m->slots[s].call, call, __ATOMIC_RELAXED) == call)
                 atomic_fetch_add_explicit(&job->repeats, 1u, memory_order_relaxed);
         }
-        if (job->piece_new && ((i + 1) % CLAIM_RANGE == 0 || i + 1 == end)) {
-            job->piece_new[i / CLAIM_RANGE] = fresh;
-            fresh = 0;
-        }
+        if (job->piece_new) job->piece_new[p] = fresh;
     }
 }
 

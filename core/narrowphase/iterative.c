@@ -213,6 +213,8 @@ int rtcd_track_plan(rtcd_pair_track* track, const rtcd_narrowphase_def* ndef, co
     }
     track->prev = now;
     track->has_prev = 1;
+    /* This call's speculative reach (from the motion just set). */
+    track->speculative = speculative_reach(ndef, track, motion ? motion->bound : 0.0f);
     int standard = !track->valid || track->refresh;
     /* A predictive pass that cast no predictions (a pair moving a threshold
      * per step) leaves nothing to find new contacts with: standard again. */
@@ -238,15 +240,14 @@ int rtcd_track_plan(rtcd_pair_track* track, const rtcd_narrowphase_def* ndef, co
         if (def->algorithm == RTCD_ALGORITHM_ITERATIVE && def->adaptive) {
             /* With speculative contacts, this step's motion too: a vertex
              * with no kept ray must not come in within the step either. */
-            float step_reach = speculative_reach(ndef, track, motion ? motion->bound : 0.0f);
-            reach = fminf(reach, track->unseen_reach - (step_reach > 0.0f ? step_reach - ndef->speculative_margin : 0.0f));
+            float spec = track->speculative;
+            reach = fminf(reach, track->unseen_reach - (spec > 0.0f ? spec - ndef->speculative_margin : 0.0f));
         }
         track->calls_since_ref++;
         standard = !(moved < reach) && !steady_follows(track, a, b, &now, def->confidence >= 1.0f ? def->confidence : 1.0f);
     }
     /* The kept predictions reach the culling distance: a farther
      * speculative reach needs a standard pass to find its vertices. */
-    track->speculative = speculative_reach(ndef, track, motion ? motion->bound : 0.0f);
     if (track->speculative > track->params.culling_distance) standard = 1;
     if (standard) {
         track->valid = def->algorithm != RTCD_ALGORITHM_STANDARD;
