@@ -8,6 +8,7 @@
 /* Do the surfaces of a and b (b placed by b_in_a, the pose of b in a's frame)
  * intersect? Conservative: touching or coplanar overlap counts as yes
  * (core/query/surface_overlap.c). */
-int rtcd_surfaces_intersect(const rtcd_mesh* a, const rtcd_mesh* b, const rtcd_xform* b_in_a);
+/* exported for tests only */
+RTCD_API int rtcd_surfaces_intersect(const rtcd_mesh* a, const rtcd_mesh* b, const rtcd_xform* b_in_a);
 
 #endif
