@@ -7,6 +7,7 @@
  * ones. */
 #include "cl_internal.h"
 #include "batch/task.h"
+#include "query/surface_overlap.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -159,16 +160,23 @@ static void describe_pair(const rtcd_opencl* cl, uint32_t i, int serial, rtcd_cl
     rtcd_pair_second_phase(&cl->def, a->mesh, b->mesh, &edges, &deep);
     uint32_t second = (edges ? RTCD_CL_EDGES : 0u) | (deep ? RTCD_CL_DEEP : 0u);
     int standard = !info || idef->algorithm == RTCD_ALGORITHM_STANDARD || cl->call.standard[i];
-    /* A CPU device runs the CPU reference's exact gate here, on the host's
-     * workers, for the pairs whose last standard pass had a second phase:
-     * a pair that is provably apart skips it (its items would find
+    /* For the pairs whose last standard pass had a second phase, a CPU
+     * device runs the CPU reference's exact gate here, on the host's
+     * workers: a pair that is provably apart skips it (its items would find
      * nothing), where the serial kernel would mark every vertex near the
-     * other surface first. A GPU marks them in parallel. */
+     * other surface first. A GPU marks them in parallel; it skips only the
+     * pairs whose reach balls are apart (most of them, at a few
+     * nanoseconds each). */
     uint32_t apart = 0u;
-    if (serial && standard && second && info && info->second_phase) {
+    if (standard && second && info && info->second_phase) {
         rtcd_xform xa = rtcd_to_xform(&a->pose), xb = rtcd_to_xform(&b->pose);
-        rtcd_xform a_in_b = xf_relative(&xb, &xa), b_in_a = xf_relative(&xa, &xb);
-        if (rtcd_meshes_provably_apart(a->mesh, b->mesh, &a_in_b, &b_in_a)) apart = RTCD_CL_APART;
+        rtcd_xform b_in_a = xf_relative(&xa, &xb);
+        if (rtcd_reach_balls_apart(a->mesh, b->mesh, &b_in_a)) {
+            apart = RTCD_CL_APART;
+        } else if (serial) {
+            rtcd_xform a_in_b = xf_relative(&xb, &xa);
+            if (rtcd_meshes_provably_apart(a->mesh, b->mesh, &a_in_b, &b_in_a)) apart = RTCD_CL_APART;
+        }
     }
     if (!info || idef->algorithm == RTCD_ALGORITHM_STANDARD) {
         cp->flags = RTCD_CL_STANDARD_PASS | second | apart;

@@ -3,7 +3,7 @@
  * for surfaces that only come within a tiny tolerance of each other, never 0
  * for surfaces that touch.
  *
- * The tolerance has a floor of SO_FLOAT_ULPS float ulps of the pair's
+ * The tolerance has a floor of RTCD_SO_FLOAT_ULPS float ulps of the pair's
  * coordinates: the narrow phase's second phase (core/shared/crossing.h)
  * decides crossings with float rays, which at a grazing touch can see an
  * edge dip through a face by a rounding error. A "no" here skips those items
@@ -17,7 +17,6 @@
 
 #define SO_LOCAL_STACK 256
 #define SO_REL_TOL 1e-6 /* triangle test tolerance, relative to the pair's size */
-#define SO_FLOAT_ULPS 64.0f /* floor of the tolerance, in float ulps of the coordinates */
 
 typedef struct node_pair {
     uint32_t a, b;
@@ -242,14 +241,13 @@ RTCD_API int rtcd_surfaces_intersect(const rtcd_mesh* a, const rtcd_mesh* b, con
     for (int i = 0; i < 9; ++i) absr[i] = fabsf(b_in_a->r[i]) + 1e-6f; /* covers a slightly non-orthonormal R */
     /* Every coordinate either test reads, in either frame, is at most this. */
     float magnitude = a->reach + b->reach + fabsf(b_in_a->t[0]) + fabsf(b_in_a->t[1]) + fabsf(b_in_a->t[2]);
-    float tol = SO_FLOAT_ULPS * FLT_EPSILON * magnitude;
+    float tol = RTCD_SO_FLOAT_ULPS * FLT_EPSILON * magnitude;
     /* Each mesh lies in the ball of its reach about its origin. Balls more
      * than twice the tolerance apart hold no two triangles within it, so
      * the descent below would say 0 too. Most pairs that ask (near in the
      * broadphase, apart) end here: 85 % of the OpenCL host's gates on the
      * avalanche, which cost 1.4 us each in the descent. */
-    float gap = a->reach + b->reach + 2.0f * tol;
-    if (b_in_a->t[0] * b_in_a->t[0] + b_in_a->t[1] * b_in_a->t[1] + b_in_a->t[2] * b_in_a->t[2] > gap * gap) return 0;
+    if (rtcd_reach_balls_apart(a, b, b_in_a)) return 0;
     node_pair local[SO_LOCAL_STACK];
     node_pair* stack = local;
     uint32_t capacity = SO_LOCAL_STACK, sp = 0;

@@ -4,10 +4,30 @@
 #define RTCD_CORE_SURFACE_OVERLAP_H
 
 #include "mesh/mesh_layout.h"
+#include "shared/geom.h"
+
+#include <float.h>
+#include <math.h>
+
+/* The floor of the descent's tolerance, in float ulps of the coordinates
+ * (core/query/surface_overlap.c says why). */
+#define RTCD_SO_FLOAT_ULPS 64.0f
 
 /* Do the surfaces of a and b (b placed by b_in_a, the pose of b in a's frame)
  * intersect? Conservative: touching or coplanar overlap counts as yes
  * (core/query/surface_overlap.c). */
+/* Do the balls of a's and b's reach about their origins lie more than
+ * twice rtcd_surfaces_intersect's tolerance apart? Then it says 0, and no
+ * edge of one comes near a face of the other: a gate cheap enough for every
+ * pair (the OpenCL host sets it for GPUs, which mark vertices instead of
+ * running the descent). */
+static inline int rtcd_reach_balls_apart(const rtcd_mesh* a, const rtcd_mesh* b, const rtcd_xform* b_in_a)
+{
+    float magnitude = a->reach + b->reach + fabsf(b_in_a->t[0]) + fabsf(b_in_a->t[1]) + fabsf(b_in_a->t[2]);
+    float gap = a->reach + b->reach + 2.0f * RTCD_SO_FLOAT_ULPS * FLT_EPSILON * magnitude;
+    return b_in_a->t[0] * b_in_a->t[0] + b_in_a->t[1] * b_in_a->t[1] + b_in_a->t[2] * b_in_a->t[2] > gap * gap;
+}
+
 /* exported for tests only */
 RTCD_API int rtcd_surfaces_intersect(const rtcd_mesh* a, const rtcd_mesh* b, const rtcd_xform* b_in_a);
 

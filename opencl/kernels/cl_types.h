@@ -38,7 +38,7 @@
 #define RTCD_CL_EDGES 16u          /* rtcd_narrowphase_def.edge_crossings */
 #define RTCD_CL_DEEP 32u           /* rtcd_narrowphase_def.deep_contacts */
 #define RTCD_CL_DEFORMED_SHIFT 6u  /* 2 bits: rtcd_pair_track.deformed (mesh A, B updated since `before`) */
-#define RTCD_CL_APART 256u         /* the host proved the surfaces apart (rtcd_meshes_provably_apart): no second phase */
+#define RTCD_CL_APART 256u         /* the host proved the surfaces apart (reach balls, rtcd_meshes_provably_apart): no second phase */
 
 #if RTCD_CL_SPHERES > 32 || RTCD_CL_GROUP_SIZE != 2 * RTCD_CL_SPHERES
 #error "the group kernel tests one ball per work item, both meshes' in one pass"
