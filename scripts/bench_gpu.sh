@@ -9,6 +9,7 @@
 # nothing and needs no network: it needs a build (default build/release, or
 # $1) and an OpenCL GPU (RTCD_DEVICES, default gpu).
 #   scripts/bench_gpu.sh [BUILD_DIR] [--quick]   (--quick: 120 steps at 512, 60 beyond)
+# A last line sums up the open issues' acceptance figures (python3 needed).
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="$root/build/release"
@@ -28,7 +29,10 @@ cores="$(nproc)"
 steps_small=600 steps_big=240
 if [ "$quick" = 1 ]; then steps_small=120 steps_big=60; fi
 
-# One run: a label, then the command; its last stdout line is its JSON.
+# One run: a label, then the command; its last stdout line is its JSON (kept
+# in $log for the summary).
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
 run() {
   local label="$1"; shift
   local out
@@ -36,7 +40,7 @@ run() {
   case "$out" in
     \{*) printf '{"run":"%s","command":"%s","result":%s}\n' "$label" "$*" "$out" ;;
     *) printf '{"run":"%s","command":"%s","result":null}\n' "$label" "$*" ;;
-  esac
+  esac | tee -a "$log"
 }
 
 export RTCD_DEVICES="${RTCD_DEVICES:-gpu}" # another device list for a try on a machine without one
@@ -55,3 +59,37 @@ run "bench_backends_gpu" "$demos/bench_backends" --devices gpu --threads "$cores
 # The pool's fork-join latency on all cores (a loop of 8 items after a serial
 # gap): what each of a call's parallel loops costs before any work.
 if [ -x "$build/tests/test_task" ]; then run "pool_${cores}" "$build/tests/test_task" --bench "$cores"; fi
+# The open issues' acceptance figures from the lines above (issue 21 point 5,
+# issue 22 point 2 at 8192 blobs), when python3 is there: one JSON line.
+if command -v python3 >/dev/null 2>&1; then
+  python3 - "$log" "$cores" <<'PY'
+import json, sys
+runs = {}
+for line in open(sys.argv[1]):
+    try:
+        d = json.loads(line)
+    except ValueError:
+        continue
+    r = d.get("result")
+    if isinstance(r, dict):
+        runs[d.get("run")] = r.get("runs", [r])[0] if "runs" in r else r
+cores = sys.argv[2]
+def get(name, key):
+    r = runs.get(name)
+    return r.get(key) if r else None
+g512, g8k, c8k = "gpu_512_predictive", "gpu_8192_predictive", "cpu%s_8192_predictive" % cores
+out = {"summary": "acceptance", "device": get(g512, "device"),
+       "i21_512_batch_ms": get(g512, "batch_ms_mean"), "i21_512_batch_target": 0.4,
+       "i21_512_narrowphase_ms": get(g512, "narrowphase_ms_mean"), "i21_512_narrowphase_target": 1.5,
+       "i21_8192_batch_ms": get(g8k, "batch_ms_mean"), "i21_8192_batch_target": 12.0,
+       "i21_8192_cpu_batch_ms": get(c8k, "batch_ms_mean")}
+if out["i21_8192_batch_ms"] and out["i21_8192_cpu_batch_ms"]:
+    out["i21_8192_gpu_over_cpu"] = round(out["i21_8192_cpu_batch_ms"] / out["i21_8192_batch_ms"], 3)
+    out["i21_8192_gpu_over_cpu_target"] = 5.0
+np, b = get(c8k, "narrowphase_ms_mean"), get(c8k, "batch_ms_mean")
+if np is not None and b is not None:
+    out["i22_8192_narrowphase_minus_batch_ms"] = round(np - b, 3)
+    out["i22_8192_target_ms"] = 10.0
+print(json.dumps(out))
+PY
+fi
