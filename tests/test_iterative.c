@@ -496,6 +496,87 @@ static void test_displacement_bound(void** state)
     rtcd_mesh_release(b);
 }
 
+/* Is the point p within `near` of the box [lo, hi]? */
+static int near_box(rtcd_v3 p, const float* lo, const float* hi, float near)
+{
+    float q[3] = {p.x, p.y, p.z}, d2 = 0.0f;
+    for (int i = 0; i < 3; ++i) {
+        float out = fmaxf(lo[i] - q[i], fmaxf(0.0f, q[i] - hi[i]));
+        d2 += out * out;
+    }
+    return d2 <= near * near;
+}
+
+/* rtcd_near_displacement bounds the motion of every vertex of either mesh
+ * that lies, at the later pose, within `near` of the other mesh's box and of
+ * its ball of vertices about its origin (a superset of those within `near`
+ * of its surface), by brute force; it is
+ * never above the whole meshes' bound, and for touching bodies that turn
+ * about their contact (rolling) it is far below it. */
+static void test_near_displacement(void** state)
+{
+    (void)state;
+    rtcd_mesh* a = test_make_blob(453, 0.5f, 7);
+    rtcd_mesh* b = test_make_box(0.3f, 0.2f, 0.6f, 3);
+    test_rng rng = {5};
+    int relevant = 0, tighter = 0;
+    for (int k = 0; k < 1000; ++k) {
+        rtcd_transform t0 = test_random_pose(&rng, 0.9f), t1 = t0;
+        rtcd_transform d = test_random_pose(&rng, 0.05f);
+        float mix = (float)test_rng_range(&rng, 0.0, 0.1);
+        for (int i = 0; i < 9; ++i) t1.rotation[i] = t0.rotation[i] + mix * (d.rotation[i] - t0.rotation[i]);
+        float* r = t1.rotation;
+        for (int i = 0; i < 3; ++i) {
+            for (int j = 0; j < i; ++j) {
+                float dot = r[3 * i] * r[3 * j] + r[3 * i + 1] * r[3 * j + 1] + r[3 * i + 2] * r[3 * j + 2];
+                for (int c = 0; c < 3; ++c) r[3 * i + c] -= dot * r[3 * j + c];
+            }
+            float len = sqrtf(r[3 * i] * r[3 * i] + r[3 * i + 1] * r[3 * i + 1] + r[3 * i + 2] * r[3 * i + 2]);
+            for (int c = 0; c < 3; ++c) r[3 * i + c] /= len;
+        }
+        rtcd_xform x0 = rtcd_to_xform(&t0), x1 = rtcd_to_xform(&t1);
+        /* Half the cases turn about a point between the bodies (rolling):
+         * the translation keeps that point where it was. */
+        if (k % 2) {
+            rtcd_v3 pivot = v3_scale(v3_load(x1.t), 0.5f);
+            rtcd_xform back = xf_inverse(&x1);
+            rtcd_v3 shift = v3_sub(pivot, xf_point(&x0, xf_point(&back, pivot)));
+            x0.t[0] += shift.x, x0.t[1] += shift.y, x0.t[2] += shift.z;
+        } else {
+            for (int c = 0; c < 3; ++c) x1.t[c] += d.translation[c];
+        }
+        float near = (float)test_rng_range(&rng, 0.0, 0.05);
+        float bound = rtcd_near_displacement(a, b, &x0, &x1, near);
+        float whole = rtcd_relative_displacement(a, b, &x0, &x1);
+        assert_true(bound <= whole);
+        float truth = 0.0f;
+        int any = 0;
+        rtcd_xform i0 = xf_inverse(&x0), i1 = xf_inverse(&x1);
+        for (int side = 0; side < 2; ++side) {
+            const rtcd_mesh* m = side ? a : b;     /* its vertices */
+            const rtcd_mesh* other = side ? b : a; /* the box they must be near */
+            const rtcd_xform* p0 = side ? &i0 : &x0;
+            const rtcd_xform* p1 = side ? &i1 : &x1;
+            for (uint32_t v = 0; v < m->vertex_count; ++v) {
+                rtcd_v3 q = mesh_vertex(m, v);
+                rtcd_v3 now = xf_point(p1, q);
+                if (!near_box(now, other->lo, other->hi, near) || v3_length(now) > other->reach + near) continue;
+                any = 1;
+                truth = fmaxf(truth, v3_length(v3_sub(now, xf_point(p0, q))));
+            }
+        }
+        assert_true(bound >= truth * (1.0f - 1e-4f) - 1e-6f);
+        relevant += any;
+        tighter += bound < 0.5f * whole;
+    }
+    print_message("near displacement: %d of 1000 poses with vertices near the other box, %d under half the whole bound\n",
+                  relevant, tighter);
+    assert_true(relevant > 300);
+    assert_true(tighter > 100);
+    rtcd_mesh_release(a);
+    rtcd_mesh_release(b);
+}
+
 static void test_adaptive_params(void** state)
 {
     (void)state;
@@ -568,6 +649,7 @@ int main(void)
         cmocka_unit_test(test_displacement_threshold),
         cmocka_unit_test(test_returning_vertex_is_seen),
         cmocka_unit_test(test_displacement_bound),
+        cmocka_unit_test(test_near_displacement),
         cmocka_unit_test(test_adaptive_params),
         cmocka_unit_test(test_compare_rays),
     };

@@ -55,6 +55,11 @@ typedef struct rtcd_pair_track {
 /* exported for tests only */
 RTCD_API float rtcd_relative_displacement(const rtcd_mesh* a, const rtcd_mesh* b, const rtcd_xform* b_in_a0,
                                  const rtcd_xform* b_in_a1);
+/* The same bound over the points that can touch at b_in_a1 only: those of
+ * either mesh within `near` of the other's bounding ball (exported for
+ * tests only). */
+RTCD_API float rtcd_near_displacement(const rtcd_mesh* a, const rtcd_mesh* b, const rtcd_xform* b_in_a0,
+                                      const rtcd_xform* b_in_a1, float near);
 
 /* What the caller says of a pair's motion over the next step
  * (rtcd_pair_desc.motion, .has_back, .back_a, .back_b; or the body form's). */
