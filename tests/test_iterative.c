@@ -451,6 +451,22 @@ static void test_returning_vertex_is_seen(void** state)
     rtcd_mesh_release(m);
 }
 
+/* t1's rotation := t0's moved a fraction `mix` towards d's, its rows made
+ * orthonormal again (Gram-Schmidt): a small random turn. */
+static void turn_towards(rtcd_transform* t1, const rtcd_transform* t0, const rtcd_transform* d, float mix)
+{
+    float* r = t1->rotation;
+    for (int i = 0; i < 9; ++i) r[i] = t0->rotation[i] + mix * (d->rotation[i] - t0->rotation[i]);
+    for (int i = 0; i < 3; ++i) {
+        for (int j = 0; j < i; ++j) {
+            float dot = r[3 * i] * r[3 * j] + r[3 * i + 1] * r[3 * j + 1] + r[3 * i + 2] * r[3 * j + 2];
+            for (int c = 0; c < 3; ++c) r[3 * i + c] -= dot * r[3 * j + c];
+        }
+        float len = sqrtf(r[3 * i] * r[3 * i] + r[3 * i + 1] * r[3 * i + 1] + r[3 * i + 2] * r[3 * i + 2]);
+        for (int c = 0; c < 3; ++c) r[3 * i + c] /= len;
+    }
+}
+
 /* The displacement bound is never below the true largest vertex motion
  * (brute force over every vertex of both meshes), and not far above it. */
 static void test_displacement_bound(void** state)
@@ -464,17 +480,7 @@ static void test_displacement_bound(void** state)
         /* a small random motion: translation up to 5 cm, rotation up to ~0.1 rad */
         rtcd_transform d = test_random_pose(&rng, 0.05f);
         float mix = (float)test_rng_range(&rng, 0.0, 0.1);
-        for (int i = 0; i < 9; ++i) t1.rotation[i] = t0.rotation[i] + mix * (d.rotation[i] - t0.rotation[i]);
-        /* re-orthonormalise rows by Gram-Schmidt */
-        float* r = t1.rotation;
-        for (int i = 0; i < 3; ++i) {
-            for (int j = 0; j < i; ++j) {
-                float dot = r[3 * i] * r[3 * j] + r[3 * i + 1] * r[3 * j + 1] + r[3 * i + 2] * r[3 * j + 2];
-                for (int c = 0; c < 3; ++c) r[3 * i + c] -= dot * r[3 * j + c];
-            }
-            float len = sqrtf(r[3 * i] * r[3 * i] + r[3 * i + 1] * r[3 * i + 1] + r[3 * i + 2] * r[3 * i + 2]);
-            for (int c = 0; c < 3; ++c) r[3 * i + c] /= len;
-        }
+        turn_towards(&t1, &t0, &d, mix);
         for (int c = 0; c < 3; ++c) t1.translation[c] += d.translation[c];
         rtcd_xform x0 = rtcd_to_xform(&t0), x1 = rtcd_to_xform(&t1);
         float bound = rtcd_relative_displacement(a, b, &x0, &x1);
@@ -524,16 +530,7 @@ static void test_near_displacement(void** state)
         rtcd_transform t0 = test_random_pose(&rng, 0.9f), t1 = t0;
         rtcd_transform d = test_random_pose(&rng, 0.05f);
         float mix = (float)test_rng_range(&rng, 0.0, 0.1);
-        for (int i = 0; i < 9; ++i) t1.rotation[i] = t0.rotation[i] + mix * (d.rotation[i] - t0.rotation[i]);
-        float* r = t1.rotation;
-        for (int i = 0; i < 3; ++i) {
-            for (int j = 0; j < i; ++j) {
-                float dot = r[3 * i] * r[3 * j] + r[3 * i + 1] * r[3 * j + 1] + r[3 * i + 2] * r[3 * j + 2];
-                for (int c = 0; c < 3; ++c) r[3 * i + c] -= dot * r[3 * j + c];
-            }
-            float len = sqrtf(r[3 * i] * r[3 * i] + r[3 * i + 1] * r[3 * i + 1] + r[3 * i + 2] * r[3 * i + 2]);
-            for (int c = 0; c < 3; ++c) r[3 * i + c] /= len;
-        }
+        turn_towards(&t1, &t0, &d, mix);
         rtcd_xform x0 = rtcd_to_xform(&t0), x1 = rtcd_to_xform(&t1);
         /* Half the cases turn about a point between the bodies (rolling):
          * the translation keeps that point where it was. */
