@@ -90,17 +90,26 @@ static float turn_of(const rtcd_xform* x0, const rtcd_xform* x1)
     return sqrtf(0.5f * sum) * (1.0f + 1e-5f) + 1e-6f;
 }
 
-RTCD_API float rtcd_relative_displacement(const rtcd_mesh* a, const rtcd_mesh* b, const rtcd_xform* b_in_a0,
-                                 const rtcd_xform* b_in_a1)
+/* rtcd_relative_displacement for a turn already known (turn_of), with
+ * b_in_a1's inverse out (rtcd_near_displacement reads both again). */
+static float whole_displacement(const rtcd_mesh* a, const rtcd_mesh* b, const rtcd_xform* b_in_a0,
+                                const rtcd_xform* b_in_a1, float turn, rtcd_xform* a_in_b1)
 {
     /* A point x of B moves by (R1 - R0) x + (t1 - t0) in A's frame, and
      * |(R1 - R0) x| <= turn |x| (turn_of). The same bound holds for A's
      * points in B's frame with the inverse poses. */
-    float turn = turn_of(b_in_a0, b_in_a1);
     float move_b = v3_length(v3_sub(v3_load(b_in_a1->t), v3_load(b_in_a0->t)));
-    rtcd_xform a_in_b0 = xf_inverse(b_in_a0), a_in_b1 = xf_inverse(b_in_a1);
-    float move_a = v3_length(v3_sub(v3_load(a_in_b1.t), v3_load(a_in_b0.t)));
+    rtcd_xform a_in_b0 = xf_inverse(b_in_a0);
+    *a_in_b1 = xf_inverse(b_in_a1);
+    float move_a = v3_length(v3_sub(v3_load(a_in_b1->t), v3_load(a_in_b0.t)));
     return fmaxf(turn * b->reach + move_b, turn * a->reach + move_a);
+}
+
+RTCD_API float rtcd_relative_displacement(const rtcd_mesh* a, const rtcd_mesh* b, const rtcd_xform* b_in_a0,
+                                 const rtcd_xform* b_in_a1)
+{
+    rtcd_xform a_in_b1;
+    return whole_displacement(a, b, b_in_a0, b_in_a1, turn_of(b_in_a0, b_in_a1), &a_in_b1);
 }
 
 /* A mesh's bounding ball in its own frame: about its box's centre or its
@@ -113,7 +122,7 @@ static float mesh_ball(const rtcd_mesh* m, rtcd_v3* centre)
         *centre = v3_scale(v3_add(lo, hi), 0.5f);
         return box;
     }
-    *centre = v3_load((const float[3]){0.0f, 0.0f, 0.0f});
+    *centre = v3(0.0f, 0.0f, 0.0f);
     return m->reach;
 }
 
@@ -130,7 +139,9 @@ static float mesh_ball(const rtcd_mesh* m, rtcd_v3* centre)
 RTCD_API float rtcd_near_displacement(const rtcd_mesh* a, const rtcd_mesh* b, const rtcd_xform* b_in_a0,
                                       const rtcd_xform* b_in_a1, float near)
 {
-    float whole = rtcd_relative_displacement(a, b, b_in_a0, b_in_a1);
+    float turn = turn_of(b_in_a0, b_in_a1);
+    rtcd_xform back; /* a_in_b1: takes a point now in A's frame back to B's */
+    float whole = whole_displacement(a, b, b_in_a0, b_in_a1, turn, &back);
     rtcd_v3 ca, cb;
     float ra = mesh_ball(a, &ca) + near, rb = mesh_ball(b, &cb) + near;
     cb = xf_point(b_in_a1, cb);
@@ -148,8 +159,6 @@ RTCD_API float rtcd_near_displacement(const rtcd_mesh* a, const rtcd_mesh* b, co
         m = v3_add(ca, v3_scale(u, along / dist));
         r = sqrtf(fmaxf(0.0f, ra * ra - along * along));
     }
-    float turn = turn_of(b_in_a0, b_in_a1);
-    rtcd_xform back = xf_inverse(b_in_a1);
     rtcd_v3 was = xf_point(b_in_a0, xf_point(&back, m));
     /* Rounding: the coordinates are at most about the balls' distance and
      * the translations; a few float ulps of them. */

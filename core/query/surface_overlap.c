@@ -237,17 +237,15 @@ RTCD_API int rtcd_surfaces_intersect(const rtcd_mesh* a, const rtcd_mesh* b, con
 {
     if (!a || !b || !b_in_a || a->bvh.node_count == 0 || b->bvh.node_count == 0) return 0;
     rtcd_bvh_view va = rtcd_mesh_bvh_view(a), vb = rtcd_mesh_bvh_view(b);
-    float absr[9];
-    for (int i = 0; i < 9; ++i) absr[i] = fabsf(b_in_a->r[i]) + 1e-6f; /* covers a slightly non-orthonormal R */
-    /* Every coordinate either test reads, in either frame, is at most this. */
-    float magnitude = a->reach + b->reach + fabsf(b_in_a->t[0]) + fabsf(b_in_a->t[1]) + fabsf(b_in_a->t[2]);
-    float tol = RTCD_SO_FLOAT_ULPS * FLT_EPSILON * magnitude;
     /* Each mesh lies in the ball of its reach about its origin. Balls more
      * than twice the tolerance apart hold no two triangles within it, so
      * the descent below would say 0 too. Most pairs that ask (near in the
      * broadphase, apart) end here: 85 % of the OpenCL host's gates on the
      * avalanche, which cost 1.4 us each in the descent. */
     if (rtcd_reach_balls_apart(a, b, b_in_a)) return 0;
+    float absr[9];
+    for (int i = 0; i < 9; ++i) absr[i] = fabsf(b_in_a->r[i]) + 1e-6f; /* covers a slightly non-orthonormal R */
+    float tol = rtcd_surfaces_tolerance(a, b, b_in_a);
     node_pair local[SO_LOCAL_STACK];
     node_pair* stack = local;
     uint32_t capacity = SO_LOCAL_STACK, sp = 0;
