@@ -38,11 +38,10 @@ static void free_call(cl_call* c)
     rtcd_free(c->cost);
     rtcd_free(c->device);
     rtcd_free(c->pos);
-    rtcd_free(c->ray_pos);
     rtcd_free(c->keep_room);
-    rtcd_free(c->keep_at);
     rtcd_free(c->overflow);
     rtcd_free(c->body_where);
+    rtcd_free(c->staged);
     memset(c, 0, sizeof *c);
 }
 
@@ -61,12 +60,10 @@ static int grow_call(cl_call* c, uint32_t n)
     c->cost = rtcd_alloc(cap * sizeof *c->cost);
     c->device = rtcd_alloc(cap * sizeof *c->device);
     c->pos = rtcd_alloc(cap * sizeof *c->pos);
-    c->ray_pos = rtcd_alloc(cap * sizeof *c->ray_pos);
     c->keep_room = rtcd_alloc(cap * sizeof *c->keep_room);
-    c->keep_at = rtcd_alloc(cap * sizeof *c->keep_at);
     c->overflow = rtcd_alloc(cap * sizeof *c->overflow);
-    int ok = c->ray_offset && c->info_of && c->where && c->standard && c->cost && c->device && c->pos && c->ray_pos &&
-             c->keep_room && c->keep_at && c->overflow;
+    int ok = c->ray_offset && c->info_of && c->where && c->standard && c->cost && c->device && c->pos &&
+             c->keep_room && c->overflow;
     if (!ok) free_call(c);
     else c->cap = cap;
     return ok;

@@ -150,11 +150,11 @@ typedef struct cl_call {
     uint32_t* cost;          /* its estimated work (devices' load) */
     uint8_t* device;         /* its device, or RTCD_CL_OFF_DEVICE */
     uint32_t* pos;           /* its place in its device's batch */
-    uint32_t* ray_pos;       /* its rays' place in its device's ray buffer */
     uint32_t* keep_room;     /* kept rays its pass may write (its items, at most RTCD_CL_STATE_ENTRIES) */
-    uint32_t* keep_at;       /* where in its device's output arena */
     uint32_t* overflow;      /* pairs the CPU redoes (their rays overflowed the device's store) */
     size_t cap;              /* pairs the arrays hold */
+    rtcd_cl_pair* staged;    /* its device record before its place is known (several devices, pairs off them) */
+    size_t staged_cap;
 } cl_call;
 
 struct rtcd_opencl {

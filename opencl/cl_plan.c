@@ -53,6 +53,63 @@ static void add_to_sums(const rtcd_opencl* cl, uint32_t i, place_sums* t)
     if (cl->call.rays) t->rays += rtcd_call_ray_room(cl->call.request, i);
 }
 
+/* Pair i's device record (its state: info): meshes (registry indices),
+ * bodies, and for the iterative algorithms its planned pass and where its
+ * kept rays are read; where its kept and colliding rays are written is its
+ * place's (place_pair). */
+static void describe_pair(const rtcd_opencl* cl, uint32_t i, const cl_pair_info* info, int serial, rtcd_cl_pair* cp)
+{
+    const rtcd_body_pair* p = &cl->call.request->pairs[i];
+    const rtcd_body_desc *a = rtcd_call_a(cl->call.request, i), *b = rtcd_call_b(cl->call.request, i);
+    memset(cp, 0, sizeof *cp);
+    cp->mesh_a = cl->call.where[2 * i];
+    cp->mesh_b = cl->call.where[2 * i + 1];
+    cp->body_a = p->a;
+    cp->body_b = p->b;
+    const rtcd_iterative_def* idef = &cl->def.iterative;
+    int edges, deep;
+    rtcd_pair_second_phase(&cl->def, a->mesh, b->mesh, &edges, &deep);
+    uint32_t second = (edges ? RTCD_CL_EDGES : 0u) | (deep ? RTCD_CL_DEEP : 0u);
+    int standard = !info || idef->algorithm == RTCD_ALGORITHM_STANDARD || cl->call.standard[i];
+    /* For the pairs whose last standard pass had a second phase, a CPU
+     * device runs the CPU reference's exact gate here, on the host's
+     * workers: a pair that is provably apart skips it (its items would find
+     * nothing), where the serial kernel would mark every vertex near the
+     * other surface first. A GPU marks them in parallel; it skips only the
+     * pairs whose reach balls are apart (most of them, at a few
+     * nanoseconds each). */
+    uint32_t apart = 0u;
+    if (standard && second && info && info->second_phase) {
+        rtcd_xform xa = rtcd_to_xform(&a->pose), xb = rtcd_to_xform(&b->pose);
+        rtcd_xform b_in_a = xf_relative(&xa, &xb);
+        if (rtcd_reach_balls_apart(a->mesh, b->mesh, &b_in_a)) {
+            apart = RTCD_CL_APART;
+        } else if (serial) {
+            rtcd_xform a_in_b = xf_relative(&xb, &xa);
+            if (rtcd_meshes_provably_apart(a->mesh, b->mesh, &a_in_b, &b_in_a)) apart = RTCD_CL_APART;
+        }
+    }
+    if (!info || idef->algorithm == RTCD_ALGORITHM_STANDARD) {
+        cp->flags = RTCD_CL_STANDARD_PASS | second | apart;
+        return;
+    }
+    const rtcd_iterative_params* prm = &info->track.params;
+    cp->flags = (uint32_t)idef->algorithm | (standard ? RTCD_CL_STANDARD_PASS : 0u) | second | apart;
+    cp->entries_in = info->entries_at;
+    cp->entry_count = standard ? 0u : info->entries;
+    cp->max_iterations = prm->max_iterations;
+    cp->threshold = prm->displacement_threshold;
+    cp->extension = prm->distance_extension;
+    cp->culling = prm->culling_distance;
+    cp->speculative = info->track.speculative;
+    cp->margin = cl->def.speculative_margin;
+    if (info->track.has_motion) {
+        cp->flags |= RTCD_CL_HAS_MOTION | info->track.deformed << RTCD_CL_DEFORMED_SHIFT;
+        memcpy(cp->before, info->track.before.r, 9 * sizeof(float));
+        memcpy(cp->before + 9, info->track.before.t, 3 * sizeof(float));
+    }
+}
+
 /* Each pair's pass, and what placing it needs of its state (device, its
  * estimated work and room for kept rays), so that the places are settled
  * from dense arrays instead of the pairs' states all over the map. Adds the
@@ -61,8 +118,8 @@ static void add_to_sums(const rtcd_opencl* cl, uint32_t i, place_sums* t)
  * to device 0 when there is one device, else to the list fresh (*fresh_count
  * of them) for the call's one serial choice. Returns the pairs off the
  * devices. */
-static uint32_t plan_pairs(rtcd_opencl* cl, uint32_t begin, uint32_t end, place_sums* sums, uint32_t* fresh,
-                           uint32_t* fresh_count)
+static uint32_t plan_pairs(rtcd_opencl* cl, uint32_t begin, uint32_t end, rtcd_cl_pair* records, place_sums* sums,
+                           uint32_t* fresh, uint32_t* fresh_count)
 {
     const rtcd_call* c = cl->call.request;
     uint32_t off = 0;
@@ -97,6 +154,10 @@ static uint32_t plan_pairs(rtcd_opencl* cl, uint32_t begin, uint32_t end, place_
         cl->call.cost[i] = standard ? items : items + ITERATIVE_PASS_COST;
         /* A pass keeps at most one ray per item (and the device at most RTCD_CL_STATE_ENTRIES). */
         cl->call.keep_room[i] = info && iterative ? (items < RTCD_CL_STATE_ENTRIES ? items : RTCD_CL_STATE_ENTRIES) : 0u;
+        /* Its record now, while its state and bodies are in cache; its
+         * places in the device's buffers come in the second pass. */
+        int serial = cl->devices[info && info->device != 0xff ? info->device : 0].serial;
+        describe_pair(cl, i, info, serial, &records[i]);
         if (one_device)
             add_to_sums(cl, i, &local);
         else if (cl->call.device[i] != NEW_ON_DEVICE)
@@ -110,8 +171,11 @@ static uint32_t plan_pairs(rtcd_opencl* cl, uint32_t begin, uint32_t end, place_
 
 /* Pair i's place: off the devices, it drops what it had there (its state
  * lives on the CPU now; a later return starts afresh); else, on device dv
- * (a new pair's), it takes the next place of *at. */
-static void place_pair(rtcd_opencl* cl, uint32_t i, uint32_t dv, place_sums* at)
+ * (a new pair's), it takes the next place of *at, and its record there:
+ * copied from the call-order staging array unless it was written in place
+ * (then its place is i), with where its kept rays and its colliding rays
+ * go. */
+static void place_pair(rtcd_opencl* cl, uint32_t i, uint32_t dv, place_sums* at, int in_place)
 {
     cl_pair_info* info = pair_info(cl, i);
     if (cl->call.device[i] == RTCD_CL_OFF_DEVICE) {
@@ -125,13 +189,18 @@ static void place_pair(rtcd_opencl* cl, uint32_t i, uint32_t dv, place_sums* at)
         if (info) info->device = (uint8_t)dv;
         cl->call.device[i] = (uint8_t)dv;
     }
-    cl->call.keep_at[i] = (uint32_t)at->keep;
+    cl_device_state* d = &cl->devices[dv];
+    uint32_t s = at->pairs++;
+    cl->call.pos[i] = s;
+    rtcd_cl_pair* cp = &d->host_pairs[s];
+    if (!in_place) *cp = cl->call.staged[i];
+    if (cp->flags & RTCD_CL_ALGORITHM_MASK) cp->entries_out = (uint32_t)at->keep;
     at->keep += cl->call.keep_room[i];
-    cl->call.pos[i] = at->pairs++;
     if (cl->call.rays) {
-        cl->call.ray_pos[i] = (uint32_t)at->rays;
+        cp->ray_offset = (uint32_t)at->rays;
         at->rays += rtcd_call_ray_room(cl->call.request, i);
     }
+    d->batch_index[s] = i;
 }
 
 static void set_device_sums(rtcd_opencl* cl, uint32_t dv, const place_sums* at)
@@ -139,65 +208,6 @@ static void set_device_sums(rtcd_opencl* cl, uint32_t dv, const place_sums* at)
     cl->devices[dv].batch_count = at->pairs;
     cl->devices[dv].arena_used = at->keep;
     cl->devices[dv].rays_total = at->rays;
-}
-
-/* Pair i's device record: meshes (registry indices), poses, and for the
- * iterative algorithms its planned pass and where its kept rays are read
- * and written. */
-static void describe_pair(const rtcd_opencl* cl, uint32_t i, int serial, rtcd_cl_pair* cp)
-{
-    const rtcd_body_pair* p = &cl->call.request->pairs[i];
-    const rtcd_body_desc *a = rtcd_call_a(cl->call.request, i), *b = rtcd_call_b(cl->call.request, i);
-    cl_pair_info* info = pair_info(cl, i);
-    memset(cp, 0, sizeof *cp);
-    cp->mesh_a = cl->call.where[2 * i];
-    cp->mesh_b = cl->call.where[2 * i + 1];
-    cp->body_a = p->a;
-    cp->body_b = p->b;
-    cp->ray_offset = cl->call.rays ? cl->call.ray_pos[i] : 0u;
-    const rtcd_iterative_def* idef = &cl->def.iterative;
-    int edges, deep;
-    rtcd_pair_second_phase(&cl->def, a->mesh, b->mesh, &edges, &deep);
-    uint32_t second = (edges ? RTCD_CL_EDGES : 0u) | (deep ? RTCD_CL_DEEP : 0u);
-    int standard = !info || idef->algorithm == RTCD_ALGORITHM_STANDARD || cl->call.standard[i];
-    /* For the pairs whose last standard pass had a second phase, a CPU
-     * device runs the CPU reference's exact gate here, on the host's
-     * workers: a pair that is provably apart skips it (its items would find
-     * nothing), where the serial kernel would mark every vertex near the
-     * other surface first. A GPU marks them in parallel; it skips only the
-     * pairs whose reach balls are apart (most of them, at a few
-     * nanoseconds each). */
-    uint32_t apart = 0u;
-    if (standard && second && info && info->second_phase) {
-        rtcd_xform xa = rtcd_to_xform(&a->pose), xb = rtcd_to_xform(&b->pose);
-        rtcd_xform b_in_a = xf_relative(&xa, &xb);
-        if (rtcd_reach_balls_apart(a->mesh, b->mesh, &b_in_a)) {
-            apart = RTCD_CL_APART;
-        } else if (serial) {
-            rtcd_xform a_in_b = xf_relative(&xb, &xa);
-            if (rtcd_meshes_provably_apart(a->mesh, b->mesh, &a_in_b, &b_in_a)) apart = RTCD_CL_APART;
-        }
-    }
-    if (!info || idef->algorithm == RTCD_ALGORITHM_STANDARD) {
-        cp->flags = RTCD_CL_STANDARD_PASS | second | apart;
-        return;
-    }
-    const rtcd_iterative_params* prm = &info->track.params;
-    cp->flags = (uint32_t)idef->algorithm | (standard ? RTCD_CL_STANDARD_PASS : 0u) | second | apart;
-    cp->entries_in = info->entries_at;
-    cp->entry_count = standard ? 0u : info->entries;
-    cp->entries_out = cl->call.keep_at[i];
-    cp->max_iterations = prm->max_iterations;
-    cp->threshold = prm->displacement_threshold;
-    cp->extension = prm->distance_extension;
-    cp->culling = prm->culling_distance;
-    cp->speculative = info->track.speculative;
-    cp->margin = cl->def.speculative_margin;
-    if (info->track.has_motion) {
-        cp->flags |= RTCD_CL_HAS_MOTION | info->track.deformed << RTCD_CL_DEFORMED_SHIFT;
-        memcpy(cp->before, info->track.before.r, 9 * sizeof(float));
-        memcpy(cp->before + 9, info->track.before.t, 3 * sizeof(float));
-    }
 }
 
 /* The call's host passes run over pieces of PLACE_CHUNK pairs (and, in the
@@ -215,6 +225,8 @@ typedef struct plan_job {
     uint32_t* fresh;      /* several devices: each piece's new pairs, at its first pair's index */
     uint32_t* fresh_count; /* how many, per piece */
     _Atomic uint32_t off; /* pairs with a mesh off the devices */
+    int in_place;         /* records_in_place: the first pass writes the device's records, else call.staged */
+    rtcd_cl_pair* records; /* where the first pass writes pair i's record: records[i] */
 } plan_job;
 
 static uint32_t chunk_end(const plan_job* job, uint32_t c)
@@ -231,7 +243,8 @@ static void plan_range(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
         uint32_t first = c * PLACE_CHUNK, fresh = 0;
         place_sums* sums = job->sums + (size_t)c * job->devices;
         memset(sums, 0, job->devices * sizeof *sums);
-        uint32_t off = plan_pairs(job->cl, first, chunk_end(job, c), sums, job->fresh ? job->fresh + first : NULL, &fresh);
+        uint32_t off = plan_pairs(job->cl, first, chunk_end(job, c), job->records, sums,
+                                  job->fresh ? job->fresh + first : NULL, &fresh);
         if (job->fresh_count) job->fresh_count[c] = fresh;
         if (off) atomic_fetch_add_explicit(&job->off, off, memory_order_relaxed);
     }
@@ -276,8 +289,10 @@ static void settle_places(plan_job* job)
     }
 }
 
-/* Second pass: each piece's pairs placed (one device) and described, and
- * the bodies' poses written, pieces of both in one loop. */
+/* Second pass: each piece's pairs placed (one device) with their records,
+ * and the bodies' poses written, pieces of both in one loop. Reads the
+ * dense per-pair arrays and writes the records' places: the records'
+ * content is the first pass's. */
 static void write_range(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
 {
     (void)worker;
@@ -299,35 +314,38 @@ static void write_range(uint32_t begin, uint32_t end, uint32_t worker, void* ctx
         for (uint32_t i = c * PLACE_CHUNK, last = chunk_end(job, c); i < last; ++i) {
             uint32_t dv = cl->call.device[i];
             if (dv == NEW_ON_DEVICE) dv = 0; /* one device: every new pair's */
-            place_pair(cl, i, dv, dv != RTCD_CL_OFF_DEVICE ? &at[dv] : NULL);
-            if (dv == RTCD_CL_OFF_DEVICE) continue;
-            cl_device_state* d = &cl->devices[dv];
-            uint32_t s = cl->call.pos[i];
-            describe_pair(cl, i, d->serial, &d->host_pairs[s]);
-            d->batch_index[s] = i;
+            place_pair(cl, i, dv, dv != RTCD_CL_OFF_DEVICE ? &at[dv] : NULL, job->in_place);
         }
     }
 }
 
-static rtcd_error grow_device_batches(rtcd_opencl* cl)
+/* Device d's host arrays for `pairs` pairs and the call's bodies. */
+static rtcd_error grow_device_batch(rtcd_opencl* cl, cl_device_state* d, uint32_t pairs)
 {
     size_t body_bytes = ((size_t)cl->call.request->body_count + 1) * RTCD_CL_BODY_FLOATS * sizeof(float);
-    for (uint32_t dv = 0; dv < cl->device_count; ++dv) {
-        cl_device_state* d = &cl->devices[dv];
-        size_t need = (size_t)d->batch_count + 1, ic = d->batch_cap;
-        rtcd_error err;
-        if ((err = rtcd_cl_host_array(d, &d->pinned_pairs, need * sizeof(rtcd_cl_pair))) != RTCD_OK ||
-            (err = rtcd_cl_host_array(d, &d->pinned_results, need * sizeof(rtcd_cl_result))) != RTCD_OK ||
-            (err = rtcd_cl_host_array(d, &d->pinned_bodies, body_bytes)) != RTCD_OK)
-            return err;
-        d->host_pairs = d->pinned_pairs.data;
-        d->host_results = d->pinned_results.data;
-        d->host_bodies = d->pinned_bodies.data;
-        if (!rtcd_grow((void**)&d->batch_index, &ic, need, sizeof(uint32_t)))
-            return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_collide: out of memory for %u pairs", d->batch_count);
-        d->batch_cap = (uint32_t)ic;
-    }
+    size_t need = (size_t)pairs + 1, ic = d->batch_cap;
+    rtcd_error err;
+    if ((err = rtcd_cl_host_array(d, &d->pinned_pairs, need * sizeof(rtcd_cl_pair))) != RTCD_OK ||
+        (err = rtcd_cl_host_array(d, &d->pinned_results, need * sizeof(rtcd_cl_result))) != RTCD_OK ||
+        (err = rtcd_cl_host_array(d, &d->pinned_bodies, body_bytes)) != RTCD_OK)
+        return err;
+    d->host_pairs = d->pinned_pairs.data;
+    d->host_results = d->pinned_results.data;
+    d->host_bodies = d->pinned_bodies.data;
+    if (!rtcd_grow((void**)&d->batch_index, &ic, need, sizeof(uint32_t)))
+        return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_collide: out of memory for %u pairs", pairs);
+    d->batch_cap = (uint32_t)ic;
     return RTCD_OK;
+}
+
+/* Can the first pass write each pair's record at its final place? With one
+ * device and every body's mesh on it, pair i's place is i. */
+static int records_in_place(const rtcd_opencl* cl)
+{
+    if (cl->device_count != 1) return 0;
+    for (uint32_t b = 0; b < cl->call.request->body_count; ++b)
+        if (cl->call.body_where[b] == RTCD_CL_NO_SLOT) return 0;
+    return 1;
 }
 
 rtcd_error rtcd_cl_plan_call(rtcd_opencl* cl, uint32_t n, uint32_t* off_pairs)
@@ -357,11 +375,26 @@ rtcd_error rtcd_cl_plan_call(rtcd_opencl* cl, uint32_t n, uint32_t* off_pairs)
         rtcd_free(job.sums), rtcd_free(job.fresh), rtcd_free(job.fresh_count);
         return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_collide: out of memory for %u pairs", n);
     }
+    /* The first pass's records: in place, or staged in call order. */
+    job.in_place = records_in_place(cl);
+    if (job.in_place) {
+        err = grow_device_batch(cl, &cl->devices[0], n);
+        job.records = cl->devices[0].host_pairs;
+    } else if (rtcd_grow((void**)&cl->call.staged, &cl->call.staged_cap, (size_t)n + 1, sizeof(rtcd_cl_pair))) {
+        job.records = cl->call.staged;
+    } else {
+        err = rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_collide: out of memory for %u pairs", n);
+    }
+    if (err != RTCD_OK) {
+        rtcd_free(job.sums), rtcd_free(job.fresh), rtcd_free(job.fresh_count);
+        return err;
+    }
     rtcd_parallel_for(&cl->tasks, job.chunks, 1, plan_range, &job);
     rtcd_cl_flip_infos(cl, n);
     *off_pairs = atomic_load(&job.off);
     settle_places(&job);
-    err = grow_device_batches(cl);
+    for (uint32_t d = 0; d < cl->device_count && err == RTCD_OK; ++d)
+        err = grow_device_batch(cl, &cl->devices[d], cl->devices[d].batch_count);
     for (uint32_t d = 0; d < cl->device_count && err == RTCD_OK; ++d)
         err = rtcd_cl_arena_reserve(&cl->devices[d], cl->devices[d].arena_used);
     if (err == RTCD_OK) rtcd_parallel_for(&cl->tasks, job.chunks + job.body_chunks, 1, write_range, &job);
