@@ -153,7 +153,7 @@ typedef struct cl_call {
     uint32_t* keep_room;     /* kept rays its pass may write (its items, at most RTCD_CL_STATE_ENTRIES) */
     uint32_t* overflow;      /* pairs the CPU redoes (their rays overflowed the device's store) */
     size_t cap;              /* pairs the arrays hold */
-    rtcd_cl_pair* staged;    /* its device record before its place is known (several devices, pairs off them) */
+    rtcd_cl_pair* staged;    /* its device record in call order, before its place is known */
     size_t staged_cap;
 } cl_call;
 
