@@ -151,7 +151,8 @@ static uint32_t plan_pairs(rtcd_opencl* cl, uint32_t begin, uint32_t end, place_
         const rtcd_body_desc *a = rtcd_call_a(c, i), *b = rtcd_call_b(c, i);
         if (info && iterative) {
             rtcd_xform xa = rtcd_to_xform(&a->pose), xb = rtcd_to_xform(&b->pose);
-            rtcd_pair_motion motion = rtcd_call_motion(c, i);
+            rtcd_pair_motion motion;
+            rtcd_call_motion(c, i, &motion);
             standard = (uint8_t)rtcd_track_plan(&info->track, &cl->def, a->mesh, b->mesh, &xa, &xb, &motion);
         }
         uint32_t items = standard ? rtcd_call_ray_room(c, i) : info->entries;

@@ -70,7 +70,14 @@ void rtcd_cl_prefetch_info(const rtcd_opencl* cl, uint32_t i, int stage)
     const uint32_t* at = rtcd_key_map_value(&cl->map, s);
     if (stage == 0) {
         __builtin_prefetch(at);
-    } else if (*at) {
+        return;
+    }
+    /* Where it goes too, for writing: a store that misses stalls the
+     * loads behind it that read a store just made (the poses' and
+     * motion's, built on the stack), however far from it. */
+    const char* to = (const char*)&cl->infos[cl->info_in ^ 1u][i];
+    for (size_t b = 0; b < sizeof(cl_pair_info); b += 64) __builtin_prefetch(to + b, 1);
+    if (*at) {
         const char* from = (const char*)&cl->infos[cl->info_in][*at - 1u];
         for (size_t b = 0; b < sizeof(cl_pair_info); b += 64) __builtin_prefetch(from + b);
     }

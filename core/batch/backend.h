@@ -31,12 +31,12 @@ static inline uint32_t rtcd_call_ray_room(const rtcd_call* c, uint32_t i)
     return rtcd_call_a(c, i)->mesh->vertex_count + rtcd_call_b(c, i)->mesh->vertex_count;
 }
 
-/* Pair i's motion (rtcd_pair_motion_of): its backs when both bodies have one. */
-static inline rtcd_pair_motion rtcd_call_motion(const rtcd_call* c, uint32_t i)
+/* Pair i's motion into *m (rtcd_pair_motion_set): its backs when both bodies have one. */
+static inline void rtcd_call_motion(const rtcd_call* c, uint32_t i, rtcd_pair_motion* m)
 {
     const rtcd_body_desc *a = rtcd_call_a(c, i), *b = rtcd_call_b(c, i);
     int back = a->has_back && b->has_back;
-    return rtcd_pair_motion_of(c->pairs[i].motion, back ? &a->back : NULL, back ? &b->back : NULL);
+    rtcd_pair_motion_set(m, c->pairs[i].motion, back ? &a->back : NULL, back ? &b->back : NULL);
 }
 
 /* Pairs in the body form, two bodies each, kept between calls (grown, never shrunk). */

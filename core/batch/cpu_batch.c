@@ -177,7 +177,8 @@ static void run_pair(cpu_backend* b, cpu_worker* w, uint32_t i, cpu_pair* e)
     /* Only this pair owns its entry: a new one gets its state here. */
     if (e && !e->state) err = rtcd_pair_state_create(&e->state);
     rtcd_pair_state* state = e ? e->state : NULL;
-    rtcd_pair_motion motion = rtcd_call_motion(b->call, i);
+    rtcd_pair_motion motion;
+    rtcd_call_motion(b->call, i, &motion);
     if (err == RTCD_OK)
         err = rtcd_pair_step(&b->def, state, ba->mesh, &pa, bb->mesh, &pb, &motion, &ctx, w->recs, &n, &st);
     if (err != RTCD_OK) {

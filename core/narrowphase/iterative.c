@@ -199,7 +199,7 @@ static int steady_follows(const rtcd_pair_track* track, const rtcd_mesh* a, cons
 
 /* How close to the other mesh a vertex gets a speculative contact this
  * call: the margin plus how far the pair may move in one step (the
- * caller's bound, rtcd_pair_motion_of's, or its last step, whichever is
+ * caller's bound, rtcd_pair_motion_set's, or its last step, whichever is
  * larger), at most the larger mesh's reach. */
 #define RTCD_SPECULATIVE_REACH_MAX 1e5f /* the range of validity's coordinates */
 static float speculative_reach(const rtcd_narrowphase_def* def, const rtcd_pair_track* track, float bound)

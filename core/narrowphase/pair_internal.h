@@ -80,21 +80,21 @@ static inline int rtcd_transform_finite(const rtcd_transform* t)
     return z == 0.0f;
 }
 
-/* back_a, back_b: each body's pose one step back, or NULL (none); ignored
- * unless both are finite. Inline, every field written once and the poses
- * read in place: built on the stack and copied out, it cost a quarter of the
- * OpenCL host's planning in store-forwarding stalls (perf, 8192 blobs). */
-static inline rtcd_pair_motion rtcd_pair_motion_of(float motion, const rtcd_transform* back_a,
-                                                   const rtcd_transform* back_b)
+/* *m from a pair's motion bound and back_a, back_b: each body's pose one
+ * step back, or NULL (none); ignored unless both are finite. Inline, every
+ * field written once in place and the poses read in place: a motion built
+ * on the stack and copied out (returned by value from two branches) cost a
+ * quarter, then a sixth, of the OpenCL host's planning in store-forwarding
+ * stalls (perf, 8192 blobs). */
+static inline void rtcd_pair_motion_set(rtcd_pair_motion* m, float motion, const rtcd_transform* back_a,
+                                        const rtcd_transform* back_b)
 {
-    rtcd_pair_motion m;
-    m.bound = motion > 0.0f && isfinite(motion) ? motion : 0.0f;
-    m.has_back = back_a && back_b && rtcd_transform_finite(back_a) && rtcd_transform_finite(back_b);
-    if (m.has_back)
-        m.back = xf_relative_parts(back_a->rotation, back_a->translation, back_b->rotation, back_b->translation);
+    m->bound = motion > 0.0f && isfinite(motion) ? motion : 0.0f;
+    m->has_back = back_a && back_b && rtcd_transform_finite(back_a) && rtcd_transform_finite(back_b);
+    if (m->has_back)
+        m->back = xf_relative_parts(back_a->rotation, back_a->translation, back_b->rotation, back_b->translation);
     else
-        memset(&m.back, 0, sizeof m.back);
-    return m;
+        memset(&m->back, 0, sizeof m->back);
 }
 
 /* Decides this call's pass and updates the track: returns 1 for a standard
@@ -149,7 +149,7 @@ void rtcd_standard_pass(const rtcd_narrowphase_def* def, const rtcd_pair_ctx* c,
  * a standard pass), runs it, leaves its records (colliding rays and
  * speculative contacts, as rtcd_standard_pass) in recs (room for both
  * meshes' vertex counts) and the pair's context in *ctx (to turn them into
- * world rays or contacts). motion: rtcd_pair_motion_of(desc), or NULL. */
+ * world rays or contacts). motion: rtcd_pair_motion_set's, or NULL. */
 rtcd_error rtcd_pair_step(const rtcd_narrowphase_def* def, rtcd_pair_state* state, const rtcd_mesh* a,
                           const rtcd_xform* pa, const rtcd_mesh* b, const rtcd_xform* pb, const rtcd_pair_motion* motion,
                           rtcd_pair_ctx* ctx, rtcd_ray_rec* recs, uint32_t* count, rtcd_narrowphase_stats* st);
