@@ -188,18 +188,21 @@ static void run_pair(cpu_backend* b, cpu_worker* w, uint32_t i, cpu_pair* e)
         }
         return;
     }
-    int mode = (int)b->def.contact_normal;
-    /* The reduction's time (profile): only pairs with records have one. */
-    double reduce_start = n ? now_ms() : 0.0;
-    for (uint32_t k = 0; k < n; ++k) {
-        w->contacts[k] = pair_contact(&ctx, w->recs[k], mode);
-        if (rec_is_ray(w->recs[k])) r->ray_length += w->recs[k].t;
+    /* Records (and ctx) only when the pass found something; the reduction's
+     * time goes to the profile. */
+    if (n) {
+        int mode = (int)b->def.contact_normal;
+        double reduce_start = now_ms();
+        for (uint32_t k = 0; k < n; ++k) {
+            w->contacts[k] = pair_contact(&ctx, w->recs[k], mode);
+            if (rec_is_ray(w->recs[k])) r->ray_length += w->recs[k].t;
+        }
+        uint32_t chosen[RTCD_MANIFOLD_POINTS];
+        r->contact_count = reduce_contacts(w->contacts, n, ctx.margin, chosen);
+        for (uint32_t k = 0; k < r->contact_count; ++k) r->contacts[k] = rtcd_contact_to_public(w->contacts[chosen[k]]);
+        w->reduce_ms += now_ms() - reduce_start;
+        if (b->rays) rtcd_recs_to_rays(&ctx, w->recs, n, b->rays + b->ray_offset[i]);
     }
-    uint32_t chosen[RTCD_MANIFOLD_POINTS];
-    r->contact_count = reduce_contacts(w->contacts, n, ctx.margin, chosen);
-    for (uint32_t k = 0; k < r->contact_count; ++k) r->contacts[k] = rtcd_contact_to_public(w->contacts[chosen[k]]);
-    if (n) w->reduce_ms += now_ms() - reduce_start;
-    if (b->rays) rtcd_recs_to_rays(&ctx, w->recs, n, b->rays + b->ray_offset[i]);
     r->colliding_rays = st.colliding_rays;
     r->rays_cast = st.rays_cast;
     r->standard_pass = st.standard_pass;

@@ -517,6 +517,9 @@ rtcd_error rtcd_pair_step(const rtcd_narrowphase_def* def, rtcd_pair_state* stat
         return RTCD_OK;
     }
     int standard = rtcd_track_plan(&state->track, def, a, b, pa, pb, motion);
+    /* An iterative pass with nothing kept walks nothing and finds nothing:
+     * no context needed (the OpenCL host answers these itself, cl_plan.c). */
+    if (!standard && !state->count) return RTCD_OK;
     rtcd_pair_ctx_init(ctx, def, a, pa, b, pb, idef->algorithm, &state->track.params,
                        state->track.has_motion ? &state->track.before : NULL, state->track.deformed,
                        state->track.speculative);
@@ -571,7 +574,7 @@ rtcd_error rtcd_collide_iterative(const rtcd_narrowphase_def* def, rtcd_pair_sta
     rtcd_pair_ctx ctx;
     rtcd_narrowphase_stats st;
     err = rtcd_pair_step(def, state, a, &pa, b, &pb, NULL, &ctx, recs, ray_count, &st);
-    if (err == RTCD_OK) *ray_count = rtcd_recs_to_rays(&ctx, recs, *ray_count, rays);
+    if (err == RTCD_OK && *ray_count) *ray_count = rtcd_recs_to_rays(&ctx, recs, *ray_count, rays);
     rtcd_free(recs);
     if (stats) *stats = st;
     return err;

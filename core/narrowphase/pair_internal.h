@@ -149,7 +149,8 @@ void rtcd_standard_pass(const rtcd_narrowphase_def* def, const rtcd_pair_ctx* c,
  * a standard pass), runs it, leaves its records (colliding rays and
  * speculative contacts, as rtcd_standard_pass) in recs (room for both
  * meshes' vertex counts) and the pair's context in *ctx (to turn them into
- * world rays or contacts). motion: rtcd_pair_motion_set's, or NULL. */
+ * world rays or contacts; not set when *count is 0). motion:
+ * rtcd_pair_motion_set's, or NULL. */
 rtcd_error rtcd_pair_step(const rtcd_narrowphase_def* def, rtcd_pair_state* state, const rtcd_mesh* a,
                           const rtcd_xform* pa, const rtcd_mesh* b, const rtcd_xform* pb, const rtcd_pair_motion* motion,
                           rtcd_pair_ctx* ctx, rtcd_ray_rec* recs, uint32_t* count, rtcd_narrowphase_stats* st);
