@@ -93,7 +93,8 @@ typedef struct rtcd_batch_stats {
     /* CPU reference: time spent in each kind of pass, summed over threads
      * (0 on OpenCL, where both kinds run in one launch). */
     double standard_ms, iterative_ms;
-    uint32_t pairs_per_device[16];
+    uint32_t pairs_per_device[16]; /* OpenCL: the pairs each device ran (an iterative pass with nothing kept
+                                      finds nothing: the host answers it, on no device) */
     uint32_t cpu_fallback_pairs;   /* OpenCL: pairs computed on the CPU: past the on-chip ray store, or
                                       with a mesh the devices could not hold (see above) */
     uint32_t state_resets;         /* pairs whose kept rays were dropped (their next call is a standard pass) */
