@@ -16,7 +16,8 @@
 
 #define RTCD_CL_BUFFERS                                                                                           \
     {meshes,     vertices,  vnormals,      tnormals,     indices,     nodes,      tris,     \
-     tri_ids,    grids,     nears,         neighbors,    prev_vertices, vertex_balls, vertex_tris}
+     tri_ids,    grids,     nears,         neighbors,    prev_vertices, vertex_balls, vertex_tris, \
+     nodes4}
 
 inline void write_counts(__global rtcd_cl_result* res, uint rays, const rtcd_pass_counts* n, uint kept,
                          uint predictions, float length)

@@ -22,6 +22,7 @@ typedef struct cl_buffers {
     __global const float* prev_vertices;
     __global const uchar* vertex_balls;
     __global const uint* vertex_tris;
+    __global const rtcd_bvh4_node* nodes4;
 } cl_buffers;
 
 inline rtcd_xform load_xform(__global const float* p)
@@ -42,6 +43,8 @@ inline rtcd_mesh_view cl_mesh_view(const cl_buffers* b, uint m)
     v.bvh.tri_ids = b->tri_ids + e->tri_offset;
     v.bvh.indices = b->indices + 3 * e->tri_offset;
     v.bvh.node_count = e->node_count;
+    v.nodes4 = b->nodes4 + e->node4_offset;
+    v.node4_count = e->node4_count;
     v.vertices = b->vertices + 3 * e->vertex_offset;
     v.prev_vertices = b->prev_vertices + 3 * e->vertex_offset;
     v.vnormals = b->vnormals + 3 * e->vertex_offset;
