@@ -152,11 +152,15 @@ static rtcd_error build_program(cl_device_state* d, const char* suffix)
      * -DRTCD_CL_WALK4=1 or =0 there picks the 4-wide walk on any device. */
     const char* user = getenv("RTCD_CL_BUILD_OPTIONS");
     int walk4_set = user && strstr(user, "RTCD_CL_WALK4");
+    /* The serial kernel's sweep tests four vertices at a time
+     * (shared/candidates4.h), whose divisions equal the scalar test's only
+     * when both are correctly rounded. -DRTCD_CL_SWEEP4=0/1 overrides. */
+    int sweep4 = d->serial && (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) && !(user && strstr(user, "RTCD_CL_SWEEP4"));
     char options[512];
-    snprintf(options, sizeof options, "-cl-std=CL1.2%s%s%s%s%s",
+    snprintf(options, sizeof options, "-cl-std=CL1.2%s%s%s%s%s%s",
              (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) ? " -cl-fp32-correctly-rounded-divide-sqrt" : "",
              d->serial ? " -DRTCD_CL_STACK_WALK" : "", d->serial && !walk4_set ? " -DRTCD_CL_WALK4=1" : "",
-             user ? " " : "", user ? user : "");
+             sweep4 ? " -DRTCD_CL_SWEEP4=1" : "", user ? " " : "", user ? user : "");
     err = clBuildProgram(d->program, 1, &d->device, options, NULL, NULL);
     const char* show = getenv("RTCD_CL_BUILD_LOG");
     if (err == CL_SUCCESS && show && *show == '1') {

@@ -8,6 +8,7 @@
 #ifndef RTCD_SHARED_BVH_H
 #define RTCD_SHARED_BVH_H
 
+#include "f4.h"
 #include "geom.h"
 
 #define RTCD_BVH_LEAF_BITS 4u
@@ -172,66 +173,6 @@ RTCD_INLINE rtcd_tri_hit bvh_first_hit(const rtcd_bvh_view* bvh, rtcd_v3 org, rt
     }
     return best;
 }
-
-/* Four floats for the 4-wide slab test: OpenCL's float4 (CPU devices run
- * it as one SIMD operation), a plain array in C (the CPU reference has its
- * own SSE walk, core/query/bvh4.c; this one is what tests check there). */
-#ifdef __OPENCL_VERSION__
-typedef float4 rtcd_f4;
-#define f4_load(p) vload4(0, p)
-#define f4_splat(x) ((float4)(x))
-#define f4_min(a, b) fmin(a, b)
-#define f4_max(a, b) fmax(a, b)
-#define f4_slab(lo, o, inv) (((lo) - (o)) * (inv))
-#define f4_store(v, p) vstore4(v, 0, p)
-/* Bit k set where a[k] <= b[k]. */
-RTCD_INLINE rtcd_u32 f4_le_mask(float4 a, float4 b)
-{
-    int4 c = a <= b; /* -1 where true */
-    return (rtcd_u32)((c.s0 & 1) | (c.s1 & 2) | (c.s2 & 4) | (c.s3 & 8));
-}
-#else
-typedef struct rtcd_f4 {
-    float v[4];
-} rtcd_f4;
-RTCD_INLINE rtcd_f4 f4_load(const float* p)
-{
-    rtcd_f4 r;
-    for (int k = 0; k < 4; ++k) r.v[k] = p[k];
-    return r;
-}
-RTCD_INLINE rtcd_f4 f4_splat(float x)
-{
-    rtcd_f4 r;
-    for (int k = 0; k < 4; ++k) r.v[k] = x;
-    return r;
-}
-RTCD_INLINE rtcd_f4 f4_min(rtcd_f4 a, rtcd_f4 b)
-{
-    for (int k = 0; k < 4; ++k) a.v[k] = rtcd_minf(a.v[k], b.v[k]);
-    return a;
-}
-RTCD_INLINE rtcd_f4 f4_max(rtcd_f4 a, rtcd_f4 b)
-{
-    for (int k = 0; k < 4; ++k) a.v[k] = rtcd_maxf(a.v[k], b.v[k]);
-    return a;
-}
-RTCD_INLINE rtcd_f4 f4_slab(rtcd_f4 lo, rtcd_f4 o, rtcd_f4 inv)
-{
-    for (int k = 0; k < 4; ++k) lo.v[k] = (lo.v[k] - o.v[k]) * inv.v[k];
-    return lo;
-}
-RTCD_INLINE void f4_store(rtcd_f4 a, float* p)
-{
-    for (int k = 0; k < 4; ++k) p[k] = a.v[k];
-}
-RTCD_INLINE rtcd_u32 f4_le_mask(rtcd_f4 a, rtcd_f4 b)
-{
-    rtcd_u32 m = 0;
-    for (int k = 0; k < 4; ++k) m |= (rtcd_u32)(a.v[k] <= b.v[k]) << k;
-    return m;
-}
-#endif
 
 /* Ordered first hit through the 4-wide copy (nodes4[0] is the root, which
  * has inner children; a tree without a copy takes bvh_first_hit): ray_aabb

@@ -5,6 +5,7 @@
 #define RTCD_CL_PAIR_BINDING_H
 
 #include "cl_types.h"
+#include "../../core/shared/candidates4.h"
 
 /* Every buffer a pair reads (the kernels' first RTCD_CL_MESH_BUFFERS arguments). */
 typedef struct cl_buffers {
@@ -116,6 +117,27 @@ inline uint next_swept_item(const rtcd_pair_ctx* c, const uint balls[2], uint k,
         for (uint i = k - base; i < caster->vertex_count; ++i)
             if (!vertex_ball_skipped(caster, mask, i)) return base + i;
         k = base + caster->vertex_count;
+    }
+    return total;
+}
+
+/* next_swept_item, less the vertices that are no candidates
+ * (pair_candidates4, four at a time): pair_sweep_vertex gives up on those
+ * before it counts or casts anything, so the pass is the same. The serial
+ * kernel's loop on CPU devices (RTCD_CL_SWEEP4). */
+inline uint next_candidate_item(const rtcd_pair_ctx* c, const uint balls[2], uint k, uint total)
+{
+    uint na = c->a.vertex_count;
+    for (uint direction = k >= na; direction < 2u && k < total; ++direction) {
+        const rtcd_pair_side side = pair_side(c, direction);
+        uint base = direction ? na : 0u, mask = balls[direction], nv = side.caster->vertex_count;
+        for (uint i = k - base; i < nv; i += 4u) {
+            uint count = min(4u, nv - i), live = 0u;
+            for (uint j = 0; j < count; ++j) live |= (uint)!vertex_ball_skipped(side.caster, mask, i + j) << j;
+            if (live) live &= pair_candidates4(c, side.target, side.to_target, side.caster->vertices, i, count);
+            if (live) return base + i + (31u - clz(live & (0u - live))); /* the lowest set bit */
+        }
+        k = base + nv;
     }
     return total;
 }
