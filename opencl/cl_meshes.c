@@ -7,9 +7,10 @@
  * mesh version it copied. A call's mesh with another version is copied
  * again over its entry, and only its ranges go to the devices, when its
  * sizes held (the topology never changes: indices and neighbours stay);
- * when a BVH rebuild changed its node count (binary or 4-wide) it leaves the registry with
- * every entry after it and they come back as the call's new meshes,
- * through the same append, fit and refusal steps as any new mesh.
+ * when a BVH rebuild changed its node count (binary or 4-wide) it leaves
+ * the registry with every entry after it and they come back as the call's
+ * new meshes, through the same append, fit and refusal steps as any new
+ * mesh.
  *
  * Device faults: when a device refuses the memory for the concatenated
  * arrays (a mesh larger than the device's largest buffer, or many meshes
@@ -463,8 +464,9 @@ static unsigned refresh_entry(cl_mesh_registry* reg, uint32_t i)
 static cl_int write_entries(cl_device_state* d, const cl_mesh_registry* reg, uint32_t first, uint32_t last,
                             unsigned keep)
 {
-    enum { VERTICES = 1, TRI_IDS = 7, PREV = 11 };
-    _Static_assert(RTCD_CL_MESH_BUFFERS == 15, "k_buffer_names' order: vertices 1, triangle ids 7, previous 11");
+    enum { VERTICES = 1, TRI_IDS = 7, PREV = 11, NODES4 = 14 };
+    _Static_assert(RTCD_CL_MESH_BUFFERS == 15,
+                   "k_buffer_names' order: vertices 1, triangle ids 7, previous 11, 4-wide nodes 14");
     const void* src[RTCD_CL_MESH_BUFFERS];
     size_t all[RTCD_CL_MESH_BUFFERS], off[RTCD_CL_MESH_BUFFERS], bytes[RTCD_CL_MESH_BUFFERS];
     size_t end[RTCD_CL_MESH_BUFFERS], end_bytes[RTCD_CL_MESH_BUFFERS], sent = 0;
@@ -472,6 +474,8 @@ static cl_int write_entries(cl_device_state* d, const cl_mesh_registry* reg, uin
     entry_ranges(reg, first, off, bytes);
     entry_ranges(reg, last, end, end_bytes);
     if (keep & KEEP_TRI_IDS) bytes[TRI_IDS] = 0;
+    /* A mesh without a 4-wide copy has none to send, its neighbours may. */
+    bytes[NODES4] = end[NODES4] + end_bytes[NODES4] - off[NODES4];
     if (keep & KEEP_PREV_ON_DEVICE) { /* before the vertices' write (the queue runs in order) */
         cl_int st = clEnqueueCopyBuffer(d->queue, d->mesh_buffers[VERTICES], d->mesh_buffers[PREV], off[VERTICES],
                                         off[PREV], end[VERTICES] + end_bytes[VERTICES] - off[VERTICES], 0, NULL, NULL);
