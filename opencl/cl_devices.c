@@ -143,16 +143,24 @@ static rtcd_error build_program(cl_device_state* d, const char* suffix)
      * the device can: its results then match the CPU's bit for bit. */
     cl_device_fp_config fp = 0;
     clGetDeviceInfo(d->device, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp, &fp, NULL);
-    /* The serial kernel's devices (CPUs) walk the BVH nearer child first
-     * with a small stack, as the CPU reference's binary walk does; GPUs the
-     * stackless walk. Both give the same hits (shared/mesh_view.h). */
+    /* The serial kernel's devices (CPUs) walk the 4-wide copy of the BVH
+     * (float4 slab tests, as the CPU reference's SSE walk), and meshes
+     * without one the binary tree nearer child first with a small stack;
+     * GPUs the stackless walk. All give the same hits (shared/mesh_view.h). */
     /* Tuning hook: RTCD_CL_BUILD_OPTIONS is appended (e.g. -cl-nv-verbose,
-     * or -DRTCD_CL_LOCAL_RAYS=512), RTCD_CL_BUILD_LOG=1 logs the build log. */
+     * or -DRTCD_CL_LOCAL_RAYS=512), RTCD_CL_BUILD_LOG=1 logs the build log.
+     * -DRTCD_CL_WALK4=1 or =0 there picks the 4-wide walk on any device. */
     const char* user = getenv("RTCD_CL_BUILD_OPTIONS");
+    int walk4_set = user && strstr(user, "RTCD_CL_WALK4");
+    /* The serial kernel's sweep tests four vertices at a time
+     * (shared/candidates4.h), whose divisions equal the scalar test's only
+     * when both are correctly rounded. -DRTCD_CL_SWEEP4=0/1 overrides. */
+    int sweep4 = d->serial && (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) && !(user && strstr(user, "RTCD_CL_SWEEP4"));
     char options[512];
-    snprintf(options, sizeof options, "-cl-std=CL1.2%s%s%s%s",
+    snprintf(options, sizeof options, "-cl-std=CL1.2%s%s%s%s%s%s",
              (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) ? " -cl-fp32-correctly-rounded-divide-sqrt" : "",
-             d->serial ? " -DRTCD_CL_STACK_WALK" : "", user ? " " : "", user ? user : "");
+             d->serial ? " -DRTCD_CL_STACK_WALK" : "", d->serial && !walk4_set ? " -DRTCD_CL_WALK4=1" : "",
+             sweep4 ? " -DRTCD_CL_SWEEP4=1" : "", user ? " " : "", user ? user : "");
     err = clBuildProgram(d->program, 1, &d->device, options, NULL, NULL);
     const char* show = getenv("RTCD_CL_BUILD_LOG");
     if (err == CL_SUCCESS && show && *show == '1') {

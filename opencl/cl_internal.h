@@ -103,12 +103,13 @@ typedef struct cl_mesh_registry {
     float* prev_vertices;    /* beside vertices: rtcd_mesh.prev_vertices (vertices before any update) */
     uint32_t *indices, *tri_ids;
     rtcd_bvh_node* nodes;
+    rtcd_bvh4_node* nodes4;  /* each mesh's 4-wide copy of its BVH (none: node4_count 0) */
     uint8_t* grids;
     uint8_t* nears;          /* RTCD_GRID_N^3 bytes per mesh (rtcd_solid_grid.near) */
     uint32_t* neighbors;     /* 3 per triangle, mesh-local, beside indices */
     uint8_t* vertex_balls;   /* 1 per vertex, beside vertices: its ball among its entry's spheres */
     uint32_t* vertex_tris;   /* 1 per vertex, beside vertices: a triangle holding it (cl_fans.c) */
-    uint32_t vertex_total, tri_total, node_total;
+    uint32_t vertex_total, tri_total, node_total, node4_total;
     /* Names the content: a new value (from stamp, which only grows) on every
      * append; a rollback restores the value of the content it returns to. */
     uint32_t version, stamp;
@@ -117,7 +118,8 @@ typedef struct cl_mesh_registry {
     uint32_t refused_count, refused_cap;
     /* capacities, in elements */
     uint32_t cap_vertices, cap_vnormals, cap_tnormals, cap_tris, cap_indices, cap_tri_ids, cap_nodes, cap_grids,
-        cap_table, cap_nears, cap_neighbors, cap_versions, cap_prev_vertices, cap_ids, cap_vertex_balls, cap_vertex_tris;
+        cap_table, cap_nears, cap_neighbors, cap_versions, cap_prev_vertices, cap_ids, cap_vertex_balls, cap_vertex_tris,
+        cap_nodes4;
 } cl_mesh_registry;
 
 /* What the host keeps of a persisting pair: its device, and for the

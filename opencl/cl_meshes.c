@@ -7,9 +7,10 @@
  * mesh version it copied. A call's mesh with another version is copied
  * again over its entry, and only its ranges go to the devices, when its
  * sizes held (the topology never changes: indices and neighbours stay);
- * when a BVH rebuild changed its node count it leaves the registry with
- * every entry after it and they come back as the call's new meshes,
- * through the same append, fit and refusal steps as any new mesh.
+ * when a BVH rebuild changed its node count (binary or 4-wide) it leaves
+ * the registry with every entry after it and they come back as the call's
+ * new meshes, through the same append, fit and refusal steps as any new
+ * mesh.
  *
  * Device faults: when a device refuses the memory for the concatenated
  * arrays (a mesh larger than the device's largest buffer, or many meshes
@@ -30,7 +31,7 @@ _Static_assert(sizeof(((rtcd_solid_grid*)0)->near) == RTCD_NEAR_BYTES, "near gri
 static const char* const k_buffer_names[RTCD_CL_MESH_BUFFERS] = {
     "mesh table",    "vertices",         "vertex normals",  "triangle normals", "triangle indices", "BVH nodes",
     "BVH triangles", "BVH triangle ids", "occupancy grids", "near grids",       "triangle neighbours",
-    "previous vertices", "vertex balls", "vertex triangles"};
+    "previous vertices", "vertex balls", "vertex triangles", "BVH 4-wide nodes"};
 
 static int grow(void** p, uint32_t* cap_elems, size_t need, size_t size)
 {
@@ -59,12 +60,12 @@ static void new_version(cl_mesh_registry* reg)
 
 /* What a rollback returns to. */
 typedef struct registry_mark {
-    uint32_t count, vertex_total, tri_total, node_total, version;
+    uint32_t count, vertex_total, tri_total, node_total, node4_total, version;
 } registry_mark;
 
 static registry_mark mark_of(const cl_mesh_registry* reg)
 {
-    registry_mark m = {reg->count, reg->vertex_total, reg->tri_total, reg->node_total, reg->version};
+    registry_mark m = {reg->count, reg->vertex_total, reg->tri_total, reg->node_total, reg->node4_total, reg->version};
     return m;
 }
 
@@ -79,6 +80,7 @@ static void roll_back(cl_mesh_registry* reg, const registry_mark* m)
     reg->vertex_total = m->vertex_total;
     reg->tri_total = m->tri_total;
     reg->node_total = m->node_total;
+    reg->node4_total = m->node4_total;
     reg->version = m->version;
 }
 
@@ -174,6 +176,7 @@ static const float* prev_of(const rtcd_mesh* m) { return m->prev_vertices ? m->p
 static int append_mesh(cl_mesh_registry* reg, const rtcd_mesh* m)
 {
     uint32_t nv = m->vertex_count, nt = m->triangle_count, nn = m->bvh.node_count;
+    uint32_t n4 = m->bvh.nodes4 ? m->bvh.node4_count : 0u; /* none: its rays take the binary walk */
     rtcd_mesh_grids_ready(m); /* an update leaves the grids' fill to the first reader */
     int ok = grow((void**)&reg->meshes, &reg->cap, reg->count + 1, sizeof *reg->meshes) &&
              grow((void**)&reg->table, &reg->cap_table, reg->count + 1, sizeof *reg->table) &&
@@ -190,6 +193,8 @@ static int append_mesh(cl_mesh_registry* reg, const rtcd_mesh* m)
              append((void**)&reg->tri_ids, &reg->cap_tri_ids, reg->tri_total, m->bvh.tri_ids, nt, sizeof(uint32_t)) &&
              append((void**)&reg->tris, &reg->cap_tris, 9 * reg->tri_total, m->bvh.tris, 9 * nt, sizeof(float)) &&
              append((void**)&reg->nodes, &reg->cap_nodes, reg->node_total, m->bvh.nodes, nn, sizeof(rtcd_bvh_node)) &&
+             (!n4 || append((void**)&reg->nodes4, &reg->cap_nodes4, reg->node4_total, m->bvh.nodes4, n4,
+                            sizeof(rtcd_bvh4_node))) &&
              append((void**)&reg->grids, &reg->cap_grids, reg->count * RTCD_GRID_BYTES, m->grid.solid,
                     RTCD_GRID_BYTES, 1) &&
              append((void**)&reg->nears, &reg->cap_nears, reg->count * RTCD_NEAR_BYTES, m->grid.near, RTCD_NEAR_BYTES,
@@ -209,6 +214,8 @@ static int append_mesh(cl_mesh_registry* reg, const rtcd_mesh* m)
     e->tri_count = nt;
     e->node_offset = reg->node_total;
     e->node_count = nn;
+    e->node4_offset = reg->node4_total;
+    e->node4_count = n4;
     e->grid_offset = reg->count * RTCD_GRID_BYTES;
     e->near_offset = reg->count * RTCD_NEAR_BYTES;
     entry_shape(e, m, reg->vertex_balls + e->vertex_offset);
@@ -220,6 +227,7 @@ static int append_mesh(cl_mesh_registry* reg, const rtcd_mesh* m)
     reg->vertex_total += nv;
     reg->tri_total += nt;
     reg->node_total += nn;
+    reg->node4_total += n4;
     new_version(reg);
     return 1;
 }
@@ -258,6 +266,7 @@ static void trim_registry(cl_mesh_registry* reg)
     trim((void**)&reg->tri_ids, &reg->cap_tri_ids, reg->tri_total, sizeof(uint32_t));
     trim((void**)&reg->tris, &reg->cap_tris, 9 * (size_t)reg->tri_total, sizeof(float));
     trim((void**)&reg->nodes, &reg->cap_nodes, reg->node_total, sizeof(rtcd_bvh_node));
+    trim((void**)&reg->nodes4, &reg->cap_nodes4, reg->node4_total, sizeof(rtcd_bvh4_node));
     trim((void**)&reg->grids, &reg->cap_grids, (size_t)reg->count * RTCD_GRID_BYTES, 1);
     trim((void**)&reg->nears, &reg->cap_nears, (size_t)reg->count * RTCD_NEAR_BYTES, 1);
     trim((void**)&reg->neighbors, &reg->cap_neighbors, 3 * (size_t)reg->tri_total, sizeof(uint32_t));
@@ -282,6 +291,7 @@ void rtcd_cl_registry_free(cl_mesh_registry* reg)
     rtcd_free(reg->indices);
     rtcd_free(reg->tri_ids);
     rtcd_free(reg->nodes);
+    rtcd_free(reg->nodes4);
     rtcd_free(reg->grids);
     rtcd_free(reg->nears);
     rtcd_free(reg->neighbors);
@@ -300,7 +310,7 @@ static void registry_buffers(const cl_mesh_registry* reg, const void* src[RTCD_C
     const void* s[RTCD_CL_MESH_BUFFERS] = {reg->table, reg->vertices, reg->vnormals, reg->tnormals,
                                            reg->indices, reg->nodes,    reg->tris,     reg->tri_ids,
                                            reg->grids, reg->nears,    reg->neighbors, reg->prev_vertices,
-                                           reg->vertex_balls, reg->vertex_tris};
+                                           reg->vertex_balls, reg->vertex_tris, reg->nodes4};
     size_t b[RTCD_CL_MESH_BUFFERS] = {reg->count * sizeof(rtcd_cl_mesh),
                                       3 * (size_t)reg->vertex_total * sizeof(float),
                                       3 * (size_t)reg->vertex_total * sizeof(float),
@@ -314,7 +324,8 @@ static void registry_buffers(const cl_mesh_registry* reg, const void* src[RTCD_C
                                       3 * (size_t)reg->tri_total * sizeof(uint32_t),
                                       3 * (size_t)reg->vertex_total * sizeof(float),
                                       (size_t)reg->vertex_total,
-                                      (size_t)reg->vertex_total * sizeof(uint32_t)};
+                                      (size_t)reg->vertex_total * sizeof(uint32_t),
+                                      (size_t)reg->node4_total * sizeof(rtcd_bvh4_node)};
     memcpy(src, s, sizeof s);
     memcpy(bytes, b, sizeof b);
 }
@@ -391,7 +402,8 @@ static void entry_ranges(const cl_mesh_registry* reg, uint32_t i, size_t off[RTC
                                             0,
                                             3 * vo * sizeof(float),
                                             vo,
-                                            0};
+                                            0,
+                                            (size_t)e->node4_offset * sizeof(rtcd_bvh4_node)};
     const size_t b[RTCD_CL_MESH_BUFFERS] = {sizeof(rtcd_cl_mesh),
                                             3 * nv * sizeof(float),
                                             3 * nv * sizeof(float),
@@ -405,7 +417,8 @@ static void entry_ranges(const cl_mesh_registry* reg, uint32_t i, size_t off[RTC
                                             0,
                                             3 * nv * sizeof(float),
                                             nv,
-                                            0};
+                                            0,
+                                            (size_t)e->node4_count * sizeof(rtcd_bvh4_node)};
     memcpy(off, o, sizeof o);
     memcpy(bytes, b, sizeof b);
 }
@@ -435,6 +448,9 @@ static unsigned refresh_entry(cl_mesh_registry* reg, uint32_t i)
     /* A rebuild that kept the node count may still have reordered the leaves. */
     memcpy(reg->tri_ids + to, m->bvh.tri_ids, nt * sizeof(uint32_t));
     memcpy(reg->nodes + e->node_offset, m->bvh.nodes, (size_t)e->node_count * sizeof(rtcd_bvh_node));
+    /* The 4-wide boxes follow the refit (rtcd_bvh4_refit), or a rebuild of the same size. */
+    if (e->node4_count)
+        memcpy(reg->nodes4 + e->node4_offset, m->bvh.nodes4, (size_t)e->node4_count * sizeof(rtcd_bvh4_node));
     memcpy(reg->grids + e->grid_offset, m->grid.solid, RTCD_GRID_BYTES);
     memcpy(reg->nears + e->near_offset, m->grid.near, RTCD_NEAR_BYTES);
     entry_shape(e, m, reg->vertex_balls + e->vertex_offset);
@@ -448,8 +464,9 @@ static unsigned refresh_entry(cl_mesh_registry* reg, uint32_t i)
 static cl_int write_entries(cl_device_state* d, const cl_mesh_registry* reg, uint32_t first, uint32_t last,
                             unsigned keep)
 {
-    enum { VERTICES = 1, TRI_IDS = 7, PREV = 11 };
-    _Static_assert(RTCD_CL_MESH_BUFFERS == 14, "k_buffer_names' order: vertices 1, triangle ids 7, previous 11");
+    enum { VERTICES = 1, TRI_IDS = 7, PREV = 11, NODES4 = 14 };
+    _Static_assert(RTCD_CL_MESH_BUFFERS == 15,
+                   "k_buffer_names' order: vertices 1, triangle ids 7, previous 11, 4-wide nodes 14");
     const void* src[RTCD_CL_MESH_BUFFERS];
     size_t all[RTCD_CL_MESH_BUFFERS], off[RTCD_CL_MESH_BUFFERS], bytes[RTCD_CL_MESH_BUFFERS];
     size_t end[RTCD_CL_MESH_BUFFERS], end_bytes[RTCD_CL_MESH_BUFFERS], sent = 0;
@@ -457,6 +474,8 @@ static cl_int write_entries(cl_device_state* d, const cl_mesh_registry* reg, uin
     entry_ranges(reg, first, off, bytes);
     entry_ranges(reg, last, end, end_bytes);
     if (keep & KEEP_TRI_IDS) bytes[TRI_IDS] = 0;
+    /* A mesh without a 4-wide copy has none to send, its neighbours may. */
+    bytes[NODES4] = end[NODES4] + end_bytes[NODES4] - off[NODES4];
     if (keep & KEEP_PREV_ON_DEVICE) { /* before the vertices' write (the queue runs in order) */
         cl_int st = clEnqueueCopyBuffer(d->queue, d->mesh_buffers[VERTICES], d->mesh_buffers[PREV], off[VERTICES],
                                         off[PREV], end[VERTICES] + end_bytes[VERTICES] - off[VERTICES], 0, NULL, NULL);
@@ -500,7 +519,9 @@ static void release_held(held_meshes* h)
 static int resized(const cl_mesh_registry* reg, uint32_t i)
 {
     const rtcd_mesh* m = reg->meshes[i];
-    return reg->versions[i] != m->version && m->bvh.node_count != reg->table[i].node_count;
+    uint32_t n4 = m->bvh.nodes4 ? m->bvh.node4_count : 0u;
+    return reg->versions[i] != m->version &&
+           (m->bvh.node_count != reg->table[i].node_count || n4 != reg->table[i].node4_count);
 }
 
 /* Entries from `cut` on leave the registry into *held: those whose sizes
@@ -519,7 +540,7 @@ static rtcd_error take_out(cl_mesh_registry* reg, uint32_t cut, held_meshes* hel
             reg->reregistrations += (uint64_t)last;
         }
     const rtcd_cl_mesh* e = &reg->table[cut];
-    registry_mark m = {cut, e->vertex_offset, e->tri_offset, e->node_offset, 0};
+    registry_mark m = {cut, e->vertex_offset, e->tri_offset, e->node_offset, e->node4_offset, 0};
     roll_back(reg, &m);
     new_version(reg); /* no earlier version named this content */
     return RTCD_OK;

@@ -1,10 +1,13 @@
 /* The CPU's four-at-a-time candidate test (core/narrowphase/candidates.h)
  * against the shared per-vertex one it must equal (pair_is_candidate), on
  * random grids, poses and points, many of them on or near the grid box's
- * faces and the predictive extension's edge, in groups of 1 to 4. */
+ * faces and the predictive extension's edge, in groups of 1 to 4. The
+ * kernels' portable twin (shared/candidates4.h, here in its C form) is
+ * held to the same answers, on consecutive vertices as it takes them. */
 #include "test_util.h"
 
 #include "narrowphase/candidates.h"
+#include "shared/candidates4.h"
 
 #include <math.h>
 #include <string.h>
@@ -82,6 +85,11 @@ static void compare_all(const rtcd_pair_ctx* c, const fixture* f, long* mismatch
             int want = k < count && pair_is_candidate(c, &f->view, xf_point(&f->x, v3_load(f->vertices + 3 * f->ids[j + k])));
             *candidates += want;
             *mismatches += want != (int)((got >> k) & 1u);
+        }
+        uint32_t got4 = pair_candidates4(c, &f->view, &f->x, f->vertices, j, count);
+        for (uint32_t k = 0; k < 4; ++k) {
+            int want = k < count && pair_is_candidate(c, &f->view, xf_point(&f->x, v3_load(f->vertices + 3 * (j + k))));
+            *mismatches += want != (int)((got4 >> k) & 1u);
         }
     }
 }

@@ -403,7 +403,8 @@ static uint64_t refresh_bytes(const rtcd_mesh* m, device_copy* seen)
     const float* prev = m->prev_vertices ? m->prev_vertices : m->vertices;
     uint64_t bytes = sizeof(rtcd_cl_mesh) + 2 * 3 * nv * sizeof(float) + (3 + 9) * nt * sizeof(float) +
                      (uint64_t)m->bvh.node_count * sizeof(rtcd_bvh_node) + RTCD_GRID_BYTES + RTCD_NEAR_BYTES +
-                     nv; /* each vertex's ball (cl_spheres.c) */
+                     nv /* each vertex's ball (cl_spheres.c) */ +
+                     (m->bvh.nodes4 ? (uint64_t)m->bvh.node4_count * sizeof(rtcd_bvh4_node) : 0); /* refitted boxes */
     int sent = memcmp(seen->vertices, prev, 12 * nv) != 0;
     if (sent) bytes += 3 * nv * sizeof(float);
     g_prev_sent += sent, g_prev_kept += !sent;

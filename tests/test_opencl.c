@@ -5,6 +5,7 @@
 #include "test_util.h"
 
 #include "cl_backend.h"
+#include "mesh/mesh_layout.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -33,10 +34,30 @@ static rtcd_opencl* open_backend(rtcd_traversal traversal, uint32_t max_devices)
     return open_backend_with(traversal, max_devices, NULL);
 }
 
-static void compare_batch(rtcd_traversal traversal, uint32_t max_devices)
+/* A tetrahedron in one BVH leaf: no 4-wide copy (bvh4.c), so the kernels'
+ * 4-wide walk (CPU devices) leaves its rays to the binary walk. */
+static rtcd_mesh* single_leaf_mesh(void)
+{
+    const float v[12] = {0.9f, 0.0f, -0.3f, -0.45f, 0.78f, -0.3f, -0.45f, -0.78f, -0.3f, 0.0f, 0.0f, 0.95f};
+    const uint32_t idx[12] = {0, 2, 1, 0, 1, 3, 1, 2, 3, 2, 0, 3};
+    rtcd_mesh_def def = rtcd_default_mesh_def();
+    def.vertices = v;
+    def.vertex_count = 4;
+    def.indices = idx;
+    def.triangle_count = 4;
+    def.bvh_leaf_size = 15;
+    def.name = "single-leaf tetrahedron";
+    rtcd_mesh* m = NULL;
+    assert_int_equal(rtcd_mesh_create(&def, &m), RTCD_OK);
+    assert_null(m->bvh.nodes4);
+    return m;
+}
+
+/* single_leaf: the second mesh is single_leaf_mesh(), beside two with a 4-wide copy. */
+static void compare_batch(rtcd_traversal traversal, uint32_t max_devices, int single_leaf)
 {
     rtcd_mesh* meshes[3] = {test_make_blob(RTCD_AVALANCHE_BLOB_VERTICES, 1.0f, 1),
-                            test_make_blob(rtcd_spawner_mesh_vertices(1), 1.0f, 2),
+                            single_leaf ? single_leaf_mesh() : test_make_blob(rtcd_spawner_mesh_vertices(1), 1.0f, 2),
                             test_make_blob(rtcd_spawner_mesh_vertices(3), 1.0f, 3)};
     enum { PAIRS = 120 };
     rtcd_pair_desc pairs[PAIRS];
@@ -99,13 +120,19 @@ static void compare_batch(rtcd_traversal traversal, uint32_t max_devices)
 static void test_bvh_matches_cpu(void** state)
 {
     (void)state;
-    compare_batch(RTCD_TRAVERSAL_BVH, 0);
+    compare_batch(RTCD_TRAVERSAL_BVH, 0, 0);
+}
+
+static void test_mesh_without_4wide_copy(void** state)
+{
+    (void)state;
+    compare_batch(RTCD_TRAVERSAL_BVH, 1, 1);
 }
 
 static void test_brute_force_matches_cpu(void** state)
 {
     (void)state;
-    compare_batch(RTCD_TRAVERSAL_BRUTE_FORCE, 1);
+    compare_batch(RTCD_TRAVERSAL_BRUTE_FORCE, 1, 0);
 }
 
 /* ---- the iterative algorithms over a sequence of poses ---- */
@@ -544,6 +571,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bvh_matches_cpu),
+        cmocka_unit_test(test_mesh_without_4wide_copy),
         cmocka_unit_test(test_brute_force_matches_cpu),
         cmocka_unit_test(test_iterative_sequence_bvh),
         cmocka_unit_test(test_predictive_sequence_bvh),

@@ -7,14 +7,7 @@
 #include "hooks.h"
 #include "shared/bvh.h"
 
-/* 4-wide CPU copy of the binary tree (core/query/bvh4.c): children's boxes side by
- * side for one SSE slab test; child >= 0 is a node, < 0 a leaf (-1 - prims). */
-typedef struct rtcd_bvh4_node {
-    float lo[3][4], hi[3][4];
-    int32_t child[4];
-    uint32_t count;
-} rtcd_bvh4_node;
-
+/* The 4-wide copy's node, rtcd_bvh4_node, is shared/bvh.h's: the kernels read it too. */
 typedef struct rtcd_bvh {
     rtcd_bvh4_node* nodes4; /* NULL: use the binary walk */
     uint32_t* nodes4_src;   /* 4 per 4-wide node: the binary node of each child (refits copy its box) */

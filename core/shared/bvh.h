@@ -8,6 +8,7 @@
 #ifndef RTCD_SHARED_BVH_H
 #define RTCD_SHARED_BVH_H
 
+#include "f4.h"
 #include "geom.h"
 
 #define RTCD_BVH_LEAF_BITS 4u
@@ -20,6 +21,26 @@ typedef struct rtcd_bvh_node {
     float hi[3];
     rtcd_u32 prims; /* leaf: first << 4 | count (1..15); inner: 0 */
 } rtcd_bvh_node;
+
+#ifdef __OPENCL_VERSION__
+typedef int rtcd_i32;
+#else
+typedef int32_t rtcd_i32;
+#endif
+
+/* The 4-wide copy of the tree (built and refitted by core/query/bvh4.c):
+ * four children's boxes side by side, so one SIMD slab test covers them;
+ * child >= 0 is a 4-wide node, < 0 a leaf (-1 - prims); count: children
+ * used (2..4). The CPU's SSE walk and bvh4_first_hit below read it alike. */
+typedef struct rtcd_bvh4_node {
+    float lo[3][4], hi[3][4];
+    rtcd_i32 child[4];
+    rtcd_u32 count;
+} rtcd_bvh4_node;
+
+/* Entries a 4-wide walk stacks at most: up to 3 per level of a tree less
+ * than RTCD_BVH_STACK_SIZE deep (the builder asserts that depth). */
+#define RTCD_BVH4_STACK_SIZE (3 * RTCD_BVH_STACK_SIZE)
 
 typedef struct rtcd_tri_hit {
     rtcd_u32 tri; /* RTCD_INVALID on a miss */
@@ -149,6 +170,70 @@ RTCD_INLINE rtcd_tri_hit bvh_first_hit(const rtcd_bvh_view* bvh, rtcd_v3 org, rt
             n = bvh->nodes + i;
         }
         if (n->prims != 0) leaf_first_hit(bvh, n->prims, org, dir, tmin, skip_vertex, &best);
+    }
+    return best;
+}
+
+/* Ordered first hit through the 4-wide copy (nodes4[0] is the root, which
+ * has inner children; a tree without a copy takes bvh_first_hit): ray_aabb
+ * for four children at once, hit children nearest first, leaves tested at
+ * once (best.t shrinks early), the farther inner children stacked. The
+ * same answer as every walk here: the nearest hit, ties to the lower id. */
+RTCD_INLINE rtcd_tri_hit bvh4_first_hit(const RTCD_GLOBAL rtcd_bvh4_node* nodes4, const rtcd_bvh_view* bvh,
+                                        rtcd_v3 org, rtcd_v3 dir, float tmin, float tmax, rtcd_u32 skip_vertex)
+{
+    rtcd_tri_hit best;
+    best.tri = RTCD_INVALID;
+    best.t = tmax;
+    best.u = best.v = 0.0f;
+    rtcd_v3 inv = safe_reciprocal(dir);
+    const rtcd_f4 ox = f4_splat(org.x), oy = f4_splat(org.y), oz = f4_splat(org.z);
+    const rtcd_f4 ix = f4_splat(inv.x), iy = f4_splat(inv.y), iz = f4_splat(inv.z);
+    const rtcd_f4 vtmin = f4_splat(tmin);
+    rtcd_i32 stack[RTCD_BVH4_STACK_SIZE];
+    float stack_t[RTCD_BVH4_STACK_SIZE];
+    int sp = 0;
+    rtcd_i32 id = 0;
+    for (;;) {
+        const RTCD_GLOBAL rtcd_bvh4_node* n = nodes4 + id;
+        rtcd_f4 tx0 = f4_slab(f4_load(n->lo[0]), ox, ix), tx1 = f4_slab(f4_load(n->hi[0]), ox, ix);
+        rtcd_f4 ty0 = f4_slab(f4_load(n->lo[1]), oy, iy), ty1 = f4_slab(f4_load(n->hi[1]), oy, iy);
+        rtcd_f4 tz0 = f4_slab(f4_load(n->lo[2]), oz, iz), tz1 = f4_slab(f4_load(n->hi[2]), oz, iz);
+        rtcd_f4 t0 = f4_max(f4_max(f4_min(tx0, tx1), f4_min(ty0, ty1)), f4_max(f4_min(tz0, tz1), vtmin));
+        rtcd_f4 t1 = f4_min(f4_min(f4_max(tx0, tx1), f4_max(ty0, ty1)), f4_min(f4_max(tz0, tz1), f4_splat(best.t)));
+        rtcd_u32 mask = f4_le_mask(t0, t1) & ((1u << n->count) - 1u);
+        float tn[4];
+        f4_store(t0, tn);
+        int order[4], m = 0;
+        for (int k = 0; k < 4; ++k)
+            if (mask & (1u << k)) order[m++] = k;
+        for (int a = 1; a < m; ++a)
+            for (int b = a; b > 0 && tn[order[b]] < tn[order[b - 1]]; --b) {
+                int tmp = order[b];
+                order[b] = order[b - 1];
+                order[b - 1] = tmp;
+            }
+        rtcd_i32 next = -1;
+        int later[4], n_later = 0;
+        for (int k = 0; k < m; ++k) {
+            rtcd_i32 c = n->child[order[k]];
+            if (tn[order[k]] > best.t) break; /* the rest are farther */
+            if (c < 0) leaf_first_hit(bvh, (rtcd_u32)(-1 - c), org, dir, tmin, skip_vertex, &best);
+            else if (next < 0) next = c;
+            else later[n_later++] = order[k];
+        }
+        /* Farthest pushed first, so pops come nearest first. */
+        for (int k = n_later - 1; k >= 0; --k) {
+            stack[sp] = n->child[later[k]];
+            stack_t[sp++] = tn[later[k]];
+        }
+        if (next >= 0) {
+            id = next;
+            continue;
+        }
+        while (sp > 0 && stack_t[sp - 1] > best.t) --sp;
+        if (sp == 0) break;
+        id = stack[--sp];
     }
     return best;
 }

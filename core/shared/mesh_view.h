@@ -48,6 +48,9 @@ typedef struct rtcd_mesh_view {
     const RTCD_GLOBAL unsigned char* vertex_balls;
 #ifndef __OPENCL_VERSION__
     const struct rtcd_bvh* accel;          /* NULL: the binary walk */
+#else
+    const RTCD_GLOBAL rtcd_bvh4_node* nodes4; /* the 4-wide copy (RTCD_CL_WALK4), */
+    rtcd_u32 node4_count;                  /* 0: none, the binary walk */
 #endif
 } rtcd_mesh_view;
 
@@ -90,12 +93,16 @@ RTCD_INLINE int view_may_be_near(const rtcd_mesh_view* m, rtcd_v3 p, float dist)
 
 /* Nearest hit with t in [0, tmax]; brute force tests every triangle (the
  * papers' "basic" traversal). Every walk gives the same answer (ties go to
- * the lower triangle id), so the CPU takes its 4-wide copy and the devices
- * the stackless walk. */
+ * the lower triangle id), so the CPU takes its 4-wide copy (SSE), CPU
+ * devices the portable 4-wide walk (RTCD_CL_WALK4, cl_devices.c) or the
+ * binary one with a stack (RTCD_CL_STACK_WALK), GPUs the stackless walk. */
 RTCD_INLINE rtcd_tri_hit view_first_hit(const rtcd_mesh_view* m, rtcd_u32 brute_force, rtcd_v3 o, rtcd_v3 d,
                                         float tmax)
 {
     if (brute_force) return brute_first_hit(m->vertices, m->indices, m->tri_count, o, d, 0.0f, tmax, RTCD_INVALID);
+#if defined(__OPENCL_VERSION__) && defined(RTCD_CL_WALK4) && RTCD_CL_WALK4
+    if (m->node4_count) return bvh4_first_hit(m->nodes4, &m->bvh, o, d, 0.0f, tmax, RTCD_INVALID);
+#endif
 #if defined(__OPENCL_VERSION__) && defined(RTCD_CL_STACK_WALK)
     return bvh_first_hit(&m->bvh, o, d, 0.0f, tmax, RTCD_INVALID); /* CPU devices (cl_devices.c) */
 #elif defined(__OPENCL_VERSION__)

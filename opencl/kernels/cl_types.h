@@ -47,6 +47,7 @@
 typedef struct rtcd_cl_mesh {
     rtcd_u32 vertex_offset, vertex_count, tri_offset, tri_count;
     rtcd_u32 node_offset, node_count, grid_offset, near_offset;
+    rtcd_u32 node4_offset, node4_count; /* the 4-wide copy (rtcd_bvh4_node); count 0: none */
     float lo[3], grid_lo[3], grid_inv[3], hi[3];
     float min_cell; /* smallest occupancy cell edge (grid_may_be_near) */
     float max_edge; /* longest edge (rtcd_mesh_view.max_edge) */
@@ -108,6 +109,7 @@ enum rtcd_cl_kernel_arg {
     RTCD_KARG_PREV_VERTICES, /* the vertices before each mesh's last update (its vertices when none) */
     RTCD_KARG_VERTEX_BALLS,  /* uchar per vertex: its ball among the entry's spheres (rtcd_mesh_view.vertex_balls) */
     RTCD_KARG_VERTEX_TRIS,   /* uint per vertex: a triangle holding it, mesh-local (cl_fans.c) */
+    RTCD_KARG_NODES4,        /* rtcd_bvh4_node: each mesh's 4-wide copy of its BVH (RTCD_CL_WALK4) */
     RTCD_KARG_BODIES,      /* float[RTCD_CL_BODY_FLOATS] per body of the call */
     RTCD_KARG_PAIRS,       /* rtcd_cl_pair[pair_count] */
     RTCD_KARG_PAIR_COUNT,  /* uint */
@@ -121,7 +123,7 @@ enum rtcd_cl_kernel_arg {
     RTCD_KARG_RETRY,       /* uint: the group kernels' retry list, its count first (not in the serial kernel) */
     RTCD_KARG_COUNT
 };
-#define RTCD_CL_MESH_BUFFERS 14
+#define RTCD_CL_MESH_BUFFERS 15
 
 #ifdef __OPENCL_VERSION__
 #define RTCD_PAIR_KERNEL_ARGS                                                                                      \
@@ -129,15 +131,16 @@ enum rtcd_cl_kernel_arg {
         __global const float *tnormals, __global const uint *indices, __global const rtcd_bvh_node *nodes,         \
         __global const float *tris, __global const uint *tri_ids, __global const uchar *grids,                     \
         __global const uchar *nears, __global const uint *neighbors, __global const float *prev_vertices,         \
-        __global const uchar *vertex_balls, __global const uint *vertex_tris, __global const float *bodies,       \
+        __global const uchar *vertex_balls, __global const uint *vertex_tris,                                     \
+        __global const rtcd_bvh4_node *nodes4, __global const float *bodies,                                      \
         __global const rtcd_cl_pair *pairs, uint pair_count, uint brute_force, uint mode,                         \
         __global rtcd_cl_result *results,                                                                         \
         __global rtcd_world_ray *rays_out, uint want_rays, __global const uint *state, __global uint *state_out
 /* The same, as arguments of a call. */
 #define RTCD_PAIR_KERNEL_NAMES                                                                                     \
     meshes, vertices, vnormals, tnormals, indices, nodes, tris, tri_ids, grids, nears, neighbors, prev_vertices,  \
-        vertex_balls, vertex_tris, bodies, pairs, pair_count, brute_force, mode, results, rays_out, want_rays,    \
-        state, state_out
+        vertex_balls, vertex_tris, nodes4, bodies, pairs, pair_count, brute_force, mode, results, rays_out,       \
+        want_rays, state, state_out
 #endif
 
 #endif

@@ -16,7 +16,8 @@
 
 #define RTCD_CL_BUFFERS                                                                                           \
     {meshes,     vertices,  vnormals,      tnormals,     indices,     nodes,      tris,     \
-     tri_ids,    grids,     nears,         neighbors,    prev_vertices, vertex_balls, vertex_tris}
+     tri_ids,    grids,     nears,         neighbors,    prev_vertices, vertex_balls, vertex_tris, \
+     nodes4}
 
 inline void write_counts(__global rtcd_cl_result* res, uint rays, const rtcd_pass_counts* n, uint kept,
                          uint predictions, float length)
@@ -271,8 +272,13 @@ __kernel void rtcd_collide_pairs_serial(RTCD_PAIR_KERNEL_ARGS)
     float length = 0.0f;
     uint balls[2] = {~0u, ~0u};
     if (standard && total) balls[0] = pair_ball_mask(&ctx, 0u, 0), balls[1] = pair_ball_mask(&ctx, 1u, 0);
-    for (uint k = standard ? next_swept_item(&ctx, balls, 0u, total) : 0u; k < total;
-         k = standard ? next_swept_item(&ctx, balls, k + 1u, total) : k + 1u) {
+#if defined(RTCD_CL_SWEEP4) && RTCD_CL_SWEEP4
+#define NEXT_ITEM next_candidate_item /* CPU devices: four vertices' candidate test at a time */
+#else
+#define NEXT_ITEM next_swept_item
+#endif
+    for (uint k = standard ? NEXT_ITEM(&ctx, balls, 0u, total) : 0u; k < total;
+         k = standard ? NEXT_ITEM(&ctx, balls, k + 1u, total) : k + 1u) {
         rtcd_ray_rec r;
         int what = pass_item(&ctx, standard, state, pair->entries_in, k, &n, &r);
         if (what == RTCD_WALK_LOST) continue;

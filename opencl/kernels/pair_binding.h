@@ -5,6 +5,7 @@
 #define RTCD_CL_PAIR_BINDING_H
 
 #include "cl_types.h"
+#include "../../core/shared/candidates4.h"
 
 /* Every buffer a pair reads (the kernels' first RTCD_CL_MESH_BUFFERS arguments). */
 typedef struct cl_buffers {
@@ -22,6 +23,7 @@ typedef struct cl_buffers {
     __global const float* prev_vertices;
     __global const uchar* vertex_balls;
     __global const uint* vertex_tris;
+    __global const rtcd_bvh4_node* nodes4;
 } cl_buffers;
 
 inline rtcd_xform load_xform(__global const float* p)
@@ -42,6 +44,8 @@ inline rtcd_mesh_view cl_mesh_view(const cl_buffers* b, uint m)
     v.bvh.tri_ids = b->tri_ids + e->tri_offset;
     v.bvh.indices = b->indices + 3 * e->tri_offset;
     v.bvh.node_count = e->node_count;
+    v.nodes4 = b->nodes4 + e->node4_offset;
+    v.node4_count = e->node4_count;
     v.vertices = b->vertices + 3 * e->vertex_offset;
     v.prev_vertices = b->prev_vertices + 3 * e->vertex_offset;
     v.vnormals = b->vnormals + 3 * e->vertex_offset;
@@ -113,6 +117,27 @@ inline uint next_swept_item(const rtcd_pair_ctx* c, const uint balls[2], uint k,
         for (uint i = k - base; i < caster->vertex_count; ++i)
             if (!vertex_ball_skipped(caster, mask, i)) return base + i;
         k = base + caster->vertex_count;
+    }
+    return total;
+}
+
+/* next_swept_item, less the vertices that are no candidates
+ * (pair_candidates4, four at a time): pair_sweep_vertex gives up on those
+ * before it counts or casts anything, so the pass is the same. The serial
+ * kernel's loop on CPU devices (RTCD_CL_SWEEP4). */
+inline uint next_candidate_item(const rtcd_pair_ctx* c, const uint balls[2], uint k, uint total)
+{
+    uint na = c->a.vertex_count;
+    for (uint direction = k >= na; direction < 2u && k < total; ++direction) {
+        const rtcd_pair_side side = pair_side(c, direction);
+        uint base = direction ? na : 0u, mask = balls[direction], nv = side.caster->vertex_count;
+        for (uint i = k - base; i < nv; i += 4u) {
+            uint count = min(4u, nv - i), live = 0u;
+            for (uint j = 0; j < count; ++j) live |= (uint)!vertex_ball_skipped(side.caster, mask, i + j) << j;
+            if (live) live &= pair_candidates4(c, side.target, side.to_target, side.caster->vertices, i, count);
+            if (live) return base + i + (31u - clz(live & (0u - live))); /* the lowest set bit */
+        }
+        k = base + nv;
     }
     return total;
 }
