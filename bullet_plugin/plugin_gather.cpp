@@ -24,6 +24,21 @@ static uint32_t prefix(std::vector<uint32_t>& counts)
     return total;
 }
 
+// Does side k of the entry need a mesh (every side but a plane)?
+static bool meshSide(const rtcdBatchEntry& e, int k)
+{
+    return e.kind != RTCD_PAIR_MESH_PLANE || (k == 0) != (e.plane_is_a != 0);
+}
+
+// The world index of a side that is its object's own shape in a world (it
+// has a body record), or -1 (a compound's child, an object in no world).
+static int bodyIndex(const rtcdBatchEntry& e, int k)
+{
+    const btCollisionObject* obj = k ? e.b : e.a;
+    const btCollisionShape* shape = k ? e.shape_b : e.shape_a;
+    return shape == obj->getCollisionShape() ? obj->getWorldArrayIndex() : -1;
+}
+
 void rtcdPluginState::gatherPairs(btCollisionDispatcher* d, btBroadphasePair* pairs, int n)
 {
     uint32_t count = static_cast<uint32_t>(n);
@@ -77,50 +92,60 @@ void rtcdPluginState::gatherPairs(btCollisionDispatcher* d, btBroadphasePair* pa
     }
     uint32_t total = prefix(block_a);
     batch.resize(total); // not cleared first: the entries left from the last step are overwritten, not zeroed
-    // Parallel: each block's entries at its offset, in pair order.
-    forBlocks(count, k_block_parallel, [&](uint32_t b, uint32_t begin, uint32_t end, uint32_t) {
-        uint32_t out = block_a[b];
+    pair_entries = total;
+    // The step's claims start here: each worker's bits on whole cache lines of its own.
+    uint32_t workers = rtcd_batch_worker_count(narrowphase);
+    claim_stride = ((seen_size + 63) / 64 + 7) / 8 * 8 + 8;
+    claim_bits.assign(workers * claim_stride, 0);
+    overflow.assign(workers, 0);
+    std::atomic<uint32_t> lone{0};
+    // Parallel: each block's entries at its offset, in pair order, and the
+    // bodies they need claimed (the objects are in the cache here).
+    forBlocks(count, k_block_parallel, [&](uint32_t b, uint32_t begin, uint32_t end, uint32_t worker) {
+        uint32_t out = block_a[b], mine = 0;
         for (uint32_t i = begin; i < end; ++i) {
             uint32_t packed = pair_code[i];
             if (packed == k_skip) continue;
             const btBroadphasePair& pair = pairs[i];
             const btCollisionObject* o0 = static_cast<const btCollisionObject*>(pair.m_pProxy0->m_clientObject);
             const btCollisionObject* o1 = static_cast<const btCollisionObject*>(pair.m_pProxy1->m_clientObject);
-            batch[out++] = {packed & 0x3fffffffu,
-                            static_cast<uint8_t>(packed >> 30 & 1u),
-                            static_cast<uint8_t>(packed >> 31),
-                            o0,
-                            o1,
-                            o0->getCollisionShape(),
-                            o1->getCollisionShape(),
-                            &o0->getWorldTransform(),
-                            &o1->getWorldTransform(),
-                            {nullptr, nullptr},
-                            static_cast<int>(i)};
+            rtcdBatchEntry& e = batch[out++];
+            e = {packed & 0x3fffffffu,
+                 static_cast<uint8_t>(packed >> 30 & 1u),
+                 static_cast<uint8_t>(packed >> 31),
+                 o0,
+                 o1,
+                 o0->getCollisionShape(),
+                 o1->getCollisionShape(),
+                 &o0->getWorldTransform(),
+                 &o1->getWorldTransform(),
+                 {nullptr, nullptr},
+                 static_cast<int>(i)};
+            for (int k = 0; k < 2; ++k) {
+                if (!meshSide(e, k)) continue;
+                const btCollisionObject* obj = k ? o1 : o0;
+                int index = obj->getWorldArrayIndex(); // its own shape: bodyIndex
+                e.body[k] = index;
+                if (index < 0) mine++;
+                else if (static_cast<size_t>(index) >= seen_size) overflow[worker] = 1;
+                else claimBody(obj, static_cast<size_t>(index), worker);
+            }
         }
+        if (mine) lone.fetch_add(mine, std::memory_order_relaxed);
     });
+    lone_sides = lone.load();
 }
 
-// Does side k of the entry need a mesh (every side but a plane)?
-static bool meshSide(const rtcdBatchEntry& e, int k)
+void rtcdPluginState::claimBody(const btCollisionObject* obj, size_t index, uint32_t worker)
 {
-    return e.kind != RTCD_PAIR_MESH_PLANE || (k == 0) != (e.plane_is_a != 0);
-}
-
-// The world index of a side that is its object's own shape in a world (it
-// has a body record), or -1 (a compound's child, an object in no world).
-static int bodyIndex(const rtcdBatchEntry& e, int k)
-{
-    const btCollisionObject* obj = k ? e.b : e.a;
-    const btCollisionShape* shape = k ? e.shape_b : e.shape_a;
-    return shape == obj->getCollisionShape() ? obj->getWorldArrayIndex() : -1;
-}
-
-void rtcdPluginState::claimBody(const btCollisionObject* obj, uint32_t worker)
-{
-    size_t k = static_cast<size_t>(obj->getWorldArrayIndex());
-    if (seen[k].load(std::memory_order_relaxed) != stamp && seen[k].exchange(stamp, std::memory_order_relaxed) != stamp)
-        claimed[worker].push_back(obj);
+    uint64_t& word = claim_bits[worker * claim_stride + index / 64];
+    uint64_t bit = uint64_t(1) << (index & 63);
+    if (word & bit) return;
+    word |= bit;
+    // Written only when another object took the index: the lines stay
+    // shared by the workers (a stamp written per body each step made every
+    // worker's next read of its line a miss).
+    if (index_obj[index].load(std::memory_order_relaxed) != obj) index_obj[index].store(obj, std::memory_order_relaxed);
 }
 
 void rtcdPluginState::prepareEntries()
@@ -128,66 +153,80 @@ void rtcdPluginState::prepareEntries()
     uint32_t count = static_cast<uint32_t>(batch.size());
     uint32_t workers = rtcd_batch_worker_count(narrowphase);
     uint32_t blocks = blocksOf(count);
-    claimed.resize(workers);
-    for (auto& c : claimed) c.clear();
-    block_a.assign(blocks, 0); // sides that are no body's own shape (meshes looked up serially)
-    overflow.assign(workers, 0);
-    // Parallel: the bodies the step needs, each claimed by one worker.
-    forBlocks(count, k_block_parallel, [&](uint32_t b, uint32_t begin, uint32_t end, uint32_t worker) {
-        uint32_t lone = 0;
-        for (uint32_t i = begin; i < end; ++i) {
-            const rtcdBatchEntry& e = batch[i];
-            for (int k = 0; k < 2; ++k) {
-                if (!meshSide(e, k)) continue;
-                int index = bodyIndex(e, k);
-                if (index < 0) lone++;
-                else if (static_cast<size_t>(index) >= seen_size) overflow[worker] = 1;
-                else claimBody(k ? e.b : e.a, worker);
-            }
-        }
-        block_a[b] = lone;
-    });
-    // New bodies in the world: the records (and their claims) grow, serially.
-    if (std::find(overflow.begin(), overflow.end(), 1) != overflow.end()) {
-        for (const rtcdBatchEntry& e : batch)
+    // The compounds' children (after the pair cache's entries): their
+    // sides' body records, and the bodies claimed, as gatherPairs did for
+    // the others.
+    std::atomic<uint32_t> lone{lone_sides};
+    uint32_t children = count - pair_entries;
+    forBlocks(children, k_block_parallel, [&](uint32_t, uint32_t begin, uint32_t end, uint32_t worker) {
+        uint32_t mine = 0;
+        for (uint32_t i = pair_entries + begin; i < pair_entries + end; ++i) {
+            rtcdBatchEntry& e = batch[i];
             for (int k = 0; k < 2; ++k) {
                 int index = meshSide(e, k) ? bodyIndex(e, k) : -1;
-                if (index < 0) continue;
-                growBodies(static_cast<size_t>(index) + 1);
-                claimBody(k ? e.b : e.a, 0);
+                e.body[k] = index;
+                if (!meshSide(e, k)) continue;
+                if (index < 0) mine++;
+                else if (static_cast<size_t>(index) >= seen_size) overflow[worker] = 1;
+                else claimBody(k ? e.b : e.a, static_cast<size_t>(index), worker);
             }
+        }
+        if (mine) lone.fetch_add(mine, std::memory_order_relaxed);
+    });
+    lone_sides = lone.load();
+    // New bodies in the world: the records and bits grow, and every claim
+    // is made again, serially.
+    if (std::find(overflow.begin(), overflow.end(), 1) != overflow.end()) {
+        for (const rtcdBatchEntry& e : batch)
+            for (int index : e.body)
+                if (index >= 0) growBodies(static_cast<size_t>(index) + 1);
+        claim_stride = ((seen_size + 63) / 64 + 7) / 8 * 8 + 8;
+        claim_bits.assign(workers * claim_stride, 0);
+        for (const rtcdBatchEntry& e : batch)
+            for (int k = 0; k < 2; ++k)
+                if (e.body[k] >= 0) claimBody(k ? e.b : e.a, static_cast<size_t>(e.body[k]), 0);
     }
     // Serial: the step's bodies in world order (the same for any split),
     // the deformed shapes among theirs and the lone sides', their meshes.
     body_list.clear();
-    for (const auto& c : claimed) body_list.insert(body_list.end(), c.begin(), c.end());
-    std::sort(body_list.begin(), body_list.end(), [](const btCollisionObject* x, const btCollisionObject* y) {
-        return x->getWorldArrayIndex() < y->getWorldArrayIndex();
-    });
+    for (size_t w = 0; w < (seen_size + 63) / 64; ++w) {
+        uint64_t bits = 0;
+        for (uint32_t k = 0; k < workers; ++k) bits |= claim_bits[k * claim_stride + w];
+        for (; bits; bits &= bits - 1)
+            body_list.push_back(index_obj[w * 64 + static_cast<size_t>(__builtin_ctzll(bits))].load(std::memory_order_relaxed));
+    }
     deform_shapes.clear();
     for (const btCollisionObject* obj : body_list) deform_shapes.push_back(obj->getCollisionShape());
-    for (uint32_t b = 0; b < blocks; ++b) {
-        if (!block_a[b]) continue;
-        for (uint32_t i = b * k_block, end = std::min(count, i + k_block); i < end; ++i)
-            for (int k = 0; k < 2; ++k)
-                if (meshSide(batch[i], k) && bodyIndex(batch[i], k) < 0)
-                    deform_shapes.push_back(k ? batch[i].shape_b : batch[i].shape_a);
-    }
+    // The lone sides (rare: compounds' children, objects in no world).
+    for (uint32_t i = 0; lone_sides && i < count; ++i)
+        for (int k = 0; k < 2; ++k)
+            if (meshSide(batch[i], k) && batch[i].body[k] < 0) deform_shapes.push_back(k ? batch[i].shape_b : batch[i].shape_a);
     rtcd_task_system tasks = batchTasks();
     stats.out_of_memory += meshes.updateDeformed(deform_shapes.data(), deform_shapes.size(), stamp, &tasks);
-    for (const btCollisionObject* obj : body_list) {
-        rtcdBodyRecord& r = bodies[static_cast<size_t>(obj->getWorldArrayIndex())];
-        r.stamp = stamp;
-        r.mesh = meshOf(obj->getCollisionShape());
-        r.mesh_stamp = stamp;
-    }
-    for (uint32_t b = 0; b < blocks; ++b) {
-        if (!block_a[b]) continue;
-        for (uint32_t i = b * k_block, end = std::min(count, i + k_block); i < end; ++i)
-            for (int k = 0; k < 2; ++k)
-                if (meshSide(batch[i], k) && bodyIndex(batch[i], k) < 0)
-                    batch[i].mesh[k] = meshOf(k ? batch[i].shape_b : batch[i].shape_a);
-    }
+    // Parallel: each body's mesh where the cache has it for this step
+    // (peek reads only); the others serially, in world order, as before.
+    uint32_t listed = static_cast<uint32_t>(body_list.size());
+    body_pending.resize(listed);
+    std::atomic<uint32_t> pending{0};
+    parallelFor(listed, 512, 4096, [this, &pending](uint32_t begin, uint32_t end, uint32_t) {
+        uint32_t mine = 0;
+        for (uint32_t i = begin; i < end; ++i) {
+            const btCollisionObject* obj = body_list[i];
+            rtcdBodyRecord& r = bodies[static_cast<size_t>(obj->getWorldArrayIndex())];
+            const rtcd_mesh* mesh = nullptr;
+            body_pending[i] = !meshes.peek(obj->getCollisionShape(), stamp, &mesh);
+            mine += body_pending[i];
+            r.stamp = stamp;
+            r.mesh = mesh;
+            r.mesh_stamp = stamp;
+        }
+        if (mine) pending.fetch_add(mine, std::memory_order_relaxed);
+    });
+    for (uint32_t i = 0; pending.load(std::memory_order_relaxed) && i < listed; ++i)
+        if (body_pending[i]) bodies[static_cast<size_t>(body_list[i]->getWorldArrayIndex())].mesh = meshOf(body_list[i]->getCollisionShape());
+    for (uint32_t i = 0; lone_sides && i < count; ++i)
+        for (int k = 0; k < 2; ++k)
+            if (meshSide(batch[i], k) && batch[i].body[k] < 0) batch[i].mesh[k] = meshOf(k ? batch[i].shape_b : batch[i].shape_a);
     // Parallel: each entry's meshes from its bodies' records, and which
     // list it joins (mesh-mesh descriptors, mesh-plane pairs).
     entry_kind.resize(count);
@@ -199,10 +238,8 @@ void rtcdPluginState::prepareEntries()
         uint32_t nd = 0, np = 0;
         for (uint32_t i = begin; i < end; ++i) {
             rtcdBatchEntry& e = batch[i];
-            for (int k = 0; k < 2; ++k) {
-                int index = meshSide(e, k) ? bodyIndex(e, k) : -1;
-                if (index >= 0) e.mesh[k] = bodies[static_cast<size_t>(index)].mesh;
-            }
+            for (int k = 0; k < 2; ++k)
+                if (e.body[k] >= 0) e.mesh[k] = bodies[static_cast<size_t>(e.body[k])].mesh;
             uint8_t kind = 0; // in no list
             if (e.kind == RTCD_PAIR_MESH_PLANE) {
                 if (e.mesh[e.plane_is_a]) {
@@ -239,8 +276,9 @@ void rtcdPluginState::growBodies(size_t size)
     if (size <= seen_size) return;
     size_t cap = std::max(size, 2 * seen_size);
     if (cap > bodies.size()) bodies.resize(cap); // every claimable index has a record
-    std::unique_ptr<std::atomic<uint32_t>[]> grown(new std::atomic<uint32_t>[cap]);
-    for (size_t k = 0; k < cap; ++k) grown[k].store(k < seen_size ? seen[k].load() : 0u, std::memory_order_relaxed);
-    seen.swap(grown);
+    std::unique_ptr<std::atomic<const btCollisionObject*>[]> grown(new std::atomic<const btCollisionObject*>[cap]);
+    for (size_t k = 0; k < cap; ++k)
+        grown[k].store(k < seen_size ? index_obj[k].load(std::memory_order_relaxed) : nullptr, std::memory_order_relaxed);
+    index_obj.swap(grown);
     seen_size = cap;
 }

@@ -70,10 +70,9 @@ void rtcdPluginState::fillRecord(rtcdBodyRecord& r, const btCollisionObject* obj
     r.mesh_version = mesh ? rtcd_mesh_version(r.mesh) : 0;
 }
 
-const rtcdBodyRecord* rtcdPluginState::recordFor(const btCollisionObject* obj, const btCollisionShape* shape) const
+const rtcdBodyRecord* rtcdPluginState::recordAt(int index) const
 {
-    int index = obj->getWorldArrayIndex();
-    if (shape != obj->getCollisionShape() || index < 0 || static_cast<size_t>(index) >= bodies.size()) return nullptr;
+    if (index < 0 || static_cast<size_t>(index) >= bodies.size()) return nullptr;
     const rtcdBodyRecord& r = bodies[static_cast<size_t>(index)];
     return r.stamp == stamp && r.mesh_stamp == stamp && r.mesh ? &r : nullptr;
 }
@@ -258,14 +257,25 @@ void rtcdPluginState::runBatch()
     std::atomic<uint32_t> next_body{listed};
     parallelFor(n, 256, 8192, [this, &next_body](uint32_t begin, uint32_t end, uint32_t) {
         for (uint32_t i = begin; i < end; ++i) {
-            prefetchSides(desc_entry.data(), i, end, false);
+            // Asked for ahead: the entry, then its key and body records
+            // (the entry holds the world indices: no object is read).
+            if (i + 2 * k_prefetch < end) rtcdPrefetch(&batch[desc_entry[i + 2 * k_prefetch]]);
+            if (i + k_prefetch < end) {
+                const rtcdBatchEntry& f = batch[desc_entry[i + k_prefetch]];
+                rtcdPrefetch(&slot_serial[f.slot]);
+                for (int index : f.body)
+                    if (index >= 0) {
+                        const char* r = reinterpret_cast<const char*>(&bodies[static_cast<size_t>(index)]);
+                        for (size_t at = 0; at < offsetof(rtcdBodyRecord, track_obj); at += 64) rtcdPrefetch(r + at);
+                    }
+            }
             // The slot itself is not read here (a cache miss a pair): its
             // key from slot_serial, its meshes noted with the results.
             const rtcdBatchEntry& e = batch[desc_entry[i]];
             rtcd_body_pair& q = pair_bodies[i];
             q.key = slot_serial[e.slot];
-            const rtcdBodyRecord* ra = recordFor(e.a, e.shape_a);
-            const rtcdBodyRecord* rb = recordFor(e.b, e.shape_b);
+            const rtcdBodyRecord* ra = recordAt(e.body[0]);
+            const rtcdBodyRecord* rb = recordAt(e.body[1]);
             if (ra && rb && ra->mesh == e.mesh[0] && rb->mesh == e.mesh[1]) { // two bodies' own meshes (most pairs)
                 q.a = ra->call_body;
                 q.b = rb->call_body;
