@@ -420,6 +420,9 @@ struct rtcdPluginState {
     // The record of an entry's side (rtcdBatchEntry::body) with its own
     // mesh this step (NULL: a compound's child, no record or no mesh).
     const rtcdBodyRecord* recordAt(int index) const;
+    // pair_bodies[i] for batch entry `entry`: its bodies' records, or both
+    // sides as bodies of this pair alone, at next_body (any worker).
+    void describe(uint32_t i, uint32_t entry, std::atomic<uint32_t>& next_body);
     // Pair i's room for rays (both meshes' vertices: rtcd_batch_collide_bodies).
     size_t pairRays(uint32_t i) const
     {
@@ -472,6 +475,13 @@ struct rtcdPluginState {
     void growBodies(size_t size); // bodies and index_obj to at least size
     std::vector<uint32_t> pair_code;      // per pair cache entry: packed slot or a marker
     uint32_t pair_entries = 0;            // batch's entries from the pair cache (the children's follow)
+    // The entries in segments (a pair cache block's, then blocks of the
+    // children's): first entry (then the end), mesh-mesh and mesh-plane
+    // entries, counted where the entries are made; when every side has its
+    // body's mesh, one pass over the segments makes the lists and the
+    // descriptors.
+    std::vector<uint32_t> seg_begin, seg_desc, seg_plane;
+    uint32_t pair_segments = 0;
     uint32_t lone_sides = 0;              // of those, sides that need a mesh and have no body record
     std::vector<uint32_t> block_a, block_b; // per-block counts, then offsets
     std::vector<uint8_t> entry_kind;      // per entry: 0 no list, 1 descriptor, 2 mesh-plane
