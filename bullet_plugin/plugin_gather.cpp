@@ -43,13 +43,58 @@ void rtcdPluginState::gatherPairs(btCollisionDispatcher* d, btBroadphasePair* pa
 {
     uint32_t count = static_cast<uint32_t>(n);
     pair_code.resize(count);
+    // One entry per pair, at the pair's index: an rtcd pair's entry is made
+    // where the walk has its objects in the cache, and no pass moves it
+    // (the pairs that are not rtcd's leave holes, pair_code k_skip, which
+    // every pass over the entries steps over).
+    batch.resize(count); // not cleared first: the entries left from the last step are overwritten, not zeroed
+    pair_entries = count;
     uint32_t blocks = blocksOf(count);
-    block_a.assign(blocks, 0); // rtcd's pairs
     block_b.assign(blocks, 0); // pairs without an algorithm
+    // The step's claims start here: each worker's bits on whole cache lines of its own.
+    uint32_t workers = rtcd_batch_worker_count(narrowphase);
+    claim_stride = ((seen_size + 63) / 64 + 7) / 8 * 8 + 8;
+    claim_bits.assign(workers * claim_stride, 0);
+    overflow.assign(workers, 0);
+    pair_segments = blocks;
+    seg_begin.resize(blocks);
+    for (uint32_t b = 0; b < blocks; ++b) seg_begin[b] = b * k_block;
+    seg_desc.assign(blocks, 0);
+    seg_plane.assign(blocks, 0);
+    std::atomic<uint32_t> lone{0};
+    // Pair i's entry, its sides' world indices and their bodies claimed;
+    // counts its block's lists and its lone sides.
+    auto place = [&](uint32_t i, uint32_t packed, const btCollisionObject* o0, const btCollisionObject* o1,
+                     uint32_t worker, uint32_t& entries, uint32_t& planes, uint32_t& lone_sides_here) {
+        rtcdBatchEntry& e = batch[i];
+        e = {packed & 0x3fffffffu,
+             static_cast<uint8_t>(packed >> 30 & 1u),
+             static_cast<uint8_t>(packed >> 31),
+             o0,
+             o1,
+             o0->getCollisionShape(),
+             o1->getCollisionShape(),
+             &o0->getWorldTransform(),
+             &o1->getWorldTransform(),
+             {nullptr, nullptr},
+             static_cast<int>(i)};
+        entries++;
+        planes += e.kind == RTCD_PAIR_MESH_PLANE;
+        for (int k = 0; k < 2; ++k) {
+            if (!meshSide(e, k)) continue;
+            const btCollisionObject* obj = k ? o1 : o0;
+            int index = obj->getWorldArrayIndex(); // its own shape: bodyIndex
+            e.body[k] = index;
+            if (index < 0) lone_sides_here++;
+            else if (static_cast<size_t>(index) >= seen_size) overflow[worker] = 1;
+            else claimBody(obj, static_cast<size_t>(index), worker);
+        }
+    };
     // Parallel: which pairs collide and whose algorithm is rtcd's (Bullet's
-    // near callback asks needsCollision from many threads too, btCollisionDispatcherMt).
-    forBlocks(count, k_block_parallel, [&](uint32_t b, uint32_t begin, uint32_t end, uint32_t) {
-        uint32_t mine = 0, fresh = 0;
+    // near callback asks needsCollision from many threads too,
+    // btCollisionDispatcherMt), and their entries.
+    forBlocks(count, k_block_parallel, [&](uint32_t b, uint32_t begin, uint32_t end, uint32_t worker) {
+        uint32_t entries = 0, planes = 0, fresh = 0, mine = 0;
         for (uint32_t i = begin; i < end; ++i) {
             // The algorithms' table is read at a pair's hash, in no order:
             // asked for a few pairs ahead.
@@ -64,19 +109,29 @@ void rtcdPluginState::gatherPairs(btCollisionDispatcher* d, btBroadphasePair* pa
                     fresh++;
                 } else {
                     code = algorithms.find(pair.m_algorithm);
-                    mine += code != k_skip;
                 }
             }
             pair_code[i] = code;
+            if (code != k_skip && code != k_new) place(i, code, o0, o1, worker, entries, planes, mine);
         }
-        block_a[b] = mine;
+        seg_desc[b] = entries - planes;
+        seg_plane[b] = planes;
         block_b[b] = fresh;
+        if (mine) lone.fetch_add(mine, std::memory_order_relaxed);
     });
     // Serial, in pair order: the algorithms of the pairs that start, made
     // the way Bullet's near callback would (the dispatcher's pool, the
-    // mesh cache, the slots).
+    // mesh cache, the slots), and their entries (claims as worker 0's).
+    uint32_t mine = 0;
+    take_memo_on = true; // off again on every way out (findAlgorithm may throw)
+    struct MemoOff {
+        bool& on;
+        ~MemoOff() { on = false; }
+    } memo_off{take_memo_on};
+    take_memo[0] = take_memo[1] = {nullptr, false};
     for (uint32_t b = 0; b < blocks; ++b) {
         if (!block_b[b]) continue;
+        uint32_t entries = 0, planes = 0;
         for (uint32_t i = b * k_block, end = std::min(count, i + k_block); i < end; ++i) {
             if (pair_code[i] != k_new) continue;
             btBroadphasePair& pair = pairs[i];
@@ -87,60 +142,18 @@ void rtcdPluginState::gatherPairs(btCollisionDispatcher* d, btBroadphasePair* pa
             pair.m_algorithm = d->findAlgorithm(&w0, &w1, nullptr, BT_CONTACT_POINT_ALGORITHMS);
             uint32_t code = pair.m_algorithm ? algorithms.find(pair.m_algorithm) : k_skip;
             pair_code[i] = code;
-            block_a[b] += code != k_skip;
+            if (code != k_skip) place(i, code, o0, o1, 0, entries, planes, mine);
         }
+        seg_desc[b] += entries - planes;
+        seg_plane[b] += planes;
     }
-    uint32_t total = prefix(block_a);
-    batch.resize(total); // not cleared first: the entries left from the last step are overwritten, not zeroed
-    pair_entries = total;
-    // The step's claims start here: each worker's bits on whole cache lines of its own.
-    uint32_t workers = rtcd_batch_worker_count(narrowphase);
-    claim_stride = ((seen_size + 63) / 64 + 7) / 8 * 8 + 8;
-    claim_bits.assign(workers * claim_stride, 0);
-    overflow.assign(workers, 0);
-    std::atomic<uint32_t> lone{0};
-    pair_segments = blocks;
-    seg_begin.assign(block_a.begin(), block_a.end());
-    seg_desc.resize(blocks);
-    seg_plane.resize(blocks);
-    // Parallel: each block's entries at its offset, in pair order, and the
-    // bodies they need claimed (the objects are in the cache here).
-    forBlocks(count, k_block_parallel, [&](uint32_t b, uint32_t begin, uint32_t end, uint32_t worker) {
-        uint32_t out = block_a[b], mine = 0, planes = 0, first = out;
-        for (uint32_t i = begin; i < end; ++i) {
-            uint32_t packed = pair_code[i];
-            if (packed == k_skip) continue;
-            const btBroadphasePair& pair = pairs[i];
-            const btCollisionObject* o0 = static_cast<const btCollisionObject*>(pair.m_pProxy0->m_clientObject);
-            const btCollisionObject* o1 = static_cast<const btCollisionObject*>(pair.m_pProxy1->m_clientObject);
-            rtcdBatchEntry& e = batch[out++];
-            e = {packed & 0x3fffffffu,
-                 static_cast<uint8_t>(packed >> 30 & 1u),
-                 static_cast<uint8_t>(packed >> 31),
-                 o0,
-                 o1,
-                 o0->getCollisionShape(),
-                 o1->getCollisionShape(),
-                 &o0->getWorldTransform(),
-                 &o1->getWorldTransform(),
-                 {nullptr, nullptr},
-                 static_cast<int>(i)};
-            planes += e.kind == RTCD_PAIR_MESH_PLANE;
-            for (int k = 0; k < 2; ++k) {
-                if (!meshSide(e, k)) continue;
-                const btCollisionObject* obj = k ? o1 : o0;
-                int index = obj->getWorldArrayIndex(); // its own shape: bodyIndex
-                e.body[k] = index;
-                if (index < 0) mine++;
-                else if (static_cast<size_t>(index) >= seen_size) overflow[worker] = 1;
-                else claimBody(obj, static_cast<size_t>(index), worker);
-            }
-        }
-        seg_desc[b] = out - first - planes;
-        seg_plane[b] = planes;
-        if (mine) lone.fetch_add(mine, std::memory_order_relaxed);
-    });
-    lone_sides = lone.load();
+    lone_sides = lone.load() + mine;
+}
+
+// Is batch entry i an entry (not a hole left by a pair that is not rtcd's)?
+static bool isEntry(const std::vector<uint32_t>& pair_code, uint32_t pair_entries, uint32_t i)
+{
+    return i >= pair_entries || pair_code[i] != k_skip;
 }
 
 void rtcdPluginState::claimBody(const btCollisionObject* obj, size_t index, uint32_t worker)
@@ -193,14 +206,15 @@ void rtcdPluginState::prepareEntries()
     // New bodies in the world: the records and bits grow, and every claim
     // is made again, serially.
     if (std::find(overflow.begin(), overflow.end(), 1) != overflow.end()) {
-        for (const rtcdBatchEntry& e : batch)
-            for (int index : e.body)
-                if (index >= 0) growBodies(static_cast<size_t>(index) + 1);
+        for (uint32_t i = 0; i < count; ++i)
+            for (int index : batch[i].body)
+                if (isEntry(pair_code, pair_entries, i) && index >= 0) growBodies(static_cast<size_t>(index) + 1);
         claim_stride = ((seen_size + 63) / 64 + 7) / 8 * 8 + 8;
         claim_bits.assign(workers * claim_stride, 0);
-        for (const rtcdBatchEntry& e : batch)
+        for (uint32_t i = 0; i < count; ++i)
             for (int k = 0; k < 2; ++k)
-                if (e.body[k] >= 0) claimBody(k ? e.b : e.a, static_cast<size_t>(e.body[k]), 0);
+                if (isEntry(pair_code, pair_entries, i) && batch[i].body[k] >= 0)
+                    claimBody(k ? batch[i].b : batch[i].a, static_cast<size_t>(batch[i].body[k]), 0);
     }
     // Serial: the step's bodies in world order (the same for any split),
     // the deformed shapes among theirs and the lone sides', their meshes.
@@ -216,7 +230,8 @@ void rtcdPluginState::prepareEntries()
     // The lone sides (rare: compounds' children, objects in no world).
     for (uint32_t i = 0; lone_sides && i < count; ++i)
         for (int k = 0; k < 2; ++k)
-            if (meshSide(batch[i], k) && batch[i].body[k] < 0) deform_shapes.push_back(k ? batch[i].shape_b : batch[i].shape_a);
+            if (isEntry(pair_code, pair_entries, i) && meshSide(batch[i], k) && batch[i].body[k] < 0)
+                deform_shapes.push_back(k ? batch[i].shape_b : batch[i].shape_a);
     rtcd_task_system tasks = batchTasks();
     stats.out_of_memory += meshes.updateDeformed(deform_shapes.data(), deform_shapes.size(), stamp, &tasks);
     // Parallel: each body's mesh where the cache has it for this step
@@ -242,7 +257,8 @@ void rtcdPluginState::prepareEntries()
         if (body_pending[i]) bodies[static_cast<size_t>(body_list[i]->getWorldArrayIndex())].mesh = meshOf(body_list[i]->getCollisionShape());
     for (uint32_t i = 0; lone_sides && i < count; ++i)
         for (int k = 0; k < 2; ++k)
-            if (meshSide(batch[i], k) && batch[i].body[k] < 0) batch[i].mesh[k] = meshOf(k ? batch[i].shape_b : batch[i].shape_a);
+            if (isEntry(pair_code, pair_entries, i) && meshSide(batch[i], k) && batch[i].body[k] < 0)
+                batch[i].mesh[k] = meshOf(k ? batch[i].shape_b : batch[i].shape_a);
     // Parallel: each body's motion once (its record) and its place in the
     // batch's bodies. Loops run on the workers only when long enough to
     // gain (measured on 2 shared cores: a 512-blob avalanche's loops, 0.05
@@ -285,7 +301,7 @@ void rtcdPluginState::prepareEntries()
                 for (uint32_t i = seg_begin[g]; i < end; ++i) {
                     // Asked for ahead: the records and the key (the entries
                     // themselves are read in order).
-                    if (i + k_prefetch < end) {
+                    if (i + k_prefetch < end && isEntry(pair_code, pair_entries, i + k_prefetch)) {
                         const rtcdBatchEntry& f = batch[i + k_prefetch];
                         rtcdPrefetch(&slot_serial[f.slot]);
                         for (int index : f.body)
@@ -294,6 +310,7 @@ void rtcdPluginState::prepareEntries()
                                 for (size_t at = 0; at < offsetof(rtcdBodyRecord, track_obj); at += 64) rtcdPrefetch(r + at);
                             }
                     }
+                    if (!isEntry(pair_code, pair_entries, i)) continue;
                     rtcdBatchEntry& e = batch[i];
                     for (int k = 0; k < 2; ++k)
                         if (e.body[k] >= 0) e.mesh[k] = bodies[static_cast<size_t>(e.body[k])].mesh;
@@ -318,10 +335,12 @@ void rtcdPluginState::prepareEntries()
     forBlocks(count, k_block_parallel, [&](uint32_t b, uint32_t begin, uint32_t end, uint32_t worker) {
         uint32_t nd = 0, np = 0;
         for (uint32_t i = begin; i < end; ++i) {
+            entry_kind[i] = 0; // in no list
+            if (!isEntry(pair_code, pair_entries, i)) continue;
             rtcdBatchEntry& e = batch[i];
             for (int k = 0; k < 2; ++k)
                 if (e.body[k] >= 0) e.mesh[k] = bodies[static_cast<size_t>(e.body[k])].mesh;
-            uint8_t kind = 0; // in no list
+            uint8_t kind = 0;
             if (e.kind == RTCD_PAIR_MESH_PLANE) {
                 if (e.mesh[e.plane_is_a]) {
                     kind = 2;

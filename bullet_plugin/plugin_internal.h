@@ -474,7 +474,18 @@ struct rtcdPluginState {
     void claimBody(const btCollisionObject* obj, size_t index, uint32_t worker);
     void growBodies(size_t size); // bodies and index_obj to at least size
     std::vector<uint32_t> pair_code;      // per pair cache entry: packed slot or a marker
-    uint32_t pair_entries = 0;            // batch's entries from the pair cache (the children's follow)
+    // The pair cache's pairs: batch[i] is pair i's entry, or a hole
+    // (pair_code k_skip) where the pair is not rtcd's; the compounds'
+    // children's entries follow.
+    uint32_t pair_entries = 0;
+    // rtcdTakes' answers for the last shapes, kept while the step's new
+    // pairs are made (take_memo_on; plugin_dispatcher.cpp).
+    struct TakeMemo {
+        const btCollisionShape* shape;
+        bool mesh;
+    };
+    TakeMemo take_memo[2] = {{nullptr, false}, {nullptr, false}};
+    bool take_memo_on = false;
     // The entries in segments (a pair cache block's, then blocks of the
     // children's): first entry (then the end), mesh-mesh and mesh-plane
     // entries, counted where the entries are made; when every side has its
