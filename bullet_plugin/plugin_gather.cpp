@@ -39,6 +39,19 @@ static int bodyIndex(const rtcdBatchEntry& e, int k)
     return shape == obj->getCollisionShape() ? obj->getWorldArrayIndex() : -1;
 }
 
+// Asks for what the walk reads of an object: its shape, world index and
+// activation state (needsCollision), and the collide-with check; the
+// fields are protected, their places taken through a derived class.
+struct rtcdObjectFields : btCollisionObject {
+    static void prefetch(const void* obj)
+    {
+        const btCollisionObject* o = static_cast<const btCollisionObject*>(obj);
+        rtcdPrefetch(&(o->*(&rtcdObjectFields::m_collisionShape)));
+        rtcdPrefetch(&(o->*(&rtcdObjectFields::m_activationState1)));
+        rtcdPrefetch(&(o->*(&rtcdObjectFields::m_checkCollideWith)));
+    }
+};
+
 void rtcdPluginState::gatherPairs(btCollisionDispatcher* d, btBroadphasePair* pairs, int n)
 {
     uint32_t count = static_cast<uint32_t>(n);
@@ -96,9 +109,19 @@ void rtcdPluginState::gatherPairs(btCollisionDispatcher* d, btBroadphasePair* pa
     forBlocks(count, k_block_parallel, [&](uint32_t b, uint32_t begin, uint32_t end, uint32_t worker) {
         uint32_t entries = 0, planes = 0, fresh = 0, mine = 0;
         for (uint32_t i = begin; i < end; ++i) {
-            // The algorithms' table is read at a pair's hash, in no order:
-            // asked for a few pairs ahead.
-            if (i + k_prefetch < end) algorithms.prefetch(pairs[i + k_prefetch].m_algorithm);
+            // The pairs' proxies, their objects and the algorithms' table
+            // (read at a pair's hash) lie in no order the walk follows:
+            // asked for ahead, the proxies first, then what they point to.
+            if (i + 2 * k_prefetch < end) {
+                rtcdPrefetch(pairs[i + 2 * k_prefetch].m_pProxy0);
+                rtcdPrefetch(pairs[i + 2 * k_prefetch].m_pProxy1);
+            }
+            if (i + k_prefetch < end) {
+                const btBroadphasePair& f = pairs[i + k_prefetch];
+                algorithms.prefetch(f.m_algorithm);
+                rtcdObjectFields::prefetch(f.m_pProxy0->m_clientObject);
+                rtcdObjectFields::prefetch(f.m_pProxy1->m_clientObject);
+            }
             const btBroadphasePair& pair = pairs[i];
             const btCollisionObject* o0 = static_cast<const btCollisionObject*>(pair.m_pProxy0->m_clientObject);
             const btCollisionObject* o1 = static_cast<const btCollisionObject*>(pair.m_pProxy1->m_clientObject);
