@@ -1,8 +1,9 @@
-// Gathering the step's pairs on the batch's workers: the pair cache walk and
-// the entries' meshes and lists in fixed blocks (the same split for any
-// thread count), with only what Bullet and the mesh cache do not allow in
-// parallel done serially: algorithms for the pairs that start, and one mesh
-// lookup per body.
+// Gathering the step's pairs on the batch's workers, in fixed blocks (the
+// same split for any thread count): the pair cache walk, which makes each
+// rtcd pair's entry at the pair's index and claims its bodies; each body's
+// mesh and record; the lists and descriptors. Serial only what Bullet and
+// the mesh cache do not allow in parallel: algorithms for the pairs that
+// start, and the mesh lookups the cache has not made yet this step.
 #include "plugin_internal.h"
 
 #include <algorithm>
@@ -245,8 +246,8 @@ void rtcdPluginState::prepareEntries()
     for (size_t w = 0; w < (seen_size + 63) / 64; ++w) {
         uint64_t bits = 0;
         for (uint32_t k = 0; k < workers; ++k) bits |= claim_bits[k * claim_stride + w];
-        for (; bits; bits &= bits - 1)
-            body_list.push_back(index_obj[w * 64 + static_cast<size_t>(__builtin_ctzll(bits))].load(std::memory_order_relaxed));
+        for (size_t at = w * 64; bits; bits >>= 1, ++at)
+            if (bits & 1) body_list.push_back(index_obj[at].load(std::memory_order_relaxed));
     }
     deform_shapes.clear();
     for (const btCollisionObject* obj : body_list) deform_shapes.push_back(obj->getCollisionShape());

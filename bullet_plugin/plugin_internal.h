@@ -495,7 +495,7 @@ struct rtcdPluginState {
     uint32_t pair_segments = 0;
     uint32_t lone_sides = 0;              // of those, sides that need a mesh and have no body record
     std::vector<uint32_t> block_a, block_b; // per-block counts, then offsets
-    std::vector<uint8_t> entry_kind;      // per entry: 0 no list, 1 descriptor, 2 mesh-plane
+    std::vector<uint8_t> entry_kind;      // per entry (when some side has no mesh): 0 no list, 1 descriptor, 2 mesh-plane
     std::vector<uint8_t> entry_flag;      // per entry: write-back's work (flagEntry), set with the results
     std::vector<uint32_t> write_list;     // the step's entries whose manifold is written (writeBack)
     // The step's bodies, claimed without a write any other worker reads:
