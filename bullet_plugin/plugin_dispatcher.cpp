@@ -121,19 +121,40 @@ static bool holdsMesh(rtcdMeshCache& meshes, const btCollisionShape* s, bool* ou
 // surface it took, or a plane. A mesh that could not be built for want of
 // memory counts as taken: the pair stays rtcd's and the mesh is built on a
 // later step.
+// Has rtcd a mesh for the shape (meshFor)? Inside the serial creation of a
+// step's new pairs, a shape's answer is kept (the same within the loop:
+// nothing else touches the cache there, and a shape that ran out of memory
+// is asked again), so a pile of one shape hashes its arrays once, not
+// twice a pair.
+static bool hasMesh(rtcdPluginState& s, const btCollisionShape* shape, bool* out_of_memory)
+{
+    if (s.take_memo_on)
+        for (const rtcdPluginState::TakeMemo& m : s.take_memo)
+            if (m.shape == shape) {
+                *out_of_memory = false;
+                return m.mesh;
+            }
+    bool mesh = s.meshes.meshFor(shape, out_of_memory) != nullptr;
+    if (s.take_memo_on && !*out_of_memory) {
+        s.take_memo[1] = s.take_memo[0];
+        s.take_memo[0] = {shape, mesh};
+    }
+    return mesh;
+}
+
 static bool rtcdTakes(rtcdPluginState& s, const btCollisionShape* s0, const btCollisionShape* s1, rtcdPairKind* kind,
                       bool* plane_is_a)
 {
     rtcdShapeRole r0 = rtcdRoleOf(s0), r1 = rtcdRoleOf(s1);
     bool oom0 = false, oom1 = false, oom = false;
-    bool mesh0 = r0 == RTCD_ROLE_MESH && (s.meshes.meshFor(s0, &oom0) || oom0);
-    bool mesh1 = r1 == RTCD_ROLE_MESH && (s.meshes.meshFor(s1, &oom1) || oom1);
+    bool mesh0 = r0 == RTCD_ROLE_MESH && (hasMesh(s, s0, &oom0) || oom0);
+    bool mesh1 = r1 == RTCD_ROLE_MESH && (hasMesh(s, s1, &oom1) || oom1);
     if (!mesh0 && !mesh1) return false;
     rtcdShapeRole other = mesh0 ? r1 : r0;
     const btCollisionShape* os = mesh0 ? s1 : s0;
     bool plane = other == RTCD_ROLE_PLANE;
     bool takes = plane || ((other == RTCD_ROLE_MESH || other == RTCD_ROLE_CONVEX || other == RTCD_ROLE_SURFACE) &&
-                           (s.meshes.meshFor(os, &oom) || oom));
+                           (hasMesh(s, os, &oom) || oom));
     if (oom0 || oom1 || oom) s.stats.out_of_memory++;
     *kind = plane ? RTCD_PAIR_MESH_PLANE : RTCD_PAIR_MESH_MESH;
     *plane_is_a = plane && !mesh0;

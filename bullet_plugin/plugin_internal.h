@@ -44,6 +44,11 @@ public:
     // (its update flag, another local box, or refresh()) is read again once
     // per step, then the mesh updated in place or rebuilt (rtcd_bullet.h).
     const rtcd_mesh* current(const btCollisionShape* shape, uint32_t stamp, bool* out_of_memory);
+    // What current() returns at `stamp` when it has nothing to do (the
+    // shape was looked at this step, or its mesh is the caller's): true and
+    // *mesh, else false. Reads only: any number of threads at once, while
+    // nothing else runs on the cache.
+    bool peek(const btCollisionShape* shape, uint32_t stamp, const rtcd_mesh** mesh) const;
     // The step's deformed GImpact shapes among `shapes` (repeats allowed),
     // updated together before the step's pairs read them: the in-place
     // updates in one rtcd_mesh_update_vertices_many over `tasks`, the
@@ -221,6 +226,10 @@ struct rtcdBatchEntry {
     const btTransform* pose_b;
     const rtcd_mesh* mesh[2]; // looked up before the parallel part (the mesh cache is not thread-safe)
     int pair_index;           // in the pair cache's array; -1: a compound's child or a lone pair
+    // The step's entries: each side that needs a mesh and is its object's
+    // own shape, its object's world index (its body record), else -1; set
+    // where the entry is made, so the later passes read no object.
+    int body[2] = {-1, -1};
 };
 
 // One body's motion this step, computed once and shared by all its pairs.
@@ -408,8 +417,12 @@ struct rtcdPluginState {
     rtcdSide sideOf(const btCollisionObject* obj, const btCollisionShape* shape, const btTransform& pose,
                     const rtcd_mesh* mesh) const;
     void fillRecord(rtcdBodyRecord& r, const btCollisionObject* obj) const;
-    // The record of an object's own mesh this step (NULL: a compound's child, no record or no mesh).
-    const rtcdBodyRecord* recordFor(const btCollisionObject* obj, const btCollisionShape* shape) const;
+    // The record of an entry's side (rtcdBatchEntry::body) with its own
+    // mesh this step (NULL: a compound's child, no record or no mesh).
+    const rtcdBodyRecord* recordAt(int index) const;
+    // pair_bodies[i] for batch entry `entry`: its bodies' records, or both
+    // sides as bodies of this pair alone, at next_body (any worker).
+    void describe(uint32_t i, uint32_t entry, std::atomic<uint32_t>& next_body);
     // Pair i's room for rays (both meshes' vertices: rtcd_batch_collide_bodies).
     size_t pairRays(uint32_t i) const
     {
@@ -456,18 +469,47 @@ struct rtcdPluginState {
     void gatherPairs(btCollisionDispatcher* d, btBroadphasePair* pairs, int n);
     // The step's bodies, deformed meshes, each entry's meshes, desc_entry and plane_entries.
     void prepareEntries();
-    void claimBody(const btCollisionObject* obj, uint32_t worker);
-    void growBodies(size_t size); // bodies and seen to at least size
+    // Marks the body at world index `index` (below seen_size) as the step's
+    // in the worker's own bits.
+    void claimBody(const btCollisionObject* obj, size_t index, uint32_t worker);
+    void growBodies(size_t size); // bodies and index_obj to at least size
     std::vector<uint32_t> pair_code;      // per pair cache entry: packed slot or a marker
+    // The pair cache's pairs: batch[i] is pair i's entry, or a hole
+    // (pair_code k_skip) where the pair is not rtcd's; the compounds'
+    // children's entries follow.
+    uint32_t pair_entries = 0;
+    // rtcdTakes' answers for the last shapes, kept while the step's new
+    // pairs are made (take_memo_on; plugin_dispatcher.cpp).
+    struct TakeMemo {
+        const btCollisionShape* shape;
+        bool mesh;
+    };
+    TakeMemo take_memo[2] = {{nullptr, false}, {nullptr, false}};
+    bool take_memo_on = false;
+    // The entries in segments (a pair cache block's, then blocks of the
+    // children's): first entry (then the end), mesh-mesh and mesh-plane
+    // entries, counted where the entries are made; when every side has its
+    // body's mesh, one pass over the segments makes the lists and the
+    // descriptors.
+    std::vector<uint32_t> seg_begin, seg_desc, seg_plane;
+    uint32_t pair_segments = 0;
+    uint32_t lone_sides = 0;              // of those, sides that need a mesh and have no body record
     std::vector<uint32_t> block_a, block_b; // per-block counts, then offsets
-    std::vector<uint8_t> entry_kind;      // per entry: 0 no list, 1 descriptor, 2 mesh-plane
+    std::vector<uint8_t> entry_kind;      // per entry (when some side has no mesh): 0 no list, 1 descriptor, 2 mesh-plane
     std::vector<uint8_t> entry_flag;      // per entry: write-back's work (flagEntry), set with the results
     std::vector<uint32_t> write_list;     // the step's entries whose manifold is written (writeBack)
-    std::vector<std::vector<const btCollisionObject*>> claimed; // per worker: bodies it claimed
+    // The step's bodies, claimed without a write any other worker reads:
+    // per worker a bit per world index (claim_stride words apart, whole
+    // cache lines), OR-ed in world order afterwards (the same list for any
+    // split, and no sort). index_obj: the object last seen at each world
+    // index, written only when another object takes the index.
+    std::vector<uint64_t> claim_bits;
+    size_t claim_stride = 0;
+    std::unique_ptr<std::atomic<const btCollisionObject*>[]> index_obj;
+    size_t seen_size = 0;                 // world indices claim_bits and index_obj cover
     std::vector<uint8_t> overflow;        // per worker: a body past seen_size
+    std::vector<uint8_t> body_pending;    // per listed body: its mesh looked up serially (not in the cache yet)
     std::vector<rtcd_step_stats> block_stats; // per block: the results' figures, summed in block order
-    std::unique_ptr<std::atomic<uint32_t>[]> seen; // per world index: the stamp of its claim
-    size_t seen_size = 0;
     std::vector<const btCollisionShape*> deform_shapes; // the step's shapes, looked at for deformations
     // RTCD_PLUGIN_PARALLEL_MIN (environment, read once): every loop's
     // min_parallel, so that tests run the parallel path on small scenes.

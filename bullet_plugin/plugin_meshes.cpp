@@ -670,6 +670,14 @@ uint32_t rtcdMeshCache::updateDeformed(const btCollisionShape* const* shapes, si
     return oom_count;
 }
 
+bool rtcdMeshCache::peek(const btCollisionShape* shape, uint32_t stamp, const rtcd_mesh** mesh) const
+{
+    auto it = m_entries.find(shape);
+    if (it == m_entries.end() || (it->second.checked != stamp && !it->second.external)) return false;
+    *mesh = it->second.mesh; // current()'s first return
+    return true;
+}
+
 const rtcd_mesh* rtcdMeshCache::current(const btCollisionShape* shape, uint32_t stamp, bool* out_of_memory)
 {
     if (out_of_memory) *out_of_memory = false;

@@ -70,10 +70,9 @@ void rtcdPluginState::fillRecord(rtcdBodyRecord& r, const btCollisionObject* obj
     r.mesh_version = mesh ? rtcd_mesh_version(r.mesh) : 0;
 }
 
-const rtcdBodyRecord* rtcdPluginState::recordFor(const btCollisionObject* obj, const btCollisionShape* shape) const
+const rtcdBodyRecord* rtcdPluginState::recordAt(int index) const
 {
-    int index = obj->getWorldArrayIndex();
-    if (shape != obj->getCollisionShape() || index < 0 || static_cast<size_t>(index) >= bodies.size()) return nullptr;
+    if (index < 0 || static_cast<size_t>(index) >= bodies.size()) return nullptr;
     const rtcdBodyRecord& r = bodies[static_cast<size_t>(index)];
     return r.stamp == stamp && r.mesh_stamp == stamp && r.mesh ? &r : nullptr;
 }
@@ -123,6 +122,35 @@ static float pairMotion(const rtcdSide& a, const rtcdSide* b, btScalar dt)
     btScalar speed = (a.lin - (b ? b->lin : btVector3(0, 0, 0))).length() + a.ang * a.reach +
                      (b ? b->ang * b->reach : btScalar(0));
     return static_cast<float>(speed * dt);
+}
+
+void rtcdPluginState::describe(uint32_t i, uint32_t entry, std::atomic<uint32_t>& next_body)
+{
+    // The slot itself is not read here (a cache miss a pair): its key from
+    // slot_serial, its meshes noted with the results.
+    const rtcdBatchEntry& e = batch[entry];
+    rtcd_body_pair& q = pair_bodies[i];
+    q.key = slot_serial[e.slot];
+    const rtcdBodyRecord* ra = recordAt(e.body[0]);
+    const rtcdBodyRecord* rb = recordAt(e.body[1]);
+    if (ra && rb && ra->mesh == e.mesh[0] && rb->mesh == e.mesh[1]) { // two bodies' own meshes (most pairs)
+        q.a = ra->call_body;
+        q.b = rb->call_body;
+        // pairMotion's sum, term for term
+        btScalar speed = (ra->lin - rb->lin).length() + ra->ang * ra->reach + rb->ang * rb->reach;
+        q.motion = static_cast<float>(speed * time_step);
+        return;
+    }
+    // A compound's child (or an object outside the world): both sides as
+    // bodies of this pair alone. Where they go in the table does not
+    // change a result.
+    rtcdSide sa = sideOf(e.a, e.shape_a, *e.pose_a, e.mesh[0]), sb = sideOf(e.b, e.shape_b, *e.pose_b, e.mesh[1]);
+    uint32_t at = next_body.fetch_add(2, std::memory_order_relaxed);
+    body_descs[at] = rtcd_body_desc{e.mesh[0], sa.pose, 1, sa.back};
+    body_descs[at + 1] = rtcd_body_desc{e.mesh[1], sb.pose, 1, sb.back};
+    q.a = at;
+    q.b = at + 1;
+    q.motion = pairMotion(sa, &sb, time_step); // the speculative contacts' reach
 }
 
 void rtcdPluginState::prefetchSides(const uint32_t* entries, uint32_t i, uint32_t end, bool slot) const
@@ -230,63 +258,10 @@ void rtcdPluginState::runBatch()
 {
     auto start = std::chrono::steady_clock::now();
     // The step's deformed GImpact shapes first, all at once on the batch's
-    // workers (rtcd_mesh_update_vertices_many); then each body's mesh once,
-    // and every pair its place (plugin_gather.cpp).
+    // workers (rtcd_mesh_update_vertices_many); then each body's mesh and
+    // motion once, and every pair its place and descriptor (plugin_gather.cpp).
     prepareEntries();
-    // Each body's motion once, then the descriptors from them.
-    // Loops run on the workers only when long enough to gain (measured on
-    // 2 shared cores: a 512-blob avalanche's loops, 0.05 to 0.4 ms each,
-    // ran no faster on two threads, and a worker descheduled with a range
-    // in hand stalled the step by milliseconds; parallelFor lowers these
-    // thresholds on machines with more cores).
-    const uint32_t listed = static_cast<uint32_t>(body_list.size()), n = static_cast<uint32_t>(desc_entry.size());
-    // At most two sides of a pair are not a body's own mesh.
-    if (body_descs.size() < listed + 2 * static_cast<size_t>(n)) body_descs.resize(listed + 2 * static_cast<size_t>(n));
-    parallelFor(listed, 512, 4096, [this](uint32_t begin, uint32_t end, uint32_t) {
-        for (uint32_t i = begin; i < end; ++i) {
-            rtcdBodyRecord& r = bodies[static_cast<size_t>(body_list[i]->getWorldArrayIndex())];
-            fillRecord(r, body_list[i]);
-            r.call_body = i;
-            rtcd_body_desc& d = body_descs[i];
-            d.mesh = r.mesh_stamp == stamp ? r.mesh : nullptr; // none: no pair names it
-            d.pose = r.pose;
-            d.has_back = 1;
-            d.back = r.back;
-        }
-    });
-    pair_bodies.resize(n);
-    std::atomic<uint32_t> next_body{listed};
-    parallelFor(n, 256, 8192, [this, &next_body](uint32_t begin, uint32_t end, uint32_t) {
-        for (uint32_t i = begin; i < end; ++i) {
-            prefetchSides(desc_entry.data(), i, end, false);
-            // The slot itself is not read here (a cache miss a pair): its
-            // key from slot_serial, its meshes noted with the results.
-            const rtcdBatchEntry& e = batch[desc_entry[i]];
-            rtcd_body_pair& q = pair_bodies[i];
-            q.key = slot_serial[e.slot];
-            const rtcdBodyRecord* ra = recordFor(e.a, e.shape_a);
-            const rtcdBodyRecord* rb = recordFor(e.b, e.shape_b);
-            if (ra && rb && ra->mesh == e.mesh[0] && rb->mesh == e.mesh[1]) { // two bodies' own meshes (most pairs)
-                q.a = ra->call_body;
-                q.b = rb->call_body;
-                // pairMotion's sum, term for term
-                btScalar speed = (ra->lin - rb->lin).length() + ra->ang * ra->reach + rb->ang * rb->reach;
-                q.motion = static_cast<float>(speed * time_step);
-                continue;
-            }
-            // A compound's child (or an object outside the world): both
-            // sides as bodies of this pair alone. Where they go in the table
-            // does not change a result.
-            rtcdSide sa = sideOf(e.a, e.shape_a, *e.pose_a, e.mesh[0]), sb = sideOf(e.b, e.shape_b, *e.pose_b, e.mesh[1]);
-            uint32_t at = next_body.fetch_add(2, std::memory_order_relaxed);
-            body_descs[at] = rtcd_body_desc{e.mesh[0], sa.pose, 1, sa.back};
-            body_descs[at + 1] = rtcd_body_desc{e.mesh[1], sb.pose, 1, sb.back};
-            q.a = at;
-            q.b = at + 1;
-            q.motion = pairMotion(sa, &sb, time_step); // the speculative contacts' reach
-        }
-    });
-    body_count = next_body.load();
+    const uint32_t n = static_cast<uint32_t>(desc_entry.size());
     stats.gather_ms += msSince(start);
     // Mesh-plane pairs are a loop over vertices: here, on the same workers.
     auto plane_start = std::chrono::steady_clock::now();
