@@ -1,5 +1,5 @@
-/* A 4-wide copy of the BVH for the CPU: the binary tree collapsed so that one
- * SSE slab test covers four children. Same leaves (the triangle slots of the
+/* A 4-wide copy of the BVH for the CPU (and the OpenCL CPU devices): the
+ * binary tree collapsed so that one SSE slab test covers four children. Same leaves (the triangle slots of the
  * binary tree), same padded boxes and the same tie-break, so it returns
  * exactly what the binary walks return; the GPU keeps the binary stackless
  * layout. Where SSE is missing the binary walk is used instead. */
@@ -8,8 +8,6 @@
 #include <string.h>
 
 #if defined(__SSE2__)
-#include <emmintrin.h>
-#include <xmmintrin.h>
 #define RTCD_HAVE_BVH4 1
 #endif
 
@@ -99,83 +97,15 @@ void rtcd_bvh4_refit(rtcd_bvh* bvh)
     }
 }
 
+/* The walk itself is the kernels' (shared/bvh.h bvh4_first_hit, SSE here
+ * through shared/f4.h): one copy for the CPU and the CPU devices. */
+rtcd_tri_hit rtcd_bvh4_first_hit(const rtcd_bvh* bvh, const rtcd_bvh_view* view, rtcd_v3 org, rtcd_v3 dir,
+                                 float tmin, float tmax, uint32_t skip_vertex)
+{
 #ifdef RTCD_HAVE_BVH4
-rtcd_tri_hit rtcd_bvh4_first_hit(const rtcd_bvh* bvh, const rtcd_bvh_view* view, rtcd_v3 org, rtcd_v3 dir,
-                                 float tmin, float tmax, uint32_t skip_vertex)
-{
-    rtcd_tri_hit best = {RTCD_INVALID, tmax, 0.0f, 0.0f};
-    rtcd_v3 inv = safe_reciprocal(dir);
-    const __m128 ox = _mm_set1_ps(org.x), oy = _mm_set1_ps(org.y), oz = _mm_set1_ps(org.z);
-    const __m128 ix = _mm_set1_ps(inv.x), iy = _mm_set1_ps(inv.y), iz = _mm_set1_ps(inv.z);
-    const __m128 vtmin = _mm_set1_ps(tmin);
-    /* Each node stacks at most 3; the binary depth is < 64, so 256 never fills. */
-    int32_t stack[256];
-    float stack_t[256];
-    int sp = 0;
-    int32_t id = 0;
-    for (;;) {
-        const rtcd_bvh4_node* n = &bvh->nodes4[id];
-        /* The scalar ray_aabb, four boxes at a time. */
-        __m128 tx0 = _mm_mul_ps(_mm_sub_ps(_mm_loadu_ps(n->lo[0]), ox), ix);
-        __m128 tx1 = _mm_mul_ps(_mm_sub_ps(_mm_loadu_ps(n->hi[0]), ox), ix);
-        __m128 ty0 = _mm_mul_ps(_mm_sub_ps(_mm_loadu_ps(n->lo[1]), oy), iy);
-        __m128 ty1 = _mm_mul_ps(_mm_sub_ps(_mm_loadu_ps(n->hi[1]), oy), iy);
-        __m128 tz0 = _mm_mul_ps(_mm_sub_ps(_mm_loadu_ps(n->lo[2]), oz), iz);
-        __m128 tz1 = _mm_mul_ps(_mm_sub_ps(_mm_loadu_ps(n->hi[2]), oz), iz);
-        __m128 t0 = _mm_max_ps(_mm_max_ps(_mm_min_ps(tx0, tx1), _mm_min_ps(ty0, ty1)),
-                               _mm_max_ps(_mm_min_ps(tz0, tz1), vtmin));
-        __m128 t1 = _mm_min_ps(_mm_min_ps(_mm_max_ps(tx0, tx1), _mm_max_ps(ty0, ty1)),
-                               _mm_min_ps(_mm_max_ps(tz0, tz1), _mm_set1_ps(best.t)));
-        int mask = _mm_movemask_ps(_mm_cmple_ps(t0, t1)) & ((1 << n->count) - 1);
-        float tn[4];
-        _mm_storeu_ps(tn, t0);
-        /* Hit children nearest first; leaves are tested at once (shrinking
-         * best.t early), inner nodes are visited or stacked. */
-        int order[4], m = 0;
-        for (int k = 0; k < 4; ++k)
-            if (mask & (1 << k)) order[m++] = k;
-        for (int a = 1; a < m; ++a)
-            for (int b = a; b > 0 && tn[order[b]] < tn[order[b - 1]]; --b) {
-                int tmp = order[b];
-                order[b] = order[b - 1];
-                order[b - 1] = tmp;
-            }
-        int32_t next = -1;
-        int later[4], n_later = 0;
-        for (int k = 0; k < m; ++k) {
-            int32_t c = n->child[order[k]];
-            if (tn[order[k]] > best.t) break; /* the rest are farther */
-            if (c < 0) leaf_first_hit(view, (uint32_t)(-1 - c), org, dir, tmin, skip_vertex, &best);
-            else if (next < 0) next = c;
-            else later[n_later++] = order[k];
-        }
-        /* Farther inner children go on the stack farthest first, so pops come nearest first. */
-        for (int k = n_later - 1; k >= 0; --k) {
-            stack[sp] = n->child[later[k]];
-            stack_t[sp++] = tn[later[k]];
-        }
-        if (next >= 0) {
-            id = next;
-            continue;
-        }
-        int found = 0;
-        while (sp > 0) {
-            --sp;
-            if (stack_t[sp] <= best.t) {
-                id = stack[sp];
-                found = 1;
-                break;
-            }
-        }
-        if (!found) break;
-    }
-    return best;
-}
+    return bvh4_first_hit(bvh->nodes4, view, org, dir, tmin, tmax, skip_vertex);
 #else
-rtcd_tri_hit rtcd_bvh4_first_hit(const rtcd_bvh* bvh, const rtcd_bvh_view* view, rtcd_v3 org, rtcd_v3 dir,
-                                 float tmin, float tmax, uint32_t skip_vertex)
-{
     (void)bvh;
     return bvh_first_hit(view, org, dir, tmin, tmax, skip_vertex);
-}
 #endif
+}

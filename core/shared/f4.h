@@ -1,8 +1,7 @@
 /* Four floats at a time for the shared code's 4-wide tests (bvh.h's
- * 4-wide walk, candidates4.h): OpenCL's float4, which CPU devices (PoCL)
- * run as one SIMD operation, and a plain 4-float array in C, where the CPU
- * reference has SSE twins of its own (core/query/bvh4.c,
- * core/narrowphase/candidates.h) and tests check these against them. Each
+ * 4-wide walk, which the CPU reference runs too, and candidates4.h):
+ * OpenCL's float4, which CPU devices (PoCL) run as one SIMD operation; SSE
+ * in C where the compiler has it, else a plain 4-float array. Each
  * operation is the scalar one lane by lane (no contraction: geom.h), so a
  * lane's result is the scalar code's. C11 and OpenCL C 1.2. */
 #ifndef RTCD_SHARED_F4_H
@@ -35,6 +34,31 @@ RTCD_INLINE rtcd_u32 i4_bits(int4 c) { return (rtcd_u32)((c.s0 & 1) | (c.s1 & 2)
 #define f4_lt_mask(a, b) i4_bits((a) < (b))
 #define f4_ge_mask(a, b) i4_bits((a) >= (b))
 #define f4_gt_mask(a, b) i4_bits((a) > (b))
+#elif defined(__SSE2__)
+/* The CPU: one SSE operation each (the same lane-by-lane operations). */
+#include <emmintrin.h>
+typedef __m128 rtcd_f4;
+typedef __m128i rtcd_i4;
+RTCD_INLINE rtcd_f4 f4_load(const float* p) { return _mm_loadu_ps(p); }
+RTCD_INLINE rtcd_f4 f4_set(float a, float b, float c, float d) { return _mm_setr_ps(a, b, c, d); }
+RTCD_INLINE rtcd_f4 f4_splat(float x) { return _mm_set1_ps(x); }
+RTCD_INLINE rtcd_f4 f4_add(rtcd_f4 a, rtcd_f4 b) { return _mm_add_ps(a, b); }
+RTCD_INLINE rtcd_f4 f4_sub(rtcd_f4 a, rtcd_f4 b) { return _mm_sub_ps(a, b); }
+RTCD_INLINE rtcd_f4 f4_mul(rtcd_f4 a, rtcd_f4 b) { return _mm_mul_ps(a, b); }
+RTCD_INLINE rtcd_f4 f4_div(rtcd_f4 a, rtcd_f4 b) { return _mm_div_ps(a, b); }
+/* minps and maxps answer as rtcd_minf and rtcd_maxf: a < b ? a : b, the
+ * second operand on NaN. */
+RTCD_INLINE rtcd_f4 f4_min(rtcd_f4 a, rtcd_f4 b) { return _mm_min_ps(a, b); }
+RTCD_INLINE rtcd_f4 f4_max(rtcd_f4 a, rtcd_f4 b) { return _mm_max_ps(a, b); }
+RTCD_INLINE rtcd_f4 f4_slab(rtcd_f4 lo, rtcd_f4 o, rtcd_f4 inv) { return _mm_mul_ps(_mm_sub_ps(lo, o), inv); }
+RTCD_INLINE void f4_store(rtcd_f4 a, float* p) { _mm_storeu_ps(p, a); }
+RTCD_INLINE rtcd_i4 f4_trunc(rtcd_f4 a) { return _mm_cvttps_epi32(a); } /* toward zero, as C's cast */
+RTCD_INLINE rtcd_f4 i4_float(rtcd_i4 a) { return _mm_cvtepi32_ps(a); }
+RTCD_INLINE void i4_store(rtcd_i4 a, int* p) { _mm_storeu_si128((__m128i*)p, a); }
+RTCD_INLINE rtcd_u32 f4_le_mask(rtcd_f4 a, rtcd_f4 b) { return (rtcd_u32)_mm_movemask_ps(_mm_cmple_ps(a, b)); }
+RTCD_INLINE rtcd_u32 f4_lt_mask(rtcd_f4 a, rtcd_f4 b) { return (rtcd_u32)_mm_movemask_ps(_mm_cmplt_ps(a, b)); }
+RTCD_INLINE rtcd_u32 f4_ge_mask(rtcd_f4 a, rtcd_f4 b) { return (rtcd_u32)_mm_movemask_ps(_mm_cmpge_ps(a, b)); }
+RTCD_INLINE rtcd_u32 f4_gt_mask(rtcd_f4 a, rtcd_f4 b) { return (rtcd_u32)_mm_movemask_ps(_mm_cmpgt_ps(a, b)); }
 #else
 typedef struct rtcd_f4 {
     float v[4];
