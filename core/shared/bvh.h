@@ -31,7 +31,8 @@ typedef int32_t rtcd_i32;
 /* The 4-wide copy of the tree (built and refitted by core/query/bvh4.c):
  * four children's boxes side by side, so one SIMD slab test covers them;
  * child >= 0 is a 4-wide node, < 0 a leaf (-1 - prims); count: children
- * used (2..4). The CPU's SSE walk and bvh4_first_hit below read it alike. */
+ * used (2..4). bvh4_first_hit below walks it, for the CPU reference and
+ * the CPU devices' kernels alike. */
 typedef struct rtcd_bvh4_node {
     float lo[3][4], hi[3][4];
     rtcd_i32 child[4];

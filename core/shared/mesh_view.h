@@ -93,8 +93,8 @@ RTCD_INLINE int view_may_be_near(const rtcd_mesh_view* m, rtcd_v3 p, float dist)
 
 /* Nearest hit with t in [0, tmax]; brute force tests every triangle (the
  * papers' "basic" traversal). Every walk gives the same answer (ties go to
- * the lower triangle id), so the CPU takes its 4-wide copy (SSE), CPU
- * devices the portable 4-wide walk (RTCD_CL_WALK4, cl_devices.c) or the
+ * the lower triangle id), so the CPU walks its 4-wide copy (bvh4_first_hit
+ * in SSE), CPU devices the same walk (RTCD_CL_WALK4, cl_devices.c) or the
  * binary one with a stack (RTCD_CL_STACK_WALK), GPUs the stackless walk. */
 RTCD_INLINE rtcd_tri_hit view_first_hit(const rtcd_mesh_view* m, rtcd_u32 brute_force, rtcd_v3 o, rtcd_v3 d,
                                         float tmax)
