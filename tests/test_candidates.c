@@ -1,12 +1,12 @@
-/* The CPU's four-at-a-time candidate test (core/narrowphase/candidates.h)
- * against the shared per-vertex one it must equal (pair_is_candidate), on
- * random grids, poses and points, many of them on or near the grid box's
- * faces and the predictive extension's edge, in groups of 1 to 4. The
- * kernels' portable twin (shared/candidates4.h, here in its C form) is
- * held to the same answers, on consecutive vertices as it takes them. */
+/* The four-at-a-time candidate test (shared/candidates4.h, SSE here as on
+ * the CPU) against the shared per-vertex one it must equal
+ * (pair_is_candidate), on random grids, poses and points, many of them on
+ * or near the grid box's faces and the predictive extension's edge, in
+ * groups of 1 to 4: as the CPU takes its clusters' vertices
+ * (pair_candidates_of4, by id) and as the kernels take them
+ * (pair_candidates4, consecutive). */
 #include "test_util.h"
 
-#include "narrowphase/candidates.h"
 #include "shared/candidates4.h"
 
 #include <math.h>
@@ -80,7 +80,7 @@ static void compare_all(const rtcd_pair_ctx* c, const fixture* f, long* mismatch
 {
     for (uint32_t j = 0; j + 4 <= POINTS; j += 4) {
         uint32_t count = 1 + j / 4 % 4;
-        uint32_t got = candidates_of4(c, &f->view, &f->x, f->vertices, f->ids + j, count);
+        uint32_t got = pair_candidates_of4(c, &f->view, &f->x, f->vertices, f->ids + j, count);
         for (uint32_t k = 0; k < 4; ++k) {
             int want = k < count && pair_is_candidate(c, &f->view, xf_point(&f->x, v3_load(f->vertices + 3 * f->ids[j + k])));
             *candidates += want;

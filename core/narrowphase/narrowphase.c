@@ -5,7 +5,7 @@
  * before it (which would put the hit point outside the casting mesh). */
 #include "pair_internal.h"
 
-#include "candidates.h"
+#include "shared/candidates4.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -75,11 +75,11 @@ static uint32_t mark_candidates(const rtcd_pair_ctx* c, uint32_t direction, cons
     for (uint32_t k = 0; k < caster->cluster_count; ++k) {
         const rtcd_vertex_cluster* cl = &caster->clusters[k];
         if (!pair_ball_may_hold(c, direction, v3_load(cl->centre), cl->radius)) continue;
-        /* Four at a time (candidates.h): pair_is_candidate's answers. */
+        /* Four at a time (shared/candidates4.h): pair_is_candidate's answers. */
         const uint32_t* ids = caster->cluster_vertices + cl->first;
         for (uint32_t j = 0; j < cl->count; j += 4) {
             uint32_t group = cl->count - j < 4 ? cl->count - j : 4;
-            uint32_t found = candidates_of4(c, tv, to_target, caster->vertices, ids + j, group);
+            uint32_t found = pair_candidates_of4(c, tv, to_target, caster->vertices, ids + j, group);
             for (; found; found &= found - 1) {
                 uint32_t i = ids[j + (uint32_t)__builtin_ctz(found)];
                 bits[i >> 6] |= 1ull << (i & 63);

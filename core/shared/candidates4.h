@@ -1,28 +1,27 @@
-/* pair_is_candidate (shared/pair.h) for four consecutive caster vertices at
- * once, in f4.h's vectors: xf_point, grid_may_contain and grid_may_be_near,
- * each operation as the scalar code does it and in its order, so every
- * lane's answer is the scalar one (test_candidates compares them). The
- * kernels on CPU devices (RTCD_CL_SWEEP4, cl_devices.c) skip the vertices
- * it turns down before pair_sweep_vertex, which would give up on them; the
- * CPU reference has its SSE twin (core/narrowphase/candidates.h). Scalar,
- * the predictive pass's near test costs six divisions a vertex. */
+/* pair_is_candidate (shared/pair.h) for four caster vertices at once, in
+ * f4.h's vectors (OpenCL's float4; SSE in C): xf_point, grid_may_contain
+ * and grid_may_be_near, each operation as the scalar code does it and in
+ * its order, so every lane's answer is the scalar one (test_candidates
+ * compares them). The CPU reference's standard pass tests its clusters'
+ * vertices with it (mark_candidates, pair_candidates_of4); the kernels on
+ * CPU devices (RTCD_CL_SWEEP4, cl_devices.c) skip the vertices it turns
+ * down before pair_sweep_vertex, which would give up on them
+ * (pair_candidates4). Scalar, the predictive pass's near test costs six
+ * divisions a vertex. */
 #ifndef RTCD_SHARED_CANDIDATES4_H
 #define RTCD_SHARED_CANDIDATES4_H
 
 #include "f4.h"
 #include "pair.h"
 
-/* Bit k set: caster vertex first + k (vertices: 3 floats each, caster's
- * frame), placed in the target's frame by x, is a candidate; count 1..4. */
-RTCD_INLINE rtcd_u32 pair_candidates4(const rtcd_pair_ctx* c, const rtcd_mesh_view* target, const rtcd_xform* x,
-                                      const RTCD_GLOBAL float* vertices, rtcd_u32 first, rtcd_u32 count)
+/* Bit k set: caster vertex vk (3 floats, caster's frame), placed in the
+ * target's frame by x, is a candidate; bits past count (1..4) are clear
+ * (their lanes may repeat a vertex). */
+RTCD_INLINE rtcd_u32 pair_candidates_at4(const rtcd_pair_ctx* c, const rtcd_mesh_view* target, const rtcd_xform* x,
+                                         const RTCD_GLOBAL float* v0, const RTCD_GLOBAL float* v1,
+                                         const RTCD_GLOBAL float* v2, const RTCD_GLOBAL float* v3, rtcd_u32 count)
 {
     const rtcd_u32 maybe = (1u << count) - 1u;
-    /* Missing lanes repeat the first vertex (nothing read past the last). */
-    const RTCD_GLOBAL float* v0 = vertices + 3u * first;
-    const RTCD_GLOBAL float* v1 = v0 + (count > 1u ? 3u : 0u);
-    const RTCD_GLOBAL float* v2 = v0 + (count > 2u ? 6u : 0u);
-    const RTCD_GLOBAL float* v3 = v0 + (count > 3u ? 9u : 0u);
     rtcd_f4 px = f4_set(v0[0], v1[0], v2[0], v3[0]);
     rtcd_f4 py = f4_set(v0[1], v1[1], v2[1], v3[1]);
     rtcd_f4 pz = f4_set(v0[2], v1[2], v2[2], v3[2]);
@@ -84,6 +83,25 @@ RTCD_INLINE rtcd_u32 pair_candidates4(const rtcd_pair_ctx* c, const rtcd_mesh_vi
     rtcd_f4 d2 = f4_add(f4_add(f4_mul(dx, dx), f4_mul(dy, dy)), f4_mul(dz, dz));
     rtcd_u32 near_ok = f4_le_mask(gap, zero) | f4_ge_mask(d2, f4_mul(gap, gap));
     return out | (near_ok & todo);
+}
+
+/* Caster vertices first .. first + count - 1 (the kernels' sweep). Missing
+ * lanes repeat the first vertex (nothing read past the last). */
+RTCD_INLINE rtcd_u32 pair_candidates4(const rtcd_pair_ctx* c, const rtcd_mesh_view* target, const rtcd_xform* x,
+                                      const RTCD_GLOBAL float* vertices, rtcd_u32 first, rtcd_u32 count)
+{
+    const RTCD_GLOBAL float* v0 = vertices + 3u * first;
+    return pair_candidates_at4(c, target, x, v0, v0 + (count > 1u ? 3u : 0u), v0 + (count > 2u ? 6u : 0u),
+                               v0 + (count > 3u ? 9u : 0u), count);
+}
+
+/* Caster vertices ids[0 .. count) (the CPU's clusters). */
+RTCD_INLINE rtcd_u32 pair_candidates_of4(const rtcd_pair_ctx* c, const rtcd_mesh_view* target, const rtcd_xform* x,
+                                         const RTCD_GLOBAL float* vertices, const rtcd_u32* ids, rtcd_u32 count)
+{
+    return pair_candidates_at4(c, target, x, vertices + 3u * ids[0], vertices + 3u * ids[count > 1u ? 1u : 0u],
+                               vertices + 3u * ids[count > 2u ? 2u : 0u], vertices + 3u * ids[count > 3u ? 3u : 0u],
+                               count);
 }
 
 #endif
