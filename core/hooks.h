@@ -32,6 +32,17 @@ int rtcd_assert_failed(const char* condition, const char* file, int line);
 
 #define RTCD_ASSERT(c) ((c) ? (void)0 : (void)rtcd_assert_failed(#c, __FILE__, __LINE__))
 
+/* Every 64-byte line of an object asked for ahead of its use, to read or
+ * to write (a store that misses holds up the loads behind it). */
+static inline void rtcd_prefetch_read(const void* p, size_t bytes)
+{
+    for (size_t b = 0; b < bytes; b += 64) __builtin_prefetch((const char*)p + b, 0);
+}
+static inline void rtcd_prefetch_write(const void* p, size_t bytes)
+{
+    for (size_t b = 0; b < bytes; b += 64) __builtin_prefetch((const char*)p + b, 1);
+}
+
 /* One copy of the whole: the same layout. Field by field, the compiler
  * copied it in pieces of 16, 4, 8 and 4 bytes that the next 16-byte reads
  * could not forward from (a store-forwarding stall per pose: a third of

@@ -75,15 +75,10 @@ void rtcd_cl_prefetch_info(const rtcd_opencl* cl, uint32_t i, int stage)
     /* Where it goes too, for writing: a store that misses stalls the
      * loads behind it that read a store just made (the poses' and
      * motion's, built on the stack), however far from it. */
-    const char* to = (const char*)&cl->infos[cl->info_in ^ 1u][i];
-    for (size_t b = 0; b < sizeof(cl_pair_info); b += 64) __builtin_prefetch(to + b, 1);
+    rtcd_prefetch_write(&cl->infos[cl->info_in ^ 1u][i], sizeof(cl_pair_info));
     /* Its result: written here when its pass finds nothing (PASS_EMPTY). */
-    const char* r = (const char*)&cl->call.results[i];
-    for (size_t b = 0; b < sizeof(rtcd_pair_result); b += 64) __builtin_prefetch(r + b, 1);
-    if (*at) {
-        const char* from = (const char*)&cl->infos[cl->info_in][*at - 1u];
-        for (size_t b = 0; b < sizeof(cl_pair_info); b += 64) __builtin_prefetch(from + b);
-    }
+    rtcd_prefetch_write(&cl->call.results[i], sizeof(rtcd_pair_result));
+    if (*at) rtcd_prefetch_read(&cl->infos[cl->info_in][*at - 1u], sizeof(cl_pair_info));
 }
 
 void rtcd_cl_flip_infos(rtcd_opencl* cl, uint32_t n)

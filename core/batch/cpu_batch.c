@@ -237,10 +237,7 @@ static void run_range(uint32_t begin, uint32_t end, uint32_t worker, void* conte
         if (ahead) rtcd_pair_state_prefetch(ahead->state);
         /* Its result too, for writing: a store that misses stalls every
          * later load that reads a store just made (the poses' copies). */
-        if (i + 4 < end) {
-            const char* r = (const char*)&b->results[i + 4];
-            for (size_t k = 0; k < sizeof *b->results; k += 64) __builtin_prefetch(r + k, 1);
-        }
+        if (i + 4 < end) rtcd_prefetch_write(&b->results[i + 4], sizeof *b->results);
         run_pair(b, w, i, entry_of(b, i));
         double t = now_ms();
         if (b->results[i].standard_pass)

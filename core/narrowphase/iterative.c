@@ -428,10 +428,7 @@ void rtcd_pair_state_release(rtcd_pair_state* state)
 
 void rtcd_pair_state_prefetch(const rtcd_pair_state* state)
 {
-    if (!state) return;
-    const char* p = (const char*)state;
-    size_t lines = (sizeof *state + 63) / 64;
-    for (size_t i = 0; i < lines; ++i) __builtin_prefetch(p + 64 * i);
+    if (state) rtcd_prefetch_read(state, sizeof *state);
 }
 
 void rtcd_pair_state_reset(rtcd_pair_state* state)
