@@ -372,11 +372,8 @@ rtcd_error rtcd_cl_plan_call(rtcd_opencl* cl, uint32_t n, uint32_t* off_pairs)
         job.fresh = rtcd_alloc(((size_t)n + 1) * sizeof *job.fresh);
         job.fresh_count = rtcd_alloc(((size_t)job.chunks + 1) * sizeof *job.fresh_count);
     }
-    if (!job.sums || (several && (!job.fresh || !job.fresh_count))) {
-        rtcd_free(job.sums), rtcd_free(job.fresh), rtcd_free(job.fresh_count);
-        return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_collide: out of memory for %u pairs", n);
-    }
-    if (!rtcd_grow((void**)&cl->call.staged, &cl->call.staged_cap, (size_t)n + 1, sizeof(rtcd_cl_pair))) {
+    if (!job.sums || (several && (!job.fresh || !job.fresh_count)) ||
+        !rtcd_grow((void**)&cl->call.staged, &cl->call.staged_cap, (size_t)n + 1, sizeof(rtcd_cl_pair))) {
         rtcd_free(job.sums), rtcd_free(job.fresh), rtcd_free(job.fresh_count);
         return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_collide: out of memory for %u pairs", n);
     }
