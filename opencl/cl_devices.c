@@ -306,6 +306,23 @@ static rtcd_error open_split(rtcd_opencl* cl, const char* spec, const candidate*
     return result;
 }
 
+/* A split CPU device (PoCL) runs sub-device k's commands on its worker
+ * thread k only. Unpinned, the OS sometimes queues two workers on one core
+ * for a whole time slice, and one sub-device's kernel waits up to 4 ms for
+ * the other's (`perf sched` on the avalanche: 0.8 ms mean scheduling delay
+ * a wake-up). PoCL pins worker k to core k when POCL_AFFINITY is set; it
+ * reads it when its workers start (the process's first OpenCL call), so it
+ * is set before ours, only for a split, and never over the user's own. */
+static void pin_cpu_workers(const spec_entry* entries, uint32_t count)
+{
+    for (uint32_t k = 0; k < count; ++k)
+        if (entries[k].split > 1) {
+            if (!getenv("POCL_AFFINITY") && setenv("POCL_AFFINITY", "1", 0) == 0)
+                rtcd_log(RTCD_LOG_INFO, "OpenCL: POCL_AFFINITY=1 (a split device: one core per PoCL worker)");
+            return;
+        }
+}
+
 rtcd_error rtcd_cl_open_devices(rtcd_opencl* cl)
 {
     const char* spec = cl->def.devices ? cl->def.devices : getenv("RTCD_DEVICES");
@@ -318,6 +335,7 @@ rtcd_error rtcd_cl_open_devices(rtcd_opencl* cl)
         rtcd_error e = parse_spec(spec, entries, &entry_count);
         if (e != RTCD_OK) return e;
     }
+    pin_cpu_workers(entries, entry_count);
     cl_platform_id platforms[16];
     cl_uint np = 0;
     cl_int err = clGetPlatformIDs(16, platforms, &np);

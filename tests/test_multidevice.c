@@ -199,6 +199,28 @@ static void assert_sub_name(const rtcd_opencl* cl, uint32_t device, const char* 
     assert_non_null(strstr(name, " CU]"));
 }
 
+/* A split asks PoCL to pin its workers (one core each: sub-device k runs on
+ * worker k only), before the process's first OpenCL call; a user's own
+ * POCL_AFFINITY is never overwritten, and a whole device sets nothing (the
+ * parent process checks that). */
+static void test_split_pins_pocl_workers(void** state)
+{
+    (void)state;
+    if (getenv("POCL_AFFINITY")) {
+        print_message("POCL_AFFINITY is set outside the test: not run\n");
+        skip();
+    }
+    rtcd_opencl* sub = open_or_skip("0:0/2", 0);
+    assert_non_null(getenv("POCL_AFFINITY"));
+    assert_string_equal(getenv("POCL_AFFINITY"), "1");
+    rtcd_opencl_destroy(sub);
+    setenv("POCL_AFFINITY", "0", 1);
+    sub = open_or_skip("0:0/2", 0);
+    assert_string_equal(getenv("POCL_AFFINITY"), "0");
+    rtcd_opencl_destroy(sub);
+    unsetenv("POCL_AFFINITY");
+}
+
 /* "0:0/2" opens two sub-devices, each with its own context and queue, and
  * over an avalanche gives bit for bit what the whole device 0:0 gives, as
  * does the mixed list "0:0/2,0:1" when there is a device 0:1. */
@@ -343,11 +365,13 @@ int main(void)
      * process one-thread PoCL devices (POCL_MAX_PTHREAD_COUNT=1), read once
      * per process at the first OpenCL call. So a child, forked before any
      * OpenCL call, runs the sub-device tests with two threads per device. */
+    int user_pinned = getenv("POCL_AFFINITY") != NULL;
     fflush(NULL);
     pid_t child = fork();
     if (child == 0) {
         setenv("POCL_MAX_PTHREAD_COUNT", "2", 1);
         const struct CMUnitTest sub_tests[] = {
+            cmocka_unit_test(test_split_pins_pocl_workers), /* first: before any OpenCL call */
             cmocka_unit_test(test_subdevices_match_one_device),
             cmocka_unit_test(test_subdevices_max_devices),
             cmocka_unit_test(test_subdevice_bad_specs),
@@ -367,5 +391,8 @@ int main(void)
         cmocka_unit_test(test_world_falls_back_on_broken_kernel),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
-    return failed || child_failed;
+    /* No split in this process: PoCL's workers were left as the user set them. */
+    int pinned = !user_pinned && getenv("POCL_AFFINITY") != NULL;
+    if (pinned) fprintf(stderr, "POCL_AFFINITY was set without a split device\n");
+    return failed || child_failed || pinned;
 }
