@@ -135,7 +135,13 @@ static uint32_t plan_pairs(rtcd_opencl* cl, uint32_t begin, uint32_t end, place_
         /* Its state into call order first (the arrays flip after this
          * pass), fetched ahead: the states lie all over the old array. */
         if (i + 16 < end) rtcd_cl_prefetch_info(cl, i + 16, 0);
-        if (i + 8 < end) rtcd_cl_prefetch_info(cl, i + 8, 1);
+        if (i + 8 < end) {
+            rtcd_cl_prefetch_info(cl, i + 8, 1);
+            /* Its bodies (pose, back pose): at thousands of bodies they
+             * miss the cache, a pair's poses lie anywhere in the array. */
+            rtcd_prefetch_read(rtcd_call_a(c, i + 8), sizeof(rtcd_body_desc));
+            rtcd_prefetch_read(rtcd_call_b(c, i + 8), sizeof(rtcd_body_desc));
+        }
         /* Its ends' registry indices, from its bodies'. */
         cl->call.where[2 * i] = cl->call.body_where[c->pairs[i].a];
         cl->call.where[2 * i + 1] = cl->call.body_where[c->pairs[i].b];

@@ -93,8 +93,9 @@ RTCD_INLINE rtcd_xform xf_inverse(const rtcd_xform* x)
     rtcd_xform out;
     for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j) out.r[3 * i + j] = x->r[3 * j + i];
-    for (int i = 0; i < 3; ++i)
-        out.t[i] = -(out.r[3 * i] * x->t[0] + out.r[3 * i + 1] * x->t[1] + out.r[3 * i + 2] * x->t[2]);
+    /* From x's own rows (the same products as out.r's): reading out.r back
+     * made the compiler load a vector over scalars it had just stored. */
+    for (int i = 0; i < 3; ++i) out.t[i] = -(x->r[i] * x->t[0] + x->r[3 + i] * x->t[1] + x->r[6 + i] * x->t[2]);
     return out;
 }
 
