@@ -269,7 +269,11 @@ int rtcd_track_plan(rtcd_pair_track* track, const rtcd_narrowphase_def* ndef, co
                     const rtcd_xform* pose_a, const rtcd_xform* pose_b, const rtcd_pair_motion* motion)
 {
     const rtcd_iterative_def* def = &ndef->iterative;
-    rtcd_xform now = xf_relative(pose_a, pose_b);
+    /* Written in place: returned by value, it was built in a temporary and
+     * copied with a vector load over scalar stores (a store-forwarding
+     * stall, the largest single cost of this function at 8192 blobs). */
+    rtcd_xform now;
+    xf_relative_into(&now, pose_a->r, pose_a->t, pose_b->r, pose_b->t);
     if (track->a != a || track->b != b || track->id_a != a->id || track->id_b != b->id ||
         def->algorithm == RTCD_ALGORITHM_STANDARD) {
         memset(track, 0, sizeof *track);

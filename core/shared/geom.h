@@ -69,16 +69,21 @@ RTCD_INLINE rtcd_v3 xf_point(const rtcd_xform* x, rtcd_v3 p)
 /* inverse(a) * b: maps b's local frame into a's local frame, from
  * rotations and translations wherever they are (xf_relative's, or the public
  * rtcd_transform's read in place: no copy through the stack). */
+RTCD_INLINE void xf_relative_into(rtcd_xform* out, const float* ra, const float* ta, const float* rb, const float* tb)
+{
+    for (int i = 0; i < 3; ++i) {
+        for (int j = 0; j < 3; ++j) {
+            out->r[3 * i + j] = ra[0 + i] * rb[0 + j] + ra[3 + i] * rb[3 + j] + ra[6 + i] * rb[6 + j];
+        }
+        float d0 = tb[0] - ta[0], d1 = tb[1] - ta[1], d2 = tb[2] - ta[2];
+        out->t[i] = ra[0 + i] * d0 + ra[3 + i] * d1 + ra[6 + i] * d2;
+    }
+}
+
 RTCD_INLINE rtcd_xform xf_relative_parts(const float* ra, const float* ta, const float* rb, const float* tb)
 {
     rtcd_xform out;
-    for (int i = 0; i < 3; ++i) {
-        for (int j = 0; j < 3; ++j) {
-            out.r[3 * i + j] = ra[0 + i] * rb[0 + j] + ra[3 + i] * rb[3 + j] + ra[6 + i] * rb[6 + j];
-        }
-        float d0 = tb[0] - ta[0], d1 = tb[1] - ta[1], d2 = tb[2] - ta[2];
-        out.t[i] = ra[0 + i] * d0 + ra[3 + i] * d1 + ra[6 + i] * d2;
-    }
+    xf_relative_into(&out, ra, ta, rb, tb);
     return out;
 }
 
