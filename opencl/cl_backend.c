@@ -1,7 +1,7 @@
-/* The batch on one or several devices: pairs keep the device that first took
- * them, new pairs go to the device with the least estimated work this call,
- * every device gets one upload, one launch and one download, and the host
- * waits once for all of them. For
+/* The batch on one or several devices: a pair keeps its device while it
+ * walks kept rays; new pairs and standard passes go to the device expected
+ * to finish first (cl_plan.c). Every device gets one upload, one launch and
+ * one download, and the host waits once for all of them. For
  * the iterative algorithms the host plans each pair's pass (rtcd_track_plan,
  * as the CPU reference) and the kept rays stay on the pair's device (cl_state.c).
  *
@@ -281,15 +281,18 @@ static double event_ms(cl_event* ev)
 /* The devices' part of the profile, once they are done (events released). */
 static void device_profile(rtcd_opencl* cl)
 {
+    double kernel_ms[RTCD_CL_MAX_DEVICES];
     for (uint32_t dv = 0; dv < cl->device_count; ++dv) {
         cl_device_state* d = &cl->devices[dv];
         cl->stats.upload_ms += event_ms(&d->ev_upload) + event_ms(&d->ev_bodies);
-        cl->stats.device_ms += event_ms(&d->ev_kernel) + event_ms(&d->ev_retry);
+        kernel_ms[dv] = event_ms(&d->ev_kernel) + event_ms(&d->ev_retry);
+        cl->stats.device_ms += kernel_ms[dv];
         cl->stats.download_ms += event_ms(&d->ev_download) + event_ms(&d->ev_rays);
         cl->stats.upload_bytes += d->sent_bytes;
         cl->stats.download_bytes += d->got_bytes;
         d->sent_bytes = d->got_bytes = 0;
     }
+    if (cl->device_count > 1) rtcd_cl_learn_speeds(cl, kernel_ms);
 }
 
 static double now_ms(void)

@@ -72,6 +72,11 @@ typedef struct cl_device_state {
     size_t sent_bytes, got_bytes;
     uint32_t batch_count, batch_cap;
     size_t rays_total;      /* room for the batch's colliding rays (when asked for) */
+    uint64_t load;          /* the batch's estimated work (cl_plan.c) */
+    /* Kernel ms per unit of estimated work: measured (a moving average, 0
+     * until known) and what the planning uses (1 until every device's is
+     * known; rtcd_cl_learn_speeds). */
+    double measured, pace;
     size_t host_rays_cap;
 } cl_device_state;
 
@@ -230,6 +235,9 @@ void rtcd_cl_registry_free(cl_mesh_registry* reg);
  * on the CPU. */
 rtcd_error rtcd_cl_plan_call(rtcd_opencl* cl, uint32_t n, uint32_t* off_pairs);
 rtcd_error rtcd_cl_finish_call(rtcd_opencl* cl, uint32_t n);
+/* After a call, each device's kernel time (kernel_ms[device]) against the
+ * work the planning gave it: the pace its next plans assume. */
+void rtcd_cl_learn_speeds(rtcd_opencl* cl, const double* kernel_ms);
 
 /* cl_pinned.c: a host array of at least `bytes` (contents not kept). */
 rtcd_error rtcd_cl_host_array(cl_device_state* d, cl_host_array* a, size_t bytes);

@@ -180,10 +180,10 @@ static uint32_t plan_pairs(rtcd_opencl* cl, uint32_t begin, uint32_t end, place_
         describe_pair(cl, i, info, serial, &cl->call.staged[i]);
         if (one_device)
             add_to_sums(cl, i, &local);
-        else if (cl->call.device[i] != NEW_ON_DEVICE)
-            add_to_sums(cl, i, &sums[cl->call.device[i]]);
+        else if (cl->call.device[i] != NEW_ON_DEVICE && !standard)
+            add_to_sums(cl, i, &sums[cl->call.device[i]]); /* it walks the kept rays on its device */
         else
-            fresh[(*fresh_count)++] = i;
+            fresh[(*fresh_count)++] = i; /* new, or a standard pass (it reads no kept rays): any device */
     }
     if (one_device) sums[0] = local; /* summed in registers: the usual case */
     return off;
@@ -227,6 +227,28 @@ static void set_device_sums(rtcd_opencl* cl, uint32_t dv, const place_sums* at)
     cl->devices[dv].batch_count = at->pairs;
     cl->devices[dv].arena_used = at->keep;
     cl->devices[dv].rays_total = at->rays;
+    cl->devices[dv].load = at->load;
+}
+
+/* A device's time per unit of estimated work, learned over the calls (a
+ * moving average; equal for all until each has run some). Devices differ
+ * (a small GPU beside a large one, a CPU core that also serves the host):
+ * on two pinned PoCL sub-devices device 0's kernels took 3-4 % longer for
+ * the same estimate. */
+#define PACE_WEIGHT 0.1
+
+void rtcd_cl_learn_speeds(rtcd_opencl* cl, const double* kernel_ms)
+{
+    int known = 1;
+    for (uint32_t dv = 0; dv < cl->device_count; ++dv) {
+        cl_device_state* d = &cl->devices[dv];
+        if (d->load && kernel_ms[dv] > 0.0) {
+            double pace = kernel_ms[dv] / (double)d->load;
+            d->measured = d->measured ? (1.0 - PACE_WEIGHT) * d->measured + PACE_WEIGHT * pace : pace;
+        }
+        known &= d->measured > 0.0;
+    }
+    for (uint32_t dv = 0; dv < cl->device_count; ++dv) cl->devices[dv].pace = known ? cl->devices[dv].measured : 1.0;
 }
 
 /* The call's host passes run over pieces of PLACE_CHUNK pairs (and, in the
@@ -266,17 +288,21 @@ static void plan_range(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
     }
 }
 
-/* Between the passes, serial: with several devices, each new pair (or
- * repeated key's copy), in call order, goes to the device with the least
- * estimated work, counting every pair that kept its device; then each
- * device's places are prefix sums over the pieces. Touches the pieces'
- * totals and the new pairs only. */
+/* Between the passes, serial: with several devices, each pair free to go
+ * anywhere (a new pair, a repeated key's copy, a standard pass: none reads
+ * kept rays), in call order, goes to the device expected to finish first:
+ * the least estimated work, counting every pair bound to its device, times
+ * the device's measured time per unit of it (rtcd_cl_learn_speeds). Then
+ * each device's places are prefix sums over the pieces. Touches the pieces'
+ * totals and the free pairs only. */
 static void settle_places(plan_job* job)
 {
     rtcd_opencl* cl = job->cl;
     uint32_t nd = job->devices;
     if (job->fresh) {
         uint64_t load[RTCD_CL_MAX_DEVICES] = {0};
+        double pace[RTCD_CL_MAX_DEVICES];
+        for (uint32_t d = 0; d < nd; ++d) pace[d] = cl->devices[d].pace > 0.0 ? cl->devices[d].pace : 1.0;
         for (uint32_t c = 0; c < job->chunks; ++c)
             for (uint32_t d = 0; d < nd; ++d) load[d] += job->sums[(size_t)c * nd + d].load;
         for (uint32_t c = 0; c < job->chunks; ++c) {
@@ -284,7 +310,7 @@ static void settle_places(plan_job* job)
             for (uint32_t k = 0; k < job->fresh_count[c]; ++k) {
                 uint32_t i = fresh[k], best = 0;
                 for (uint32_t d = 1; d < nd; ++d)
-                    if (load[d] < load[best]) best = d;
+                    if ((double)load[d] * pace[d] < (double)load[best] * pace[best]) best = d;
                 cl_pair_info* info = pair_info(cl, i);
                 if (info) info->device = (uint8_t)best;
                 cl->call.device[i] = (uint8_t)best;
