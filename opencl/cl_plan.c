@@ -63,7 +63,8 @@ static void add_to_sums(const rtcd_opencl* cl, uint32_t i, place_sums* t)
  * bodies, and for the iterative algorithms its planned pass and where its
  * kept rays are read; where its kept and colliding rays are written is its
  * place's (place_pair). */
-static void describe_pair(const rtcd_opencl* cl, uint32_t i, const cl_pair_info* info, int serial, rtcd_cl_pair* cp)
+static void describe_pair(const rtcd_opencl* cl, uint32_t i, const cl_pair_info* info, const rtcd_xform* before,
+                          int serial, rtcd_cl_pair* cp)
 {
     const rtcd_body_pair* p = &cl->call.request->pairs[i];
     const rtcd_body_desc *a = rtcd_call_a(cl->call.request, i), *b = rtcd_call_b(cl->call.request, i);
@@ -111,8 +112,8 @@ static void describe_pair(const rtcd_opencl* cl, uint32_t i, const cl_pair_info*
     cp->margin = cl->def.speculative_margin;
     if (info->track.has_motion) {
         cp->flags |= RTCD_CL_HAS_MOTION | info->track.deformed << RTCD_CL_DEFORMED_SHIFT;
-        memcpy(cp->before, info->track.before.r, 9 * sizeof(float));
-        memcpy(cp->before + 9, info->track.before.t, 3 * sizeof(float));
+        memcpy(cp->before, before->r, 9 * sizeof(float));
+        memcpy(cp->before + 9, before->t, 3 * sizeof(float));
     }
 }
 
@@ -148,6 +149,7 @@ static uint32_t plan_pairs(rtcd_opencl* cl, uint32_t begin, uint32_t end, place_
         rtcd_cl_gather_info(cl, i);
         cl_pair_info* info = cl->call.info_of[i] != RTCD_CL_NO_SLOT ? &cl->infos[cl->info_in ^ 1u][i] : NULL;
         uint8_t standard = 1;
+        rtcd_xform before; /* the pair's pose one step back, when its track has_motion */
         if (rtcd_cl_off_device(cl->call.where, i)) {
             cl->call.device[i] = RTCD_CL_OFF_DEVICE;
             cl->call.standard[i] = 1;
@@ -159,7 +161,7 @@ static uint32_t plan_pairs(rtcd_opencl* cl, uint32_t begin, uint32_t end, place_
             rtcd_xform xa = rtcd_to_xform(&a->pose), xb = rtcd_to_xform(&b->pose);
             rtcd_pair_motion motion;
             rtcd_call_motion(c, i, &motion);
-            standard = (uint8_t)rtcd_track_plan(&info->track, &cl->def, a->mesh, b->mesh, &xa, &xb, &motion);
+            standard = (uint8_t)rtcd_track_plan(&info->track, &cl->def, a->mesh, b->mesh, &xa, &xb, &motion, &before);
         }
         uint32_t items = standard ? rtcd_call_ray_room(c, i) : info->entries;
         cl->call.device[i] = info && info->device != 0xff ? info->device : NEW_ON_DEVICE;
@@ -177,7 +179,7 @@ static uint32_t plan_pairs(rtcd_opencl* cl, uint32_t begin, uint32_t end, place_
         /* Its record now, while its state and bodies are in cache, in call
          * order; its places in the device's buffers come in the second pass. */
         int serial = cl->devices[info && info->device != 0xff ? info->device : 0].serial;
-        describe_pair(cl, i, info, serial, &cl->call.staged[i]);
+        describe_pair(cl, i, info, &before, serial, &cl->call.staged[i]);
         if (one_device)
             add_to_sums(cl, i, &local);
         else if (cl->call.device[i] != NEW_ON_DEVICE && !standard)

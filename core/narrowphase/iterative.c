@@ -247,17 +247,17 @@ static float box_gap(const rtcd_mesh* a, const rtcd_mesh* b, const rtcd_xform* b
  * and no deformation)? Then the predictions reach RTCD_STEADY_CALLS steps
  * of it past the threshold. */
 static void steady_plan(rtcd_pair_track* track, const rtcd_iterative_def* def, const rtcd_xform* now,
-                        const rtcd_pair_motion* motion)
+                        const rtcd_xform* before, const rtcd_pair_motion* motion)
 {
     memset(track->steady, 0, sizeof track->steady);
     track->calls_since_ref = 0;
     if (def->algorithm != RTCD_ALGORITHM_PREDICTIVE || !def->adaptive || !motion || !motion->has_back ||
         track->deformed)
         return;
-    rtcd_v3 v = v3_sub(v3_load(now->t), v3_load(track->before.t));
+    rtcd_v3 v = v3_sub(v3_load(now->t), v3_load(before->t));
     float speed = v3_length(v);
     if (!(speed > 0.0f) || !isfinite(speed)) return;
-    if (memcmp(track->before.r, now->r, sizeof now->r) != 0) return;
+    if (memcmp(before->r, now->r, sizeof now->r) != 0) return;
     track->steady[0] = v.x, track->steady[1] = v.y, track->steady[2] = v.z;
     float confidence = def->confidence >= 1.0f ? def->confidence : 1.0f;
     float reach = confidence * (track->params.displacement_threshold + (float)RTCD_STEADY_CALLS * speed);
@@ -266,7 +266,8 @@ static void steady_plan(rtcd_pair_track* track, const rtcd_iterative_def* def, c
 }
 
 int rtcd_track_plan(rtcd_pair_track* track, const rtcd_narrowphase_def* ndef, const rtcd_mesh* a, const rtcd_mesh* b,
-                    const rtcd_xform* pose_a, const rtcd_xform* pose_b, const rtcd_pair_motion* motion)
+                    const rtcd_xform* pose_a, const rtcd_xform* pose_b, const rtcd_pair_motion* motion,
+                    rtcd_xform* before)
 {
     const rtcd_iterative_def* def = &ndef->iterative;
     /* Written in place: returned by value, it was built in a temporary and
@@ -302,12 +303,12 @@ int rtcd_track_plan(rtcd_pair_track* track, const rtcd_narrowphase_def* ndef, co
      * standard pass assumes nothing about its motion, its second knows it. */
     track->step_displacement = isfinite(step) ? step : RTCD_FLT_MAX;
     track->has_motion = track->has_prev;
-    track->before = track->prev;
+    *before = track->prev;
     if (motion && motion->has_back) {
         /* Where the velocities head: better than the last call's motion,
          * and known from the first call. */
         track->has_motion = 1;
-        track->before = motion->back;
+        *before = motion->back;
     }
     track->prev = now;
     track->has_prev = 1;
@@ -373,7 +374,7 @@ int rtcd_track_plan(rtcd_pair_track* track, const rtcd_narrowphase_def* ndef, co
                                   ? fmaxf(fmaxf(box_gap(a, b, &now), kept), RTCD_ITERATIVE_UNSEEN_EDGES *
                                                                    fminf(a->mean_edge_length, b->mean_edge_length))
                                   : 0.0f;
-        steady_plan(track, def, &now, motion);
+        steady_plan(track, def, &now, before, motion);
         /* Predictions cover at least the speculative reach; the iterative
          * algorithm's (shared/pair.h) only `kept`. */
         if (def->algorithm == RTCD_ALGORITHM_ITERATIVE)
@@ -517,12 +518,13 @@ rtcd_error rtcd_pair_step(const rtcd_narrowphase_def* def, rtcd_pair_state* stat
         rtcd_standard_pass(def, ctx, a, b, recs, count, st, NULL);
         return RTCD_OK;
     }
-    int standard = rtcd_track_plan(&state->track, def, a, b, pa, pb, motion);
+    rtcd_xform before;
+    int standard = rtcd_track_plan(&state->track, def, a, b, pa, pb, motion, &before);
     /* An iterative pass with nothing kept walks nothing and finds nothing:
      * no context needed (the OpenCL host answers these itself, cl_plan.c). */
     if (!standard && !state->count) return RTCD_OK;
     rtcd_pair_ctx_init(ctx, def, a, pa, b, pb, idef->algorithm, &state->track.params,
-                       state->track.has_motion ? &state->track.before : NULL, state->track.deformed,
+                       state->track.has_motion ? &before : NULL, state->track.deformed,
                        state->track.speculative);
     if (!standard) {
         iterative_pass(ctx, state, recs, count, st);

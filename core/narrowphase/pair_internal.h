@@ -28,8 +28,7 @@ typedef struct rtcd_pair_track {
     int has_prev;
     rtcd_xform ref;        /* b in a's frame at the last standard pass */
     rtcd_xform prev;       /* b in a's frame at the last call (this call's, once planned) */
-    int has_motion;
-    rtcd_xform before;     /* b in a's frame at the call before this one: the motion of this step */
+    int has_motion;        /* this call: the motion of this step is known (rtcd_track_plan's `before`) */
     float step_displacement; /* relative motion in the last step */
     float speculative;     /* this call's speculative reach (0: none) */
     int refresh;           /* the last pass found crossing contacts, which are not kept: a standard pass next */
@@ -101,10 +100,14 @@ static inline void rtcd_pair_motion_set(rtcd_pair_motion* m, float motion, const
  * pass (parameters chosen afresh, displacement reset), 0 for an iterative
  * one. A track of other meshes (by address or id), or of the STANDARD
  * algorithm, resets.
- * motion may be NULL (nothing known). Sets track->speculative, and
- * track->before from motion->back when given. */
+ * motion may be NULL (nothing known). Sets track->speculative and
+ * track->has_motion; when that is set, *before is b in a's frame one step
+ * back (motion->back when given, else the last call's): this call's
+ * output, not kept in the track, which every call copies (the OpenCL host
+ * gathers each pair's track into call order). */
 int rtcd_track_plan(rtcd_pair_track* track, const rtcd_narrowphase_def* def, const rtcd_mesh* a, const rtcd_mesh* b,
-                    const rtcd_xform* pose_a, const rtcd_xform* pose_b, const rtcd_pair_motion* motion);
+                    const rtcd_xform* pose_a, const rtcd_xform* pose_b, const rtcd_pair_motion* motion,
+                    rtcd_xform* before);
 
 /* What a standard pass of the iterative algorithms keeps: one entry (2
  * words, shared/iterate.h) per colliding ray, and for the predictive one per
