@@ -90,17 +90,17 @@ static float turn_of(const rtcd_xform* x0, const rtcd_xform* x1)
     return sqrtf(0.5f * sum) * (1.0f + 1e-5f) + 1e-6f;
 }
 
-/* rtcd_relative_displacement for a turn already known (turn_of), with
- * b_in_a1's inverse out (rtcd_near_displacement reads both again). */
+/* rtcd_relative_displacement for a turn already known (turn_of) and
+ * b_in_a1's inverse a_in_b1 (a call's planning computes it once for all its
+ * bounds). */
 static float whole_displacement(const rtcd_mesh* a, const rtcd_mesh* b, const rtcd_xform* b_in_a0,
-                                const rtcd_xform* b_in_a1, float turn, rtcd_xform* a_in_b1)
+                                const rtcd_xform* b_in_a1, const rtcd_xform* a_in_b1, float turn)
 {
     /* A point x of B moves by (R1 - R0) x + (t1 - t0) in A's frame, and
      * |(R1 - R0) x| <= turn |x| (turn_of). The same bound holds for A's
      * points in B's frame with the inverse poses. */
     float move_b = v3_length(v3_sub(v3_load(b_in_a1->t), v3_load(b_in_a0->t)));
     rtcd_xform a_in_b0 = xf_inverse(b_in_a0);
-    *a_in_b1 = xf_inverse(b_in_a1);
     float move_a = v3_length(v3_sub(v3_load(a_in_b1->t), v3_load(a_in_b0.t)));
     return fmaxf(turn * b->reach + move_b, turn * a->reach + move_a);
 }
@@ -108,8 +108,8 @@ static float whole_displacement(const rtcd_mesh* a, const rtcd_mesh* b, const rt
 RTCD_API float rtcd_relative_displacement(const rtcd_mesh* a, const rtcd_mesh* b, const rtcd_xform* b_in_a0,
                                  const rtcd_xform* b_in_a1)
 {
-    rtcd_xform a_in_b1;
-    return whole_displacement(a, b, b_in_a0, b_in_a1, turn_of(b_in_a0, b_in_a1), &a_in_b1);
+    rtcd_xform a_in_b1 = xf_inverse(b_in_a1);
+    return whole_displacement(a, b, b_in_a0, b_in_a1, &a_in_b1, turn_of(b_in_a0, b_in_a1));
 }
 
 /* A mesh's bounding ball in its own frame: about its box's centre or its
@@ -136,12 +136,12 @@ static float mesh_ball(const rtcd_mesh* m, rtcd_v3* centre)
  * move, however fast they turn: the bound over whole meshes is
  * turn x reach. Never more than rtcd_relative_displacement (test_iterative's
  * test_near_displacement: sound against every vertex near the other's box). */
-RTCD_API float rtcd_near_displacement(const rtcd_mesh* a, const rtcd_mesh* b, const rtcd_xform* b_in_a0,
-                                      const rtcd_xform* b_in_a1, float near)
+static float near_displacement(const rtcd_mesh* a, const rtcd_mesh* b, const rtcd_xform* b_in_a0,
+                               const rtcd_xform* b_in_a1, const rtcd_xform* a_in_b1, float near)
 {
     float turn = turn_of(b_in_a0, b_in_a1);
-    rtcd_xform back; /* a_in_b1: takes a point now in A's frame back to B's */
-    float whole = whole_displacement(a, b, b_in_a0, b_in_a1, turn, &back);
+    const rtcd_xform* back = a_in_b1; /* takes a point now in A's frame back to B's */
+    float whole = whole_displacement(a, b, b_in_a0, b_in_a1, a_in_b1, turn);
     rtcd_v3 ca, cb;
     float ra = mesh_ball(a, &ca) + near, rb = mesh_ball(b, &cb) + near;
     cb = xf_point(b_in_a1, cb);
@@ -159,12 +159,19 @@ RTCD_API float rtcd_near_displacement(const rtcd_mesh* a, const rtcd_mesh* b, co
         m = v3_add(ca, v3_scale(u, along / dist));
         r = sqrtf(fmaxf(0.0f, ra * ra - along * along));
     }
-    rtcd_v3 was = xf_point(b_in_a0, xf_point(&back, m));
+    rtcd_v3 was = xf_point(b_in_a0, xf_point(back, m));
     /* Rounding: the coordinates are at most about the balls' distance and
      * the translations; a few float ulps of them. */
     float slack = 4e-6f * (dist + ra + rb + v3_length(v3_load(b_in_a0->t)) + v3_length(v3_load(b_in_a1->t)));
     float bound = turn * r + v3_length(v3_sub(m, was)) + slack;
     return isfinite(bound) ? fminf(whole, bound) : whole;
+}
+
+RTCD_API float rtcd_near_displacement(const rtcd_mesh* a, const rtcd_mesh* b, const rtcd_xform* b_in_a0,
+                                      const rtcd_xform* b_in_a1, float near)
+{
+    rtcd_xform a_in_b1 = xf_inverse(b_in_a1);
+    return near_displacement(a, b, b_in_a0, b_in_a1, &a_in_b1, near);
 }
 
 /* A partner that moved by a translation alone over the step before a
@@ -287,9 +294,11 @@ int rtcd_track_plan(rtcd_pair_track* track, const rtcd_narrowphase_def* ndef, co
      * frame, as far as its mesh's odometer ran (the sum of its updates'
      * largest vertex displacements); that adds to the rigid bound. */
     double deformed[2] = {a->deformation, b->deformation};
-    float step = track->has_prev ? rtcd_relative_displacement(a, b, &track->prev, &now) +
-                                       (float)((deformed[0] - track->deformed_prev[0]) + (deformed[1] - track->deformed_prev[1]))
-                                 : 0.0f;
+    rtcd_xform now_back = xf_inverse(&now); /* a in b's frame: every bound below reads it */
+    float step = 0.0f;
+    if (track->has_prev)
+        step = whole_displacement(a, b, &track->prev, &now, &now_back, turn_of(&track->prev, &now)) +
+               (float)((deformed[0] - track->deformed_prev[0]) + (deformed[1] - track->deformed_prev[1]));
     /* Meshes whose odometer ran since the last call: their prev_vertices
      * hold that call's shape (one update per step), for the motion rays. An
      * update that moved nothing leaves prev_vertices equal to the vertices,
@@ -325,7 +334,7 @@ int rtcd_track_plan(rtcd_pair_track* track, const rtcd_narrowphase_def* ndef, co
          * (prev_vertices), and a walk that lands behind its vertex casts
          * the standard ray (shared/pair.h), so a twist sliding vertices
          * sideways over a bump is found in time (test_iterative). */
-        float moved = rtcd_near_displacement(a, b, &track->ref, &now, track->speculative) +
+        float moved = near_displacement(a, b, &track->ref, &now, &now_back, track->speculative) +
                       (float)((deformed[0] - track->deformed_ref[0]) + (deformed[1] - track->deformed_ref[1]));
         /* The predictive algorithm's predictions reach the culling
          * distance, at least the threshold: every vertex that can come in
