@@ -1,10 +1,15 @@
 /* Device discovery through the ICD loader, selection, and the program build
  * (whose log is always surfaced on failure). */
+#define _GNU_SOURCE /* sched_getaffinity: whether PoCL's workers may be pinned */
 #include "cl_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <sched.h>
+#include <unistd.h>
+#endif
 
 const char* rtcd_cl_error_string(cl_int code)
 {
@@ -306,18 +311,47 @@ static rtcd_error open_split(rtcd_opencl* cl, const char* spec, const candidate*
     return result;
 }
 
+/* Whether PoCL may pin its workers: it pins worker k to CPU k, for as many
+ * workers as POCL_MAX_PTHREAD_COUNT (or POCL_PTHREAD_MIN_THREADS) asks, else
+ * one per CPU, and aborts the process when the system refuses a CPU (one
+ * outside this process's affinity, as in a container given CPUs 2-3, or
+ * past the last). So every CPU from 0 to that count must be ours. */
+static int workers_may_be_pinned(void)
+{
+#ifdef __linux__
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    if (sched_getaffinity(0, sizeof mask, &mask) != 0) return 0;
+    long workers = sysconf(_SC_NPROCESSORS_ONLN);
+    const char* names[2] = {"POCL_MAX_PTHREAD_COUNT", "POCL_PTHREAD_MIN_THREADS"};
+    for (int k = 0; k < 2; ++k) {
+        const char* v = getenv(names[k]);
+        long n = v ? strtol(v, NULL, 10) : 0;
+        if (k == 0 && n > 0) workers = n;
+        if (k == 1 && n > workers) workers = n;
+    }
+    if (workers < 1 || workers > CPU_SETSIZE) return 0;
+    for (long c = 0; c < workers; ++c)
+        if (!CPU_ISSET((int)c, &mask)) return 0;
+    return 1;
+#else
+    return 0;
+#endif
+}
+
 /* A split CPU device (PoCL) runs sub-device k's commands on its worker
  * thread k only. Unpinned, the OS sometimes queues two workers on one core
  * for a whole time slice, and one sub-device's kernel waits up to 4 ms for
  * the other's (`perf sched` on the avalanche: 0.8 ms mean scheduling delay
  * a wake-up). PoCL pins worker k to core k when POCL_AFFINITY is set; it
  * reads it when its workers start (the process's first OpenCL call), so it
- * is set before ours, only for a split, and never over the user's own. */
+ * is set before ours, only for a split, only where every worker's CPU is
+ * ours (workers_may_be_pinned), and never over the user's own. */
 static void pin_cpu_workers(const spec_entry* entries, uint32_t count)
 {
     for (uint32_t k = 0; k < count; ++k)
         if (entries[k].split > 1) {
-            if (!getenv("POCL_AFFINITY") && setenv("POCL_AFFINITY", "1", 0) == 0)
+            if (!getenv("POCL_AFFINITY") && workers_may_be_pinned() && setenv("POCL_AFFINITY", "1", 0) == 0)
                 rtcd_log(RTCD_LOG_INFO, "OpenCL: POCL_AFFINITY=1 (a split device: one core per PoCL worker)");
             return;
         }
