@@ -91,7 +91,7 @@ static inline void rtcd_pair_motion_set(rtcd_pair_motion* m, float motion, const
     m->bound = motion > 0.0f && isfinite(motion) ? motion : 0.0f;
     m->has_back = back_a && back_b && rtcd_transform_finite(back_a) && rtcd_transform_finite(back_b);
     if (m->has_back)
-        m->back = xf_relative_parts(back_a->rotation, back_a->translation, back_b->rotation, back_b->translation);
+        xf_relative_into(&m->back, back_a->rotation, back_a->translation, back_b->rotation, back_b->translation);
     else
         memset(&m->back, 0, sizeof m->back);
 }

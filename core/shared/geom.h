@@ -66,9 +66,12 @@ RTCD_INLINE rtcd_v3 xf_point(const rtcd_xform* x, rtcd_v3 p)
 {
     return v3_add(xf_rotate(x, p), v3(x->t[0], x->t[1], x->t[2]));
 }
-/* inverse(a) * b: maps b's local frame into a's local frame, from
+/* inverse(a) * b into *out: maps b's local frame into a's local frame, from
  * rotations and translations wherever they are (xf_relative's, or the public
- * rtcd_transform's read in place: no copy through the stack). */
+ * rtcd_transform's read in place: no copy through the stack). Written in
+ * place on the hot paths: a value returned was built in a temporary and
+ * copied with vector loads over its scalar stores (a store-forwarding stall;
+ * rtcd_track_plan's largest cost at 8192 blobs). */
 RTCD_INLINE void xf_relative_into(rtcd_xform* out, const float* ra, const float* ta, const float* rb, const float* tb)
 {
     for (int i = 0; i < 3; ++i) {
@@ -80,16 +83,11 @@ RTCD_INLINE void xf_relative_into(rtcd_xform* out, const float* ra, const float*
     }
 }
 
-RTCD_INLINE rtcd_xform xf_relative_parts(const float* ra, const float* ta, const float* rb, const float* tb)
-{
-    rtcd_xform out;
-    xf_relative_into(&out, ra, ta, rb, tb);
-    return out;
-}
-
 RTCD_INLINE rtcd_xform xf_relative(const rtcd_xform* a, const rtcd_xform* b)
 {
-    return xf_relative_parts(a->r, a->t, b->r, b->t);
+    rtcd_xform out;
+    xf_relative_into(&out, a->r, a->t, b->r, b->t);
+    return out;
 }
 
 /* The inverse rigid transform. */
