@@ -322,14 +322,11 @@ static int workers_may_be_pinned(void)
     cpu_set_t mask;
     CPU_ZERO(&mask);
     if (sched_getaffinity(0, sizeof mask, &mask) != 0) return 0;
-    long workers = sysconf(_SC_NPROCESSORS_ONLN);
-    const char* names[2] = {"POCL_MAX_PTHREAD_COUNT", "POCL_PTHREAD_MIN_THREADS"};
-    for (int k = 0; k < 2; ++k) {
-        const char* v = getenv(names[k]);
-        long n = v ? strtol(v, NULL, 10) : 0;
-        if (k == 0 && n > 0) workers = n;
-        if (k == 1 && n > workers) workers = n;
-    }
+    const char* max = getenv("POCL_MAX_PTHREAD_COUNT");
+    const char* min = getenv("POCL_PTHREAD_MIN_THREADS");
+    long workers = max ? strtol(max, NULL, 10) : 0, at_least = min ? strtol(min, NULL, 10) : 0;
+    if (workers <= 0) workers = sysconf(_SC_NPROCESSORS_ONLN);
+    if (at_least > workers) workers = at_least;
     if (workers < 1 || workers > CPU_SETSIZE) return 0;
     for (long c = 0; c < workers; ++c)
         if (!CPU_ISSET((int)c, &mask)) return 0;

@@ -73,10 +73,7 @@ typedef struct cl_device_state {
     uint32_t batch_count, batch_cap;
     size_t rays_total;      /* room for the batch's colliding rays (when asked for) */
     uint64_t load;          /* the batch's estimated work (cl_plan.c) */
-    /* Kernel ms per unit of estimated work: measured (a moving average, 0
-     * until known) and what the planning uses (1 until every device's is
-     * known; rtcd_cl_learn_speeds). */
-    double measured, pace;
+    double pace;            /* kernel ms per unit of estimated work, a moving average (0: not known yet) */
     size_t host_rays_cap;
 } cl_device_state;
 

@@ -233,24 +233,19 @@ static void set_device_sums(rtcd_opencl* cl, uint32_t dv, const place_sums* at)
 }
 
 /* A device's time per unit of estimated work, learned over the calls (a
- * moving average; equal for all until each has run some). Devices differ
- * (a small GPU beside a large one, a CPU core that also serves the host):
- * on two pinned PoCL sub-devices device 0's kernels took 3-4 % longer for
- * the same estimate. */
+ * moving average). Devices differ (a small GPU beside a large one, a CPU
+ * core that also serves the host): on two pinned PoCL sub-devices device
+ * 0's kernels took 3-4 % longer for the same estimate. */
 #define PACE_WEIGHT 0.1
 
 void rtcd_cl_learn_speeds(rtcd_opencl* cl, const double* kernel_ms)
 {
-    int known = 1;
     for (uint32_t dv = 0; dv < cl->device_count; ++dv) {
         cl_device_state* d = &cl->devices[dv];
-        if (d->load && kernel_ms[dv] > 0.0) {
-            double pace = kernel_ms[dv] / (double)d->load;
-            d->measured = d->measured ? (1.0 - PACE_WEIGHT) * d->measured + PACE_WEIGHT * pace : pace;
-        }
-        known &= d->measured > 0.0;
+        if (!d->load || !(kernel_ms[dv] > 0.0)) continue;
+        double pace = kernel_ms[dv] / (double)d->load;
+        d->pace = d->pace > 0.0 ? (1.0 - PACE_WEIGHT) * d->pace + PACE_WEIGHT * pace : pace;
     }
-    for (uint32_t dv = 0; dv < cl->device_count; ++dv) cl->devices[dv].pace = known ? cl->devices[dv].measured : 1.0;
 }
 
 /* The call's host passes run over pieces of PLACE_CHUNK pairs (and, in the
@@ -303,8 +298,11 @@ static void settle_places(plan_job* job)
     uint32_t nd = job->devices;
     if (job->fresh) {
         uint64_t load[RTCD_CL_MAX_DEVICES] = {0};
+        /* Equal paces until every device's is known. */
         double pace[RTCD_CL_MAX_DEVICES];
-        for (uint32_t d = 0; d < nd; ++d) pace[d] = cl->devices[d].pace > 0.0 ? cl->devices[d].pace : 1.0;
+        int known = 1;
+        for (uint32_t d = 0; d < nd; ++d) known &= cl->devices[d].pace > 0.0;
+        for (uint32_t d = 0; d < nd; ++d) pace[d] = known ? cl->devices[d].pace : 1.0;
         for (uint32_t c = 0; c < job->chunks; ++c)
             for (uint32_t d = 0; d < nd; ++d) load[d] += job->sums[(size_t)c * nd + d].load;
         for (uint32_t c = 0; c < job->chunks; ++c) {
@@ -364,9 +362,10 @@ static void write_range(uint32_t begin, uint32_t end, uint32_t worker, void* ctx
     }
 }
 
-/* Device d's host arrays for `pairs` pairs and the call's bodies. */
-static rtcd_error grow_device_batch(rtcd_opencl* cl, cl_device_state* d, uint32_t pairs)
+/* Device d's host arrays for its batch_count pairs and the call's bodies. */
+static rtcd_error grow_device_batch(rtcd_opencl* cl, cl_device_state* d)
 {
+    uint32_t pairs = d->batch_count;
     size_t body_bytes = ((size_t)cl->call.request->body_count + 1) * RTCD_CL_BODY_FLOATS * sizeof(float);
     size_t need = (size_t)pairs + 1, ic = d->batch_cap;
     rtcd_error err;
@@ -416,7 +415,7 @@ rtcd_error rtcd_cl_plan_call(rtcd_opencl* cl, uint32_t n, uint32_t* off_pairs)
     *off_pairs = atomic_load(&job.off);
     settle_places(&job);
     for (uint32_t d = 0; d < cl->device_count && err == RTCD_OK; ++d)
-        err = grow_device_batch(cl, &cl->devices[d], cl->devices[d].batch_count);
+        err = grow_device_batch(cl, &cl->devices[d]);
     for (uint32_t d = 0; d < cl->device_count && err == RTCD_OK; ++d)
         err = rtcd_cl_arena_reserve(&cl->devices[d], cl->devices[d].arena_used);
     if (err == RTCD_OK) rtcd_parallel_for(&cl->tasks, job.chunks + job.body_chunks, 1, write_range, &job);
