@@ -78,6 +78,8 @@ rtcd_error rtcd_opencl_create(const rtcd_narrowphase_def* def, const char* kerne
     rtcd_opencl* cl = rtcd_calloc(1, sizeof *cl);
     if (!cl) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_create: out of memory");
     cl->def = *def;
+    const char* segments = getenv("RTCD_CL_SEGMENTS");
+    cl->segments = segments ? (uint32_t)strtoul(segments, NULL, 10) : 0u;
     /* Test hook for whole worlds: a suffix that breaks the kernels. */
     if (!kernel_suffix) kernel_suffix = getenv("RTCD_CL_KERNEL_SUFFIX");
     if (kernel_suffix && !(cl->kernel_suffix = rtcd_strdup(kernel_suffix))) {
@@ -175,65 +177,60 @@ static rtcd_error ensure_buffer(cl_device_state* d, cl_mem* buf, size_t* cap, si
     return RTCD_OK;
 }
 
-/* Upload, launch and download for one device; nothing here blocks. Each
- * command leaves an event for the profile (read once the device is done). */
-static rtcd_error launch(rtcd_opencl* cl, cl_device_state* d, int want_rays, size_t rays_total)
+/* Every argument of kernel k; pair_count: the slots it may run below. */
+static rtcd_error set_args(rtcd_opencl* cl, cl_device_state* d, cl_kernel k, cl_uint pair_count, int want_rays)
+{
+    cl_uint brute = cl->def.traversal == RTCD_TRAVERSAL_BRUTE_FORCE, mode = (cl_uint)cl->def.contact_normal,
+            rays_flag = (cl_uint)want_rays;
+    for (cl_uint a = 0; a < RTCD_CL_MESH_BUFFERS; ++a)
+        RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_MESHES + a, sizeof(cl_mem), &d->mesh_buffers[a]),
+                      "clSetKernelArg(meshes)");
+    RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_BODIES, sizeof(cl_mem), &d->bodies), "clSetKernelArg(bodies)");
+    RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_PAIRS, sizeof(cl_mem), &d->pairs), "clSetKernelArg(pairs)");
+    RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_PAIR_COUNT, sizeof pair_count, &pair_count), "clSetKernelArg(count)");
+    RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_BRUTE_FORCE, sizeof brute, &brute), "clSetKernelArg(brute_force)");
+    RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_MODE, sizeof mode, &mode), "clSetKernelArg(mode)");
+    RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_RESULTS, sizeof(cl_mem), &d->results), "clSetKernelArg(results)");
+    RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_RAYS, sizeof(cl_mem), &d->rays), "clSetKernelArg(rays)");
+    RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_WANT_RAYS, sizeof rays_flag, &rays_flag), "clSetKernelArg(want_rays)");
+    /* No arena yet (nothing kept so far): a NULL buffer, never read. The
+     * one written may have grown since the last segment (cl_state.c). */
+    RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_STATE, sizeof(cl_mem), &d->arena[d->arena_in]), "clSetKernelArg(state)");
+    RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_STATE_OUT, sizeof(cl_mem), &d->arena[d->arena_in ^ 1u]),
+                  "clSetKernelArg(state_out)");
+    if (d->retry_kernel)
+        RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_RETRY, sizeof(cl_mem), &d->retry), "clSetKernelArg(retry)");
+    return RTCD_OK;
+}
+
+/* A device's first segment with pairs: its meshes, the call's buffers
+ * (for the whole call: every slot and ray the call may give it), the
+ * bodies' poses, the retry list emptied. */
+static rtcd_error launch_begin(rtcd_opencl* cl, cl_device_state* d, int want_rays)
 {
     rtcd_error err = rtcd_cl_upload_meshes(d, &cl->registry);
     if (err != RTCD_OK) return err;
-    uint32_t n = d->batch_count;
-    if (n == 0) return RTCD_OK;
+    int several = cl->call.segments > 1;
+    uint32_t slots = several ? cl->call.request->pair_count : d->batch_count;
+    size_t rays = want_rays ? (several ? cl->call.ray_bound : d->rays_total) : 0;
+    if (want_rays && !rtcd_grow((void**)&d->host_rays, &d->host_rays_cap, rays + 1, sizeof(rtcd_world_ray)))
+        return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_collide: out of memory for rays");
     size_t body_bytes = (size_t)cl->call.request->body_count * RTCD_CL_BODY_FLOATS * sizeof(float);
-    if ((err = ensure_buffer(d, &d->pairs, &d->pairs_cap, n * sizeof(rtcd_cl_pair), CL_MEM_READ_ONLY)) != RTCD_OK ||
+    if ((err = ensure_buffer(d, &d->pairs, &d->pairs_cap, slots * sizeof(rtcd_cl_pair), CL_MEM_READ_ONLY)) != RTCD_OK ||
         (err = ensure_buffer(d, &d->bodies, &d->bodies_cap, body_bytes ? body_bytes : 1, CL_MEM_READ_ONLY)) != RTCD_OK ||
         (d->retry_kernel &&
-         (err = ensure_buffer(d, &d->retry, &d->retry_cap, (n + 1u) * sizeof(cl_uint), CL_MEM_READ_WRITE)) != RTCD_OK) ||
-        (err = ensure_buffer(d, &d->results, &d->results_cap, n * sizeof(rtcd_cl_result), CL_MEM_WRITE_ONLY)) !=
+         (err = ensure_buffer(d, &d->retry, &d->retry_cap, (slots + 1u) * sizeof(cl_uint), CL_MEM_READ_WRITE)) !=
+             RTCD_OK) ||
+        (err = ensure_buffer(d, &d->results, &d->results_cap, slots * sizeof(rtcd_cl_result), CL_MEM_WRITE_ONLY)) !=
             RTCD_OK ||
-        (err = ensure_buffer(d, &d->rays, &d->rays_cap, (want_rays ? rays_total : 1) * sizeof(rtcd_world_ray),
+        (err = ensure_buffer(d, &d->rays, &d->rays_cap, (rays ? rays : 1) * sizeof(rtcd_world_ray),
                              CL_MEM_WRITE_ONLY)) != RTCD_OK)
         return err;
-    RTCD_CL_CHECK(clEnqueueWriteBuffer(d->queue, d->pairs, CL_FALSE, 0, n * sizeof(rtcd_cl_pair), d->host_pairs, 0,
-                                       NULL, &d->ev_upload),
-                  "clEnqueueWriteBuffer(pairs)");
-    d->sent_bytes += n * sizeof(rtcd_cl_pair);
     if (body_bytes) {
         RTCD_CL_CHECK(clEnqueueWriteBuffer(d->queue, d->bodies, CL_FALSE, 0, body_bytes, d->host_bodies, 0, NULL,
                                            &d->ev_bodies),
                       "clEnqueueWriteBuffer(bodies)");
         d->sent_bytes += body_bytes;
-    }
-    cl_uint count = n, brute = cl->def.traversal == RTCD_TRAVERSAL_BRUTE_FORCE, mode = (cl_uint)cl->def.contact_normal,
-            rays_flag = (cl_uint)want_rays;
-    cl_kernel kernels[2] = {d->kernel, d->retry_kernel};
-    for (int i = 0; i < 2 && kernels[i]; ++i) {
-        cl_kernel k = kernels[i];
-        for (cl_uint a = 0; a < RTCD_CL_MESH_BUFFERS; ++a)
-            RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_MESHES + a, sizeof(cl_mem), &d->mesh_buffers[a]),
-                          "clSetKernelArg(meshes)");
-        RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_BODIES, sizeof(cl_mem), &d->bodies), "clSetKernelArg(bodies)");
-        RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_PAIRS, sizeof(cl_mem), &d->pairs), "clSetKernelArg(pairs)");
-        RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_PAIR_COUNT, sizeof count, &count), "clSetKernelArg(count)");
-        RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_BRUTE_FORCE, sizeof brute, &brute), "clSetKernelArg(brute_force)");
-        RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_MODE, sizeof mode, &mode), "clSetKernelArg(mode)");
-        RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_RESULTS, sizeof(cl_mem), &d->results), "clSetKernelArg(results)");
-        RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_RAYS, sizeof(cl_mem), &d->rays), "clSetKernelArg(rays)");
-        RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_WANT_RAYS, sizeof rays_flag, &rays_flag),
-                      "clSetKernelArg(want_rays)");
-        /* No arena yet (nothing kept so far): a NULL buffer, never read. */
-        RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_STATE, sizeof(cl_mem), &d->arena[d->arena_in]),
-                      "clSetKernelArg(state)");
-        RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_STATE_OUT, sizeof(cl_mem), &d->arena[d->arena_in ^ 1u]),
-                      "clSetKernelArg(state_out)");
-        if (d->retry_kernel)
-            RTCD_CL_CHECK(clSetKernelArg(k, RTCD_KARG_RETRY, sizeof(cl_mem), &d->retry), "clSetKernelArg(retry)");
-    }
-    size_t local = RTCD_CL_GROUP_SIZE, global = (size_t)n * RTCD_CL_GROUP_SIZE;
-    if (d->serial) {
-        /* One work item per pair, alone in its group: its private ray store
-         * (24 KB) then never multiplies by a group size on a worker's stack. */
-        global = n;
-        local = 1;
     }
     if (d->retry_kernel) {
         /* The retry list starts empty; the zero must outlive the call (the write is not blocking). */
@@ -241,11 +238,52 @@ static rtcd_error launch(rtcd_opencl* cl, cl_device_state* d, int want_rays, siz
         RTCD_CL_CHECK(clEnqueueWriteBuffer(d->queue, d->retry, CL_FALSE, 0, sizeof zero, &zero, 0, NULL, NULL),
                       "clEnqueueWriteBuffer(retry)");
     }
-    RTCD_CL_CHECK(clEnqueueNDRangeKernel(d->queue, d->kernel, 1, NULL, &global, &local, 0, NULL, &d->ev_kernel),
+    d->launched = 1;
+    return RTCD_OK;
+}
+
+/* Segment s on one device: its records up and its kernel queued over its
+ * slots [seg_begin, batch_count) (a global offset: the kernels take their
+ * pair from the global id); nothing here blocks. Each command leaves an
+ * event for the profile (read once the device is done). */
+static rtcd_error launch_segment(rtcd_opencl* cl, cl_device_state* d, uint32_t s, int want_rays)
+{
+    uint32_t first = d->seg_begin, end = d->batch_count;
+    if (end == first) return RTCD_OK;
+    rtcd_error err = d->launched ? RTCD_OK : launch_begin(cl, d, want_rays);
+    if (err != RTCD_OK) return err;
+    RTCD_CL_CHECK(clEnqueueWriteBuffer(d->queue, d->pairs, CL_FALSE, first * sizeof(rtcd_cl_pair),
+                                       (end - first) * sizeof(rtcd_cl_pair), d->host_pairs + first, 0, NULL,
+                                       &d->ev_upload[s]),
+                  "clEnqueueWriteBuffer(pairs)");
+    d->sent_bytes += (end - first) * sizeof(rtcd_cl_pair);
+    if ((err = set_args(cl, d, d->kernel, end, want_rays)) != RTCD_OK) return err;
+    size_t local = RTCD_CL_GROUP_SIZE, offset = (size_t)first * RTCD_CL_GROUP_SIZE,
+           global = (size_t)(end - first) * RTCD_CL_GROUP_SIZE;
+    if (d->serial) {
+        /* One work item per pair, alone in its group: its private ray store
+         * (24 KB) then never multiplies by a group size on a worker's stack. */
+        offset = first;
+        global = end - first;
+        local = 1;
+    }
+    RTCD_CL_CHECK(clEnqueueNDRangeKernel(d->queue, d->kernel, 1, &offset, &global, &local, 0, NULL, &d->ev_kernel[s]),
                   "clEnqueueNDRangeKernel(rtcd_collide_pairs)");
+    RTCD_CL_CHECK(clFlush(d->queue), "clFlush");
+    return RTCD_OK;
+}
+
+/* After the last segment: the retry kernel and the downloads; nothing blocks. */
+static rtcd_error launch_end(rtcd_opencl* cl, cl_device_state* d, int want_rays)
+{
+    uint32_t n = d->batch_count;
+    if (!d->launched || n == 0) return RTCD_OK;
     if (d->retry_kernel) {
+        rtcd_error err = set_args(cl, d, d->retry_kernel, n, want_rays);
+        if (err != RTCD_OK) return err;
         /* A fixed number of groups: the host never waits to learn how many pairs are listed. */
-        size_t groups = n < RTCD_CL_RETRY_GROUPS ? n : RTCD_CL_RETRY_GROUPS, retry_global = groups * local;
+        size_t local = RTCD_CL_GROUP_SIZE, groups = n < RTCD_CL_RETRY_GROUPS ? n : RTCD_CL_RETRY_GROUPS,
+               retry_global = groups * local;
         RTCD_CL_CHECK(clEnqueueNDRangeKernel(d->queue, d->retry_kernel, 1, NULL, &retry_global, &local, 0, NULL,
                                              &d->ev_retry),
                       "clEnqueueNDRangeKernel(rtcd_collide_retry)");
@@ -255,10 +293,10 @@ static rtcd_error launch(rtcd_opencl* cl, cl_device_state* d, int want_rays, siz
                   "clEnqueueReadBuffer(results)");
     d->got_bytes += n * sizeof(rtcd_cl_result);
     if (want_rays) {
-        RTCD_CL_CHECK(clEnqueueReadBuffer(d->queue, d->rays, CL_FALSE, 0, rays_total * sizeof(rtcd_world_ray),
+        RTCD_CL_CHECK(clEnqueueReadBuffer(d->queue, d->rays, CL_FALSE, 0, d->rays_total * sizeof(rtcd_world_ray),
                                           d->host_rays, 0, NULL, &d->ev_rays),
                       "clEnqueueReadBuffer(rays)");
-        d->got_bytes += rays_total * sizeof(rtcd_world_ray);
+        d->got_bytes += d->rays_total * sizeof(rtcd_world_ray);
     }
     RTCD_CL_CHECK(clFlush(d->queue), "clFlush");
     return RTCD_OK;
@@ -284,8 +322,12 @@ static void device_profile(rtcd_opencl* cl)
     double kernel_ms[RTCD_CL_MAX_DEVICES];
     for (uint32_t dv = 0; dv < cl->device_count; ++dv) {
         cl_device_state* d = &cl->devices[dv];
-        cl->stats.upload_ms += event_ms(&d->ev_upload) + event_ms(&d->ev_bodies);
-        kernel_ms[dv] = event_ms(&d->ev_kernel) + event_ms(&d->ev_retry);
+        cl->stats.upload_ms += event_ms(&d->ev_bodies);
+        kernel_ms[dv] = event_ms(&d->ev_retry);
+        for (uint32_t s = 0; s < RTCD_CL_MAX_SEGMENTS; ++s) {
+            cl->stats.upload_ms += event_ms(&d->ev_upload[s]);
+            kernel_ms[dv] += event_ms(&d->ev_kernel[s]);
+        }
         cl->stats.device_ms += kernel_ms[dv];
         cl->stats.download_ms += event_ms(&d->ev_download) + event_ms(&d->ev_rays);
         cl->stats.upload_bytes += d->sent_bytes;
@@ -355,6 +397,23 @@ static rtcd_error cpu_run(rtcd_opencl* cl, uint32_t m, const rtcd_call* c, rtcd_
     return RTCD_OK;
 }
 
+/* How many segments a call of n pairs goes in: one on a CPU device (its
+ * workers share the host's cores, so planning beside its kernels gains
+ * nothing), else one per RTCD_CL_SEGMENT_PAIRS pairs, at most
+ * RTCD_CL_MAX_SEGMENTS; RTCD_CL_SEGMENTS sets it for every call. */
+static uint32_t call_segments(const rtcd_opencl* cl, uint32_t n)
+{
+    uint32_t s = cl->segments;
+    if (!s) {
+        s = n / RTCD_CL_SEGMENT_PAIRS;
+        for (uint32_t dv = 0; dv < cl->device_count; ++dv)
+            if (cl->devices[dv].on_host_cores) s = 1;
+    }
+    if (s > RTCD_CL_MAX_SEGMENTS) s = RTCD_CL_MAX_SEGMENTS;
+    if (s > n) s = n;
+    return s ? s : 1;
+}
+
 /* A call in the body form, checked (core/batch/batch.c). */
 static rtcd_error collide_call(rtcd_opencl* cl, const rtcd_call* c, rtcd_pair_result* results, rtcd_ray_hit* rays)
 {
@@ -378,19 +437,25 @@ static rtcd_error collide_call(rtcd_opencl* cl, const rtcd_call* c, rtcd_pair_re
     rtcd_error err = rtcd_cl_place_meshes(cl, c->bodies, c->body_count, call->body_where);
     cl->place_ms = now_ms() - place_start;
     if (err == RTCD_OK) err = rtcd_cl_assign_pairs(cl, c->pairs, n, call->info_of);
-    uint32_t off = 0, on_cpu = 0;
-    if (err == RTCD_OK) err = rtcd_cl_plan_call(cl, n, &off);
+    uint32_t off = 0, on_cpu = 0, segments = call_segments(cl, n);
+    cl->stats.segments = segments;
+    /* Each segment goes to the devices as soon as it is planned: they work
+     * on it while the host plans the next. */
+    if (err == RTCD_OK) {
+        err = rtcd_cl_plan_begin(cl, n, segments, caller_rays);
+        for (uint32_t s = 0; s < segments && err == RTCD_OK; ++s) {
+            err = rtcd_cl_plan_segment(cl, s);
+            for (uint32_t dv = 0; dv < cl->device_count && err == RTCD_OK; ++dv)
+                err = launch_segment(cl, &cl->devices[dv], s, rays != NULL);
+        }
+        rtcd_cl_plan_end(cl, &off);
+    }
     if (err == RTCD_OK) err = cpu_gather(cl, c, call->where, off, rays != NULL, &on_cpu);
     cl->stats.cpu_fallback_pairs = on_cpu;
     double run_start = now_ms();
     cl->stats.plan_ms = run_start - start;
-    for (uint32_t dv = 0; dv < cl->device_count && err == RTCD_OK; ++dv) {
-        cl_device_state* d = &cl->devices[dv];
-        if (rays && !rtcd_grow((void**)&d->host_rays, &d->host_rays_cap, d->rays_total + 1, sizeof(rtcd_world_ray)))
-            err = rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_collide: out of memory for rays");
-        else
-            err = launch(cl, d, rays != NULL, d->rays_total);
-    }
+    for (uint32_t dv = 0; dv < cl->device_count && err == RTCD_OK; ++dv)
+        err = launch_end(cl, &cl->devices[dv], rays != NULL);
     /* The CPU's pairs while the devices work. */
     if (err == RTCD_OK && on_cpu) {
         double fallback_start = now_ms();

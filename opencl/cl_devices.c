@@ -210,6 +210,7 @@ static rtcd_error open_device(cl_device_state* d, const candidate* c, const char
         CL_SUCCESS)
         d->max_alloc = 0;
     d->serial = (c->type & CL_DEVICE_TYPE_CPU) != 0 && !(c->type & CL_DEVICE_TYPE_GPU);
+    d->on_host_cores = d->serial;
     /* Test hook: RTCD_CL_KERNEL=group|serial runs that kernel on any device,
      * so CI (PoCL) checks the work-group kernel too. */
     const char* kernel = getenv("RTCD_CL_KERNEL");

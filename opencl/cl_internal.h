@@ -18,6 +18,11 @@
  * pairs past the first kernel's on-chip store, each group every 128th. */
 #define RTCD_CL_RETRY_GROUPS 128u
 #define RTCD_CL_NO_SLOT 0xffffffffu
+/* A call's pairs go to the devices in up to this many runs (segments),
+ * each launched as soon as it is planned, so a GPU works on one while the
+ * host plans the next (cl_plan.c). Pairs per run at least, by default: */
+#define RTCD_CL_MAX_SEGMENTS 4u
+#define RTCD_CL_SEGMENT_PAIRS 2048u
 
 extern const char rtcd_kernel_source[];
 
@@ -37,6 +42,7 @@ typedef struct cl_device_state {
     cl_kernel kernel;
     cl_kernel retry_kernel; /* the group kernel's retry (rtcd_collide_retry); NULL with the serial kernel */
     int serial;           /* CPU device: one work item per pair (rtcd_collide_pairs_serial) */
+    int on_host_cores;    /* a CPU device: its workers share the host's cores (no segments by default) */
     char name[256];
     cl_ulong max_alloc;   /* CL_DEVICE_MAX_MEM_ALLOC_SIZE (0: not known) */
     /* Test hook (RTCD_CL_FAIL_BUFFER_BYTES, read at creation; 0: none): a
@@ -67,10 +73,15 @@ typedef struct cl_device_state {
     cl_host_array pinned_pairs, pinned_results, pinned_bodies;
     rtcd_world_ray* host_rays;
     uint32_t* batch_index;  /* device batch slot -> caller's pair index */
-    /* This call's commands, for the profile (NULL: not queued). */
-    cl_event ev_upload, ev_bodies, ev_kernel, ev_retry, ev_download, ev_rays;
+    /* This call's commands, for the profile (NULL: not queued): records
+     * and kernel per segment. */
+    cl_event ev_upload[RTCD_CL_MAX_SEGMENTS], ev_kernel[RTCD_CL_MAX_SEGMENTS];
+    cl_event ev_bodies, ev_retry, ev_download, ev_rays;
     size_t sent_bytes, got_bytes;
-    uint32_t batch_count, batch_cap;
+    /* batch_count: the call's pairs placed so far; slots from seg_begin
+     * are the segment being planned. launched: its first segment went. */
+    uint32_t batch_count, batch_cap, seg_begin;
+    int launched;
     size_t rays_total;      /* room for the batch's colliding rays (when asked for) */
     uint64_t load;          /* the batch's estimated work (cl_plan.c) */
     double pace;            /* kernel ms per unit of estimated work, a moving average (0: not known yet) */
@@ -159,6 +170,8 @@ typedef struct cl_call {
     size_t cap;              /* pairs the arrays hold */
     rtcd_cl_pair* staged;    /* its device record in call order, before its place is known */
     size_t staged_cap;
+    uint32_t segments;       /* the runs the call's pairs go in (rtcd_cl_plan_begin) */
+    size_t ray_bound;        /* with several: room for every pair's rays (the caller's buffer) */
 } cl_call;
 
 struct rtcd_opencl {
@@ -183,6 +196,10 @@ struct rtcd_opencl {
     uint32_t info_in, info_count;
     rtcd_batch_stats stats;
     double place_ms;       /* the last call's rtcd_cl_place_meshes (deformed meshes, uploads) */
+    /* Test and tuning hook RTCD_CL_SEGMENTS (read at creation): every call
+     * in that many segments; 0: by the devices and the call's size. */
+    uint32_t segments;
+    struct cl_plan_job* plan; /* the call's planning, between rtcd_cl_plan_begin and _end */
     /* Pairs with a mesh the devices could not take (cl_meshes.c): the CPU
      * reference backend (core/batch/cpu_batch.c, made on first need) runs them
      * in the same call, with its own pair states; the arrays are its
@@ -230,7 +247,14 @@ void rtcd_cl_registry_free(cl_mesh_registry* reg);
  * RTCD_CL_OFF_DEVICE), for the CPU. After the wait: results and kept-ray
  * counts taken back, and the pairs whose rays overflowed the device redone
  * on the CPU. */
-rtcd_error rtcd_cl_plan_call(rtcd_opencl* cl, uint32_t n, uint32_t* off_pairs);
+/* The planning comes in segments, consecutive runs of the call's pairs:
+ * begin (n pairs, `segments` runs; with several, every device's arrays
+ * are sized for the whole call first: n records, ray_bound rays), then
+ * each segment in order (its pairs' slots on device d are
+ * [d->seg_begin, d->batch_count)), then end (the states flipped). */
+rtcd_error rtcd_cl_plan_begin(rtcd_opencl* cl, uint32_t n, uint32_t segments, size_t ray_bound);
+rtcd_error rtcd_cl_plan_segment(rtcd_opencl* cl, uint32_t s);
+void rtcd_cl_plan_end(rtcd_opencl* cl, uint32_t* off_pairs);
 rtcd_error rtcd_cl_finish_call(rtcd_opencl* cl, uint32_t n);
 /* After a call, each device's kernel time (kernel_ms[device]) against the
  * work the planning gave it: the pace its next plans assume. */
@@ -266,9 +290,10 @@ void rtcd_cl_flip_infos(rtcd_opencl* cl, uint32_t n);
  * pairs apart: 0 the map's entry, 1 the state it points to (both misses
  * on a large map). */
 void rtcd_cl_prefetch_info(const rtcd_opencl* cl, uint32_t i, int stage);
-/* Room for `entries` kept rays in the arena this call writes (its content
- * is not kept: it is all written this call). */
-rtcd_error rtcd_cl_arena_reserve(cl_device_state* d, size_t entries);
+/* Room for `entries` kept rays in the arena this call writes; its first
+ * `kept` entries (written by the call's earlier segments) are copied on
+ * the device's queue when it grows. */
+rtcd_error rtcd_cl_arena_reserve(cl_device_state* d, size_t entries, size_t kept);
 /* Forget every pair's kept rays: next call runs a standard pass. */
 void rtcd_cl_reset_tracks(rtcd_opencl* cl);
 void rtcd_cl_reset_track(cl_pair_info* info);

@@ -17,7 +17,13 @@
  * microsecond. */
 #define PLAN_RANGE 64u
 
-/* Pair i's state, once gathered (NULL: a repeated key's copy). */
+/* Pair i's state, once gathered (NULL: a repeated key's copy): while the
+ * call is planned, in the array it is gathered into; after, the current. */
+static cl_pair_info* planned_info(const rtcd_opencl* cl, uint32_t i)
+{
+    return cl->call.info_of[i] != RTCD_CL_NO_SLOT ? &cl->infos[cl->info_in ^ 1u][i] : NULL;
+}
+
 static cl_pair_info* pair_info(const rtcd_opencl* cl, uint32_t i)
 {
     return cl->call.info_of[i] != RTCD_CL_NO_SLOT ? &cl->infos[cl->info_in][i] : NULL;
@@ -198,7 +204,7 @@ static uint32_t plan_pairs(rtcd_opencl* cl, uint32_t begin, uint32_t end, place_
  * colliding rays go. */
 static void place_pair(rtcd_opencl* cl, uint32_t i, uint32_t dv, place_sums* at)
 {
-    cl_pair_info* info = pair_info(cl, i);
+    cl_pair_info* info = planned_info(cl, i);
     if (cl->call.device[i] == RTCD_CL_OFF_DEVICE) {
         if (info) {
             rtcd_cl_reset_track(info);
@@ -248,112 +254,118 @@ void rtcd_cl_learn_speeds(rtcd_opencl* cl, const double* kernel_ms)
     }
 }
 
-/* The call's host passes run over pieces of PLACE_CHUNK pairs (and, in the
- * second, BODY_CHUNK bodies): a device's places are prefix sums over the
- * pieces' totals, so each pass is one parallel loop and the serial part
+/* The call's host passes run over pieces of at most PLACE_CHUNK pairs (and,
+ * in the second, BODY_CHUNK bodies): a device's places are prefix sums over
+ * the pieces' totals, so each pass is one parallel loop and the serial part
  * between them touches one total per piece and device, and the new pairs
- * when there are several devices. */
+ * when there are several devices. A segment is a run of whole pieces. */
 #define PLACE_CHUNK 256u
 #define BODY_CHUNK 1024u
 
-typedef struct plan_job {
+typedef struct cl_plan_job {
     rtcd_opencl* cl;
-    uint32_t n, chunks, body_chunks, devices;
-    place_sums* sums;     /* [piece][device]: the piece's totals, then where it starts */
-    uint32_t* fresh;      /* several devices: each piece's new pairs, at its first pair's index */
+    uint32_t n, chunks, body_chunks, devices, segments;
+    uint32_t* chunk_first; /* [chunks + 1]: piece c holds pairs [chunk_first[c], chunk_first[c + 1]) */
+    uint32_t seg_chunk[RTCD_CL_MAX_SEGMENTS + 1]; /* segment s holds pieces [seg_chunk[s], seg_chunk[s + 1]) */
+    uint32_t planned;      /* segments planned so far */
+    uint32_t base, count;  /* the pieces the parallel loops run over now (and, in the second, bodies) */
+    place_sums* sums;      /* [piece][device]: the piece's totals, then where it starts */
+    uint32_t* fresh;       /* several devices: each piece's new pairs, at its first pair's index */
     uint32_t* fresh_count; /* how many, per piece */
-    _Atomic uint32_t off; /* pairs with a mesh off the devices */
-} plan_job;
-
-static uint32_t chunk_end(const plan_job* job, uint32_t c)
-{
-    return (c + 1) * PLACE_CHUNK < job->n ? (c + 1) * PLACE_CHUNK : job->n;
-}
+    place_sums run[RTCD_CL_MAX_DEVICES];  /* each device's totals over the segments planned */
+    uint64_t load[RTCD_CL_MAX_DEVICES];   /* several devices: the estimated work handed out so far */
+    _Atomic uint32_t off;  /* pairs with a mesh off the devices */
+} cl_plan_job;
 
 /* First pass: each piece's pairs planned, and its totals per device. */
 static void plan_range(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
 {
     (void)worker;
-    plan_job* job = ctx;
-    for (uint32_t c = begin; c < end; ++c) {
-        uint32_t first = c * PLACE_CHUNK, fresh = 0;
+    cl_plan_job* job = ctx;
+    for (uint32_t c = job->base + begin; c < job->base + end; ++c) {
+        uint32_t first = job->chunk_first[c], fresh = 0;
         place_sums* sums = job->sums + (size_t)c * job->devices;
         memset(sums, 0, job->devices * sizeof *sums);
-        uint32_t off = plan_pairs(job->cl, first, chunk_end(job, c), sums, job->fresh ? job->fresh + first : NULL, &fresh);
+        uint32_t off = plan_pairs(job->cl, first, job->chunk_first[c + 1], sums,
+                                  job->fresh ? job->fresh + first : NULL, &fresh);
         if (job->fresh_count) job->fresh_count[c] = fresh;
         if (off) atomic_fetch_add_explicit(&job->off, off, memory_order_relaxed);
     }
 }
 
-/* Between the passes, serial: with several devices, each pair free to go
- * anywhere (a new pair, a repeated key's copy, a standard pass: none reads
- * kept rays), in call order, goes to the device expected to finish first:
- * the least estimated work, counting every pair bound to its device, times
- * the device's measured time per unit of it (rtcd_cl_learn_speeds). Then
- * each device's places are prefix sums over the pieces. Touches the pieces'
- * totals and the free pairs only. */
-static void settle_places(plan_job* job)
+/* Between the passes, serial, over the segment's pieces: with several
+ * devices, each pair free to go anywhere (a new pair, a repeated key's
+ * copy, a standard pass: none reads kept rays), in call order, goes to the
+ * device expected to finish first: the least estimated work, counting
+ * every pair bound to its device so far, times the device's measured time
+ * per unit of it (rtcd_cl_learn_speeds). Then each device's places are
+ * prefix sums over the pieces, after the earlier segments'. Touches the
+ * pieces' totals and the free pairs only. */
+static void settle_places(cl_plan_job* job)
 {
     rtcd_opencl* cl = job->cl;
-    uint32_t nd = job->devices;
+    uint32_t nd = job->devices, first = job->base, last = job->base + job->count;
     if (job->fresh) {
-        uint64_t load[RTCD_CL_MAX_DEVICES] = {0};
         /* Equal paces until every device's is known. */
         double pace[RTCD_CL_MAX_DEVICES];
         int known = 1;
         for (uint32_t d = 0; d < nd; ++d) known &= cl->devices[d].pace > 0.0;
         for (uint32_t d = 0; d < nd; ++d) pace[d] = known ? cl->devices[d].pace : 1.0;
-        for (uint32_t c = 0; c < job->chunks; ++c)
-            for (uint32_t d = 0; d < nd; ++d) load[d] += job->sums[(size_t)c * nd + d].load;
-        for (uint32_t c = 0; c < job->chunks; ++c) {
-            const uint32_t* fresh = job->fresh + (size_t)c * PLACE_CHUNK;
+        for (uint32_t c = first; c < last; ++c)
+            for (uint32_t d = 0; d < nd; ++d) job->load[d] += job->sums[(size_t)c * nd + d].load;
+        for (uint32_t c = first; c < last; ++c) {
+            const uint32_t* fresh = job->fresh + job->chunk_first[c];
             for (uint32_t k = 0; k < job->fresh_count[c]; ++k) {
                 uint32_t i = fresh[k], best = 0;
                 for (uint32_t d = 1; d < nd; ++d)
-                    if ((double)load[d] * pace[d] < (double)load[best] * pace[best]) best = d;
-                cl_pair_info* info = pair_info(cl, i);
+                    if ((double)job->load[d] * pace[d] < (double)job->load[best] * pace[best]) best = d;
+                cl_pair_info* info = planned_info(cl, i);
                 if (info) info->device = (uint8_t)best;
                 cl->call.device[i] = (uint8_t)best;
-                load[best] += cl->call.cost[i];
+                job->load[best] += cl->call.cost[i];
                 add_to_sums(cl, i, &job->sums[(size_t)c * nd + best]);
             }
         }
     }
     for (uint32_t d = 0; d < nd; ++d) {
-        place_sums run = {0, 0, 0, 0};
-        for (uint32_t c = 0; c < job->chunks; ++c) {
+        place_sums run = job->run[d];
+        for (uint32_t c = first; c < last; ++c) {
             place_sums* t = &job->sums[(size_t)c * nd + d];
             place_sums here = *t;
             *t = run;
             run.pairs += here.pairs, run.keep += here.keep, run.rays += here.rays, run.load += here.load;
         }
+        cl->devices[d].seg_begin = job->run[d].pairs;
+        job->run[d] = run;
         set_device_sums(cl, d, &run);
     }
 }
 
 /* Second pass: each piece's pairs placed (one device) with their records,
- * and the bodies' poses written, pieces of both in one loop. Reads the
- * dense per-pair arrays and writes the records' places: the records'
- * content is the first pass's. */
+ * and, in the first segment, the bodies' poses written, pieces of both in
+ * one loop. Reads the dense per-pair arrays and writes the records' places:
+ * the records' content is the first pass's. */
 static void write_range(uint32_t begin, uint32_t end, uint32_t worker, void* ctx)
 {
     (void)worker;
-    plan_job* job = ctx;
+    cl_plan_job* job = ctx;
     rtcd_opencl* cl = job->cl;
-    for (uint32_t c = begin; c < end; ++c) {
-        if (c >= job->chunks) {
+    for (uint32_t k = begin; k < end; ++k) {
+        if (k >= job->count) {
             const rtcd_body_desc* bodies = cl->call.request->bodies;
-            uint32_t first = (c - job->chunks) * BODY_CHUNK, count = cl->call.request->body_count;
+            uint32_t first = (k - job->count) * BODY_CHUNK, count = cl->call.request->body_count;
             uint32_t last = first + BODY_CHUNK < count ? first + BODY_CHUNK : count;
+            /* With segments, a device's pairs may all come later: every device's. */
             for (uint32_t i = first; i < last; ++i)
                 for (uint32_t dv = 0; dv < cl->device_count; ++dv)
-                    if (cl->devices[dv].batch_count)
+                    if (cl->devices[dv].batch_count || job->segments > 1)
                         pose12(&bodies[i].pose, cl->devices[dv].host_bodies + RTCD_CL_BODY_FLOATS * (size_t)i);
             continue;
         }
+        uint32_t c = job->base + k;
         place_sums at[RTCD_CL_MAX_DEVICES];
         memcpy(at, job->sums + (size_t)c * job->devices, job->devices * sizeof *at);
-        for (uint32_t i = c * PLACE_CHUNK, last = chunk_end(job, c); i < last; ++i) {
+        for (uint32_t i = job->chunk_first[c], last = job->chunk_first[c + 1]; i < last; ++i) {
             uint32_t dv = cl->call.device[i];
             if (cl->call.standard[i] == PASS_EMPTY) continue;
             if (dv == NEW_ON_DEVICE) dv = 0; /* one device: every new pair's */
@@ -362,10 +374,9 @@ static void write_range(uint32_t begin, uint32_t end, uint32_t worker, void* ctx
     }
 }
 
-/* Device d's host arrays for its batch_count pairs and the call's bodies. */
-static rtcd_error grow_device_batch(rtcd_opencl* cl, cl_device_state* d)
+/* Device d's host arrays for `pairs` records and the call's bodies (contents not kept). */
+static rtcd_error grow_device_batch(rtcd_opencl* cl, cl_device_state* d, uint32_t pairs)
 {
-    uint32_t pairs = d->batch_count;
     size_t body_bytes = ((size_t)cl->call.request->body_count + 1) * RTCD_CL_BODY_FLOATS * sizeof(float);
     size_t need = (size_t)pairs + 1, ic = d->batch_cap;
     rtcd_error err;
@@ -382,48 +393,98 @@ static rtcd_error grow_device_batch(rtcd_opencl* cl, cl_device_state* d)
     return RTCD_OK;
 }
 
-rtcd_error rtcd_cl_plan_call(rtcd_opencl* cl, uint32_t n, uint32_t* off_pairs)
+static void free_job(cl_plan_job* job)
 {
-    *off_pairs = 0;
+    if (!job) return;
+    rtcd_free(job->chunk_first), rtcd_free(job->sums), rtcd_free(job->fresh), rtcd_free(job->fresh_count);
+    rtcd_free(job);
+}
+
+rtcd_error rtcd_cl_plan_begin(rtcd_opencl* cl, uint32_t n, uint32_t segments, size_t ray_bound)
+{
     for (uint32_t d = 0; d < cl->device_count; ++d) {
-        cl->devices[d].batch_count = 0;
-        cl->devices[d].rays_total = 0;
-        cl->devices[d].arena_used = 0;
+        cl_device_state* dev = &cl->devices[d];
+        dev->batch_count = dev->seg_begin = 0;
+        dev->rays_total = 0;
+        dev->arena_used = 0;
+        dev->launched = 0;
     }
+    cl->call.segments = segments;
+    cl->call.ray_bound = ray_bound;
     rtcd_error err = rtcd_cl_reserve_infos(cl, n);
     if (err != RTCD_OK) return err;
-    uint32_t body_count = cl->call.request->body_count;
-    plan_job job = {.cl = cl,
-                    .n = n,
-                    .chunks = (n + PLACE_CHUNK - 1) / PLACE_CHUNK,
-                    .body_chunks = (body_count + BODY_CHUNK - 1) / BODY_CHUNK,
-                    .devices = cl->device_count};
-    atomic_init(&job.off, 0u);
+    cl_plan_job* job = rtcd_calloc(1, sizeof *job);
+    if (!job) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_collide: out of memory for %u pairs", n);
+    job->cl = cl;
+    job->n = n;
+    job->segments = segments;
+    job->devices = cl->device_count;
+    job->body_chunks = (cl->call.request->body_count + BODY_CHUNK - 1) / BODY_CHUNK;
+    atomic_init(&job->off, 0u);
+    /* Segment s: pairs [n s / S, n (s + 1) / S), in pieces. */
+    uint32_t most = (n + PLACE_CHUNK - 1) / PLACE_CHUNK + segments;
     int several = cl->device_count > 1;
-    job.sums = rtcd_alloc(((size_t)job.chunks + 1) * job.devices * sizeof *job.sums);
+    job->chunk_first = rtcd_alloc(((size_t)most + 1) * sizeof *job->chunk_first);
+    job->sums = rtcd_alloc(((size_t)most + 1) * job->devices * sizeof *job->sums);
     if (several) {
-        job.fresh = rtcd_alloc(((size_t)n + 1) * sizeof *job.fresh);
-        job.fresh_count = rtcd_alloc(((size_t)job.chunks + 1) * sizeof *job.fresh_count);
+        job->fresh = rtcd_alloc(((size_t)n + 1) * sizeof *job->fresh);
+        job->fresh_count = rtcd_alloc(((size_t)most + 1) * sizeof *job->fresh_count);
     }
-    if (!job.sums || (several && (!job.fresh || !job.fresh_count)) ||
-        !rtcd_grow((void**)&cl->call.staged, &cl->call.staged_cap, (size_t)n + 1, sizeof(rtcd_cl_pair))) {
-        rtcd_free(job.sums), rtcd_free(job.fresh), rtcd_free(job.fresh_count);
+    cl->plan = job;
+    if (!job->chunk_first || !job->sums || (several && (!job->fresh || !job->fresh_count)) ||
+        !rtcd_grow((void**)&cl->call.staged, &cl->call.staged_cap, (size_t)n + 1, sizeof(rtcd_cl_pair)))
         return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_collide: out of memory for %u pairs", n);
+    uint32_t c = 0;
+    for (uint32_t s = 0; s < segments; ++s) {
+        uint32_t from = (uint32_t)((uint64_t)n * s / segments), to = (uint32_t)((uint64_t)n * (s + 1) / segments);
+        job->seg_chunk[s] = c;
+        for (uint32_t i = from; i < to; i += PLACE_CHUNK) job->chunk_first[c++] = i;
     }
-    rtcd_parallel_for(&cl->tasks, job.chunks, 1, plan_range, &job);
-    rtcd_cl_flip_infos(cl, n);
-    *off_pairs = atomic_load(&job.off);
-    settle_places(&job);
+    job->seg_chunk[segments] = job->chunks = c;
+    job->chunk_first[c] = n;
+    /* Segments go while later ones are planned: the arrays they are sent
+     * from are sized for the whole call now, not grown under them. */
+    for (uint32_t d = 0; d < cl->device_count && err == RTCD_OK && segments > 1; ++d)
+        err = grow_device_batch(cl, &cl->devices[d], n);
+    return err;
+}
+
+rtcd_error rtcd_cl_plan_segment(rtcd_opencl* cl, uint32_t s)
+{
+    cl_plan_job* job = cl->plan;
+    job->base = job->seg_chunk[s];
+    job->count = job->seg_chunk[s + 1] - job->base;
+    rtcd_parallel_for(&cl->tasks, job->count, 1, plan_range, job);
+    job->planned = s + 1;
+    size_t kept[RTCD_CL_MAX_DEVICES];
+    for (uint32_t d = 0; d < cl->device_count; ++d) kept[d] = cl->devices[d].arena_used;
+    settle_places(job);
+    rtcd_error err = RTCD_OK;
+    for (uint32_t d = 0; d < cl->device_count && err == RTCD_OK && job->segments == 1; ++d)
+        err = grow_device_batch(cl, &cl->devices[d], cl->devices[d].batch_count);
     for (uint32_t d = 0; d < cl->device_count && err == RTCD_OK; ++d)
-        err = grow_device_batch(cl, &cl->devices[d]);
-    for (uint32_t d = 0; d < cl->device_count && err == RTCD_OK; ++d)
-        err = rtcd_cl_arena_reserve(&cl->devices[d], cl->devices[d].arena_used);
-    if (err == RTCD_OK) rtcd_parallel_for(&cl->tasks, job.chunks + job.body_chunks, 1, write_range, &job);
-    rtcd_free(job.sums), rtcd_free(job.fresh), rtcd_free(job.fresh_count);
-    if (err != RTCD_OK) return err;
+        err = rtcd_cl_arena_reserve(&cl->devices[d], cl->devices[d].arena_used, kept[d]);
+    if (err == RTCD_OK) rtcd_parallel_for(&cl->tasks, job->count + (s ? 0 : job->body_chunks), 1, write_range, job);
+    return err;
+}
+
+void rtcd_cl_plan_end(rtcd_opencl* cl, uint32_t* off_pairs)
+{
+    cl_plan_job* job = cl->plan;
+    *off_pairs = 0;
+    if (!job) return;
+    /* A call that stopped after some segments: the states of its unplanned
+     * pairs move too, so the map stays right (the caller then resets every
+     * track). One that stopped before any moved none. */
+    if (job->planned) {
+        for (uint32_t i = job->chunk_first[job->seg_chunk[job->planned]]; i < job->n; ++i) rtcd_cl_gather_info(cl, i);
+        rtcd_cl_flip_infos(cl, job->n);
+    }
+    *off_pairs = atomic_load(&job->off);
     for (uint32_t dv = 0; dv < cl->device_count && dv < 16; ++dv)
         cl->stats.pairs_per_device[dv] = cl->devices[dv].batch_count;
-    return RTCD_OK;
+    free_job(job);
+    cl->plan = NULL;
 }
 
 /* ---- after the wait ---- */

@@ -87,19 +87,30 @@ void rtcd_cl_flip_infos(rtcd_opencl* cl, uint32_t n)
     cl->info_count = n;
 }
 
-rtcd_error rtcd_cl_arena_reserve(cl_device_state* d, size_t entries)
+rtcd_error rtcd_cl_arena_reserve(cl_device_state* d, size_t entries, size_t kept)
 {
     uint32_t out = d->arena_in ^ 1u;
     size_t bytes = (entries ? entries : 1) * 2 * sizeof(cl_uint);
     if (bytes <= d->arena_bytes[out] && d->arena[out]) return RTCD_OK;
     size_t cap = d->arena_bytes[out] ? d->arena_bytes[out] : 65536;
     while (cap < bytes) cap *= 2;
-    if (d->arena[out]) clReleaseMemObject(d->arena[out]);
-    d->arena[out] = NULL;
-    d->arena_bytes[out] = 0;
+    if (!kept && d->arena[out]) { /* nothing to keep: the old one goes first (less memory at once) */
+        clReleaseMemObject(d->arena[out]);
+        d->arena[out] = NULL;
+        d->arena_bytes[out] = 0;
+    }
     cl_int err;
-    d->arena[out] = clCreateBuffer(d->context, CL_MEM_READ_WRITE, cap, NULL, &err);
+    cl_mem grown = clCreateBuffer(d->context, CL_MEM_READ_WRITE, cap, NULL, &err);
     RTCD_CL_CHECK(err, "clCreateBuffer(kept rays)");
+    /* What the call's earlier segments wrote, copied behind their kernels
+     * on the in-order queue; the old buffer goes once they are done. */
+    if (kept && d->arena[out]) {
+        err = clEnqueueCopyBuffer(d->queue, d->arena[out], grown, 0, 0, kept * 2 * sizeof(cl_uint), 0, NULL, NULL);
+        if (err != CL_SUCCESS) clReleaseMemObject(grown);
+        RTCD_CL_CHECK(err, "clEnqueueCopyBuffer(kept rays)");
+    }
+    if (d->arena[out]) clReleaseMemObject(d->arena[out]);
+    d->arena[out] = grown;
     d->arena_bytes[out] = cap;
     return RTCD_OK;
 }

@@ -249,6 +249,11 @@ static void run_step(rtcd_opencl* cl, const rtcd_narrowphase_def* nd, const rtcd
     rtcd_batch_stats cs = rtcd_opencl_last_stats(cl);
     assert_int_equal(cs.cpu_fallback_pairs, 0);
     assert_int_equal(cs.state_resets, 0); /* every pair's kept rays fit */
+    /* The runs the call went in: RTCD_CL_SEGMENTS (at most one per pair),
+     * else one (a call this small, or a CPU device). */
+    const char* segments = getenv("RTCD_CL_SEGMENTS");
+    uint32_t want = segments ? (uint32_t)atoi(segments) : 1u;
+    assert_int_equal(cs.segments, want < (uint32_t)n ? want : (uint32_t)n);
     uint32_t sent = 0;
     for (uint32_t d = 0; d < rtcd_opencl_device_count(cl) && d < 16; ++d) sent += cs.pairs_per_device[d];
     tot->not_sent += (uint32_t)n - sent;
@@ -455,9 +460,8 @@ static void test_null_mesh_refused(void** state)
 /* Many pairs coming and going: the device's kept-ray arenas grow with the
  * pairs (the rays a call walks stay where the last call wrote them), and
  * pairs that leave and arrive change every other pair's place in them. */
-static void test_state_slots_grow_and_recycle(void** state)
+static void grow_and_recycle(void)
 {
-    (void)state;
     rtcd_mesh* m = test_make_blob(RTCD_AVALANCHE_BLOB_VERTICES, 0.5f, 1);
     enum { PAIRS = 90, STEPS = 14 };
     moving_pair* mps = calloc(PAIRS, sizeof *mps);
@@ -487,6 +491,36 @@ static void test_state_slots_grow_and_recycle(void** state)
     for (int i = 0; i < PAIRS; ++i) rtcd_pair_state_release(mps[i].state);
     free(mps);
     rtcd_mesh_release(m);
+}
+
+static void test_state_slots_grow_and_recycle(void** state)
+{
+    (void)state;
+    grow_and_recycle();
+}
+
+/* A call in segments, each sent to the devices once planned (what a GPU
+ * gets at a few thousand pairs; RTCD_CL_SEGMENTS forces it here, 3 runs
+ * of the 6-7 pairs): the kernels start at the segment's first slot, a
+ * kept-ray arena that grows in a later segment keeps what the earlier ones
+ * wrote (copied on the device's queue), the retry kernel runs the pairs of
+ * every segment; all as the CPU reference, on both kernels. */
+static void test_segments_match_cpu(void** state)
+{
+    (void)state;
+    setenv("RTCD_CL_SEGMENTS", "3", 1);
+    rtcd_iterative_def def = algorithm_def(RTCD_ALGORITHM_PREDICTIVE, 1);
+    compare_sequence(RTCD_TRAVERSAL_BVH, 1, &def);
+    grow_and_recycle();
+    setenv("RTCD_CL_KERNEL", "group", 1);
+    compare_sequence(RTCD_TRAVERSAL_BVH, 1, &def);
+    grow_and_recycle();
+    setenv("RTCD_CL_BUILD_OPTIONS", "-DRTCD_CL_GROUP_RAYS=4", 1);
+    sequence_totals tot = compare_sequence(RTCD_TRAVERSAL_BVH, 1, &def);
+    assert_true(tot.most > 4); /* pairs went to the retry kernel */
+    unsetenv("RTCD_CL_BUILD_OPTIONS");
+    unsetenv("RTCD_CL_KERNEL");
+    unsetenv("RTCD_CL_SEGMENTS");
 }
 
 /* A pair keeping more rays than a pair may keep on its device: that call's result
@@ -582,6 +616,7 @@ int main(void)
         cmocka_unit_test(test_group_kernel_retries_on_device),
         cmocka_unit_test(test_null_mesh_refused),
         cmocka_unit_test(test_state_slots_grow_and_recycle),
+        cmocka_unit_test(test_segments_match_cpu),
         cmocka_unit_test(test_state_overflow_forces_standard_pass),
         cmocka_unit_test(test_broken_kernel_reports_build_log),
         cmocka_unit_test(test_selection),

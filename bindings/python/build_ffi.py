@@ -202,6 +202,7 @@ typedef struct rtcd_batch_stats {
     double standard_ms, iterative_ms;
     uint32_t cpu_fallback_pairs;
     uint32_t state_resets;
+    uint32_t segments;
     double plan_ms, run_ms, finish_ms;
     double upload_ms, device_ms, download_ms;
     double fallback_ms, reduce_ms;

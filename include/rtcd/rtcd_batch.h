@@ -98,14 +98,18 @@ typedef struct rtcd_batch_stats {
     uint32_t cpu_fallback_pairs;   /* OpenCL: pairs computed on the CPU: past the on-chip ray store, or
                                       with a mesh the devices could not hold (see above) */
     uint32_t state_resets;         /* pairs whose kept rays were dropped (their next call is a standard pass) */
+    uint32_t segments;             /* OpenCL: the runs of pairs the call went to the devices in, each
+                                      launched once planned (1 on CPU devices; RTCD_CL_SEGMENTS sets it) */
     /* The call's profile. Its host parts follow one another and add up to
      * ms:
      * - plan_ms: the argument checks (and rtcd_batch_collide's pairs put in
      *   the body form), pair states claimed, meshes placed (OpenCL: new and
-     *   deformed meshes' uploads queued), passes planned, descriptors written;
+     *   deformed meshes' uploads queued), passes planned, descriptors written
+     *   (OpenCL with several segments: each segment's launch too, so the
+     *   devices' work on the earlier segments overlaps it);
      * - run_ms: CPU reference: the workers' passes and reductions (wall);
-     *   OpenCL: submitting to the devices and waiting for them, with the
-     *   CPU fallback's pairs run meanwhile (fallback_ms of it);
+     *   OpenCL: submitting what is left to the devices and waiting for
+     *   them, with the CPU fallback's pairs run meanwhile (fallback_ms of it);
      * - finish_ms: results written back, kept-ray counts and states updated.
      * The device parts (OpenCL, from profiling events, summed over devices)
      * overlap run_ms: upload_ms (the pairs' descriptors; new meshes go up

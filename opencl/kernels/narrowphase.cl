@@ -224,7 +224,8 @@ __kernel __attribute__((reqd_work_group_size(RTCD_CL_GROUP_SIZE, 1, 1))) void rt
 {
     __local group_scratch g;
     __local rtcd_ray_rec recs[RTCD_CL_GROUP_RAYS];
-    uint p = get_group_id(0);
+    /* The group's pair: a segment's launch starts at an offset (the host's slots). */
+    uint p = (uint)(get_global_offset(0) / RTCD_CL_GROUP_SIZE) + get_group_id(0);
     if (p >= pair_count) return;
     collide_group(RTCD_PAIR_KERNEL_NAMES, p, &g, recs, RTCD_CL_GROUP_RAYS, retry);
 }
