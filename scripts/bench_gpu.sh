@@ -55,6 +55,13 @@ for objects in 2048 8192; do
   run "cpu${cores}_${objects}_predictive" "$demos/avalanche" --backend cpu --threads "$cores" --objects "$objects" \
     --steps "$steps_big" "${common[@]}"
 done
+# The same GPU runs in one segment a call (the planning and the device one
+# after the other): the baseline of the segments' overlap, in the same run.
+for objects in 512 8192; do
+  steps="$steps_big"; [ "$objects" = 512 ] && steps="$steps_small"
+  run "gpu_${objects}_predictive_1segment" env RTCD_CL_SEGMENTS=1 "$demos/avalanche" --backend opencl \
+    --objects "$objects" --steps "$steps" "${common[@]}"
+done
 run "bench_backends_gpu" "$demos/bench_backends" --devices gpu --threads "$cores" --steps "$steps_small"
 # The pool's fork-join latency on all cores (a loop of 8 items after a serial
 # gap): what each of a call's parallel loops costs before any work.
