@@ -161,11 +161,15 @@ static rtcd_error build_program(cl_device_state* d, const char* suffix)
      * (shared/candidates4.h), whose divisions equal the scalar test's only
      * when both are correctly rounded. -DRTCD_CL_SWEEP4=0/1 overrides. */
     int sweep4 = d->serial && (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) && !(user && strstr(user, "RTCD_CL_SWEEP4"));
+    /* The 4-wide walk's leaves four triangles at a time (shared/bvh.h), by
+     * the same rule: their divisions are lane by lane. -DRTCD_CL_LEAF4=0/1 overrides. */
+    int leaf4 = d->serial && (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) && !(user && strstr(user, "RTCD_CL_LEAF4"));
     char options[512];
-    snprintf(options, sizeof options, "-cl-std=CL1.2%s%s%s%s%s%s",
+    snprintf(options, sizeof options, "-cl-std=CL1.2%s%s%s%s%s%s%s",
              (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) ? " -cl-fp32-correctly-rounded-divide-sqrt" : "",
              d->serial ? " -DRTCD_CL_STACK_WALK" : "", d->serial && !walk4_set ? " -DRTCD_CL_WALK4=1" : "",
-             sweep4 ? " -DRTCD_CL_SWEEP4=1" : "", user ? " " : "", user ? user : "");
+             sweep4 ? " -DRTCD_CL_SWEEP4=1" : "", leaf4 ? " -DRTCD_CL_LEAF4=1" : "", user ? " " : "",
+             user ? user : "");
     err = clBuildProgram(d->program, 1, &d->device, options, NULL, NULL);
     const char* show = getenv("RTCD_CL_BUILD_LOG");
     if (err == CL_SUCCESS && show && *show == '1') {

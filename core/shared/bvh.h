@@ -89,6 +89,87 @@ RTCD_INLINE void leaf_first_hit(const rtcd_bvh_view* bvh, rtcd_u32 prims, rtcd_v
     }
 }
 
+/* A leaf's triangles four at a time, for the 4-wide walk on the CPU (and
+ * on CPU devices: RTCD_CL_LEAF4, set only where divisions are correctly
+ * rounded, cl_devices.c): ray_triangle's operations in its order, lane by
+ * lane, so a lane's answer is the scalar test's bit for bit; a grazing
+ * lane takes the scalar test itself (its clamp). Every triangle of a group
+ * is tested against the t the group started with, and the hits are then
+ * taken in triangle order: the nearest, ties to the lower id, as one at a
+ * time (a farther hit loses either way). */
+#if !defined(__OPENCL_VERSION__) || (defined(RTCD_CL_LEAF4) && RTCD_CL_LEAF4)
+#define RTCD_LEAF4 1
+RTCD_INLINE void leaf_first_hit4(const rtcd_bvh_view* bvh, rtcd_u32 prims, rtcd_v3 org, rtcd_v3 dir, float tmin,
+                                 rtcd_u32 skip_vertex, rtcd_tri_hit* best)
+{
+    rtcd_u32 first = prims >> RTCD_BVH_LEAF_BITS, end = first + (prims & RTCD_BVH_MAX_LEAF_SIZE);
+    const rtcd_f4 dx = f4_splat(dir.x), dy = f4_splat(dir.y), dz = f4_splat(dir.z);
+    const rtcd_f4 dd = f4_splat(v3_dot(dir, dir));
+    for (rtcd_u32 k = first; k < end; k += 4) {
+        /* Lanes past the leaf repeat its last triangle and are masked off. */
+        const RTCD_GLOBAL float* q[4];
+        rtcd_u32 lanes = end - k < 4 ? end - k : 4;
+        for (rtcd_u32 j = 0; j < 4; ++j) q[j] = bvh->tris + 9 * (k + (j < lanes ? j : lanes - 1));
+        rtcd_f4 p0x = f4_set(q[0][0], q[1][0], q[2][0], q[3][0]), p0y = f4_set(q[0][1], q[1][1], q[2][1], q[3][1]),
+                p0z = f4_set(q[0][2], q[1][2], q[2][2], q[3][2]);
+        rtcd_f4 e1x = f4_sub(f4_set(q[0][3], q[1][3], q[2][3], q[3][3]), p0x),
+                e1y = f4_sub(f4_set(q[0][4], q[1][4], q[2][4], q[3][4]), p0y),
+                e1z = f4_sub(f4_set(q[0][5], q[1][5], q[2][5], q[3][5]), p0z);
+        rtcd_f4 e2x = f4_sub(f4_set(q[0][6], q[1][6], q[2][6], q[3][6]), p0x),
+                e2y = f4_sub(f4_set(q[0][7], q[1][7], q[2][7], q[3][7]), p0y),
+                e2z = f4_sub(f4_set(q[0][8], q[1][8], q[2][8], q[3][8]), p0z);
+        /* pv = dir x e2, det = e1 . pv, scale2 = (dir . dir)(e1 . e1)(e2 . e2) */
+        rtcd_f4 pvx = f4_sub(f4_mul(dy, e2z), f4_mul(dz, e2y)), pvy = f4_sub(f4_mul(dz, e2x), f4_mul(dx, e2z)),
+                pvz = f4_sub(f4_mul(dx, e2y), f4_mul(dy, e2x));
+        rtcd_f4 det = f4_add(f4_add(f4_mul(e1x, pvx), f4_mul(e1y, pvy)), f4_mul(e1z, pvz));
+        rtcd_f4 ee1 = f4_add(f4_add(f4_mul(e1x, e1x), f4_mul(e1y, e1y)), f4_mul(e1z, e1z));
+        rtcd_f4 ee2 = f4_add(f4_add(f4_mul(e2x, e2x), f4_mul(e2y, e2y)), f4_mul(e2z, e2z));
+        rtcd_f4 scale2 = f4_mul(f4_mul(dd, ee1), ee2), det2 = f4_mul(det, det);
+        rtcd_u32 ok = f4_gt_mask(det2, f4_mul(f4_splat(RTCD_PARALLEL_SIN2), scale2)) & ((1u << lanes) - 1u);
+        if (!ok) continue;
+        rtcd_f4 inv = f4_div(f4_splat(1.0f), det);
+        rtcd_f4 tvx = f4_sub(f4_splat(org.x), p0x), tvy = f4_sub(f4_splat(org.y), p0y),
+                tvz = f4_sub(f4_splat(org.z), p0z);
+        rtcd_f4 u = f4_mul(f4_add(f4_add(f4_mul(tvx, pvx), f4_mul(tvy, pvy)), f4_mul(tvz, pvz)), inv);
+        const rtcd_f4 lo = f4_splat(-RTCD_BARY_EPS), hi = f4_splat(1.0f + RTCD_BARY_EPS);
+        ok &= ~(f4_lt_mask(u, lo) | f4_gt_mask(u, hi));
+        if (!ok) continue;
+        /* qv = tv x e1 */
+        rtcd_f4 qvx = f4_sub(f4_mul(tvy, e1z), f4_mul(tvz, e1y)), qvy = f4_sub(f4_mul(tvz, e1x), f4_mul(tvx, e1z)),
+                qvz = f4_sub(f4_mul(tvx, e1y), f4_mul(tvy, e1x));
+        rtcd_f4 v = f4_mul(f4_add(f4_add(f4_mul(dx, qvx), f4_mul(dy, qvy)), f4_mul(dz, qvz)), inv);
+        ok &= ~(f4_lt_mask(v, lo) | f4_gt_mask(f4_add(u, v), hi));
+        if (!ok) continue;
+        rtcd_f4 t = f4_mul(f4_add(f4_add(f4_mul(e2x, qvx), f4_mul(e2y, qvy)), f4_mul(e2z, qvz)), inv);
+        rtcd_u32 grazing = ok & f4_le_mask(det2, f4_mul(f4_splat(RTCD_GRAZING_SIN2), scale2));
+        ok &= ~grazing & f4_ge_mask(t, f4_splat(tmin)) & f4_le_mask(t, f4_splat(best->t));
+        if (!(ok | grazing)) continue;
+        float tt[4], uu[4], vv[4];
+        f4_store(t, tt);
+        f4_store(u, uu);
+        f4_store(v, vv);
+        for (rtcd_u32 j = 0; j < lanes; ++j) {
+            if (!((ok | grazing) >> j & 1u)) continue;
+            float th = tt[j], uh = uu[j], vh = vv[j];
+            if (grazing >> j & 1u) {
+                const RTCD_GLOBAL float* p = q[j];
+                if (!ray_triangle(org, dir, v3(p[0], p[1], p[2]), v3(p[3], p[4], p[5]), v3(p[6], p[7], p[8]), tmin,
+                                  best->t, &th, &uh, &vh))
+                    continue;
+            }
+            rtcd_u32 id = bvh->tri_ids[k + j];
+            if (skip_vertex != RTCD_INVALID && tri_uses_vertex(bvh->indices, id, skip_vertex)) continue;
+            if (hit_is_better(th, id, best)) {
+                best->tri = id;
+                best->t = th;
+                best->u = uh;
+                best->v = vh;
+            }
+        }
+    }
+}
+#endif
+
 /* Stackless first hit: walks the escape links, no per-ray memory (GPU path). */
 RTCD_INLINE rtcd_tri_hit bvh_first_hit_stackless(const rtcd_bvh_view* bvh, rtcd_v3 org, rtcd_v3 dir,
                                                  float tmin, float tmax, rtcd_u32 skip_vertex)
@@ -219,7 +300,11 @@ RTCD_INLINE rtcd_tri_hit bvh4_first_hit(const RTCD_GLOBAL rtcd_bvh4_node* nodes4
         for (int k = 0; k < m; ++k) {
             rtcd_i32 c = n->child[order[k]];
             if (tn[order[k]] > best.t) break; /* the rest are farther */
+#ifdef RTCD_LEAF4
+            if (c < 0) leaf_first_hit4(bvh, (rtcd_u32)(-1 - c), org, dir, tmin, skip_vertex, &best);
+#else
             if (c < 0) leaf_first_hit(bvh, (rtcd_u32)(-1 - c), org, dir, tmin, skip_vertex, &best);
+#endif
             else if (next < 0) next = c;
             else later[n_later++] = order[k];
         }
