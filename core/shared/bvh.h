@@ -110,14 +110,22 @@ RTCD_INLINE void leaf_first_hit4(const rtcd_bvh_view* bvh, rtcd_u32 prims, rtcd_
         const RTCD_GLOBAL float* q[4];
         rtcd_u32 lanes = end - k < 4 ? end - k : 4;
         for (rtcd_u32 j = 0; j < 4; ++j) q[j] = bvh->tris + 9 * (k + (j < lanes ? j : lanes - 1));
-        rtcd_f4 p0x = f4_set(q[0][0], q[1][0], q[2][0], q[3][0]), p0y = f4_set(q[0][1], q[1][1], q[2][1], q[3][1]),
-                p0z = f4_set(q[0][2], q[1][2], q[2][2], q[3][2]);
-        rtcd_f4 e1x = f4_sub(f4_set(q[0][3], q[1][3], q[2][3], q[3][3]), p0x),
-                e1y = f4_sub(f4_set(q[0][4], q[1][4], q[2][4], q[3][4]), p0y),
-                e1z = f4_sub(f4_set(q[0][5], q[1][5], q[2][5], q[3][5]), p0z);
-        rtcd_f4 e2x = f4_sub(f4_set(q[0][6], q[1][6], q[2][6], q[3][6]), p0x),
-                e2y = f4_sub(f4_set(q[0][7], q[1][7], q[2][7], q[3][7]), p0y),
-                e2z = f4_sub(f4_set(q[0][8], q[1][8], q[2][8], q[3][8]), p0z);
+        rtcd_f4 c[9]; /* corner coordinate k of the four triangles */
+#if defined(__SSE2__) && !defined(__OPENCL_VERSION__)
+        /* Two 4 x 4 transposes of each record's first eight floats. */
+        for (int h = 0; h < 2; ++h) {
+            __m128 r0 = _mm_loadu_ps(q[0] + 4 * h), r1 = _mm_loadu_ps(q[1] + 4 * h), r2 = _mm_loadu_ps(q[2] + 4 * h),
+                   r3 = _mm_loadu_ps(q[3] + 4 * h);
+            _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+            c[4 * h] = r0, c[4 * h + 1] = r1, c[4 * h + 2] = r2, c[4 * h + 3] = r3;
+        }
+        c[8] = f4_set(q[0][8], q[1][8], q[2][8], q[3][8]);
+#else
+        for (int h = 0; h < 9; ++h) c[h] = f4_set(q[0][h], q[1][h], q[2][h], q[3][h]);
+#endif
+        rtcd_f4 p0x = c[0], p0y = c[1], p0z = c[2];
+        rtcd_f4 e1x = f4_sub(c[3], p0x), e1y = f4_sub(c[4], p0y), e1z = f4_sub(c[5], p0z);
+        rtcd_f4 e2x = f4_sub(c[6], p0x), e2y = f4_sub(c[7], p0y), e2z = f4_sub(c[8], p0z);
         /* pv = dir x e2, det = e1 . pv, scale2 = (dir . dir)(e1 . e1)(e2 . e2) */
         rtcd_f4 pvx = f4_sub(f4_mul(dy, e2z), f4_mul(dz, e2y)), pvy = f4_sub(f4_mul(dz, e2x), f4_mul(dx, e2z)),
                 pvz = f4_sub(f4_mul(dx, e2y), f4_mul(dy, e2x));
