@@ -441,11 +441,13 @@ static rtcd_error collide_call(rtcd_opencl* cl, const rtcd_call* c, rtcd_pair_re
     cl->stats.segments = segments;
     /* Each segment goes to the devices as soon as it is planned: they work
      * on it while the host plans the next. */
+    /* The last segment goes in run_ms: with one segment, the profile is
+     * planning, then the devices (run_ms holds their work). */
     if (err == RTCD_OK) {
         err = rtcd_cl_plan_begin(cl, n, segments, caller_rays);
         for (uint32_t s = 0; s < segments && err == RTCD_OK; ++s) {
             err = rtcd_cl_plan_segment(cl, s);
-            for (uint32_t dv = 0; dv < cl->device_count && err == RTCD_OK; ++dv)
+            for (uint32_t dv = 0; dv < cl->device_count && err == RTCD_OK && s + 1 < segments; ++dv)
                 err = launch_segment(cl, &cl->devices[dv], s, rays != NULL);
         }
         rtcd_cl_plan_end(cl, &off);
@@ -455,7 +457,8 @@ static rtcd_error collide_call(rtcd_opencl* cl, const rtcd_call* c, rtcd_pair_re
     double run_start = now_ms();
     cl->stats.plan_ms = run_start - start;
     for (uint32_t dv = 0; dv < cl->device_count && err == RTCD_OK; ++dv)
-        err = launch_end(cl, &cl->devices[dv], rays != NULL);
+        if ((err = launch_segment(cl, &cl->devices[dv], segments - 1, rays != NULL)) == RTCD_OK)
+            err = launch_end(cl, &cl->devices[dv], rays != NULL);
     /* The CPU's pairs while the devices work. */
     if (err == RTCD_OK && on_cpu) {
         double fallback_start = now_ms();

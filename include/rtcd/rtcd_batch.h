@@ -105,8 +105,8 @@ typedef struct rtcd_batch_stats {
      * - plan_ms: the argument checks (and rtcd_batch_collide's pairs put in
      *   the body form), pair states claimed, meshes placed (OpenCL: new and
      *   deformed meshes' uploads queued), passes planned, descriptors written
-     *   (OpenCL with several segments: each segment's launch too, so the
-     *   devices' work on the earlier segments overlaps it);
+     *   (OpenCL with several segments: the launches of all but the last
+     *   too, so the devices' work on the earlier segments overlaps it);
      * - run_ms: CPU reference: the workers' passes and reductions (wall);
      *   OpenCL: submitting what is left to the devices and waiting for
      *   them, with the CPU fallback's pairs run meanwhile (fallback_ms of it);
