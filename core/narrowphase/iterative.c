@@ -137,11 +137,10 @@ static float mesh_ball(const rtcd_mesh* m, rtcd_v3* centre)
  * turn x reach. Never more than rtcd_relative_displacement (test_iterative's
  * test_near_displacement: sound against every vertex near the other's box). */
 static float near_displacement(const rtcd_mesh* a, const rtcd_mesh* b, const rtcd_xform* b_in_a0,
-                               const rtcd_xform* b_in_a1, const rtcd_xform* a_in_b1, float near)
+                               const rtcd_xform* b_in_a1, const rtcd_xform* a_in_b1, float near, float turn,
+                               float whole)
 {
-    float turn = turn_of(b_in_a0, b_in_a1);
     const rtcd_xform* back = a_in_b1; /* takes a point now in A's frame back to B's */
-    float whole = whole_displacement(a, b, b_in_a0, b_in_a1, a_in_b1, turn);
     rtcd_v3 ca, cb;
     float ra = mesh_ball(a, &ca) + near, rb = mesh_ball(b, &cb) + near;
     cb = xf_point(b_in_a1, cb);
@@ -171,7 +170,9 @@ RTCD_API float rtcd_near_displacement(const rtcd_mesh* a, const rtcd_mesh* b, co
                                       const rtcd_xform* b_in_a1, float near)
 {
     rtcd_xform a_in_b1 = xf_inverse(b_in_a1);
-    return near_displacement(a, b, b_in_a0, b_in_a1, &a_in_b1, near);
+    float turn = turn_of(b_in_a0, b_in_a1);
+    return near_displacement(a, b, b_in_a0, b_in_a1, &a_in_b1, near, turn,
+                             whole_displacement(a, b, b_in_a0, b_in_a1, &a_in_b1, turn));
 }
 
 /* A partner that moved by a translation alone over the step before a
@@ -334,8 +335,7 @@ int rtcd_track_plan(rtcd_pair_track* track, const rtcd_narrowphase_def* ndef, co
          * (prev_vertices), and a walk that lands behind its vertex casts
          * the standard ray (shared/pair.h), so a twist sliding vertices
          * sideways over a bump is found in time (test_iterative). */
-        float moved = near_displacement(a, b, &track->ref, &now, &now_back, track->speculative) +
-                      (float)((deformed[0] - track->deformed_ref[0]) + (deformed[1] - track->deformed_ref[1]));
+        float deformation = (float)((deformed[0] - track->deformed_ref[0]) + (deformed[1] - track->deformed_ref[1]));
         /* The predictive algorithm's predictions reach the culling
          * distance, at least the threshold: every vertex that can come in
          * before the next standard pass has one. The iterative algorithm
@@ -352,6 +352,14 @@ int rtcd_track_plan(rtcd_pair_track* track, const rtcd_narrowphase_def* ndef, co
             reach = fminf(reach, track->unseen_reach - (spec > 0.0f ? spec - ndef->speculative_margin : 0.0f));
         }
         track->calls_since_ref++;
+        /* The whole meshes' bound first: the near one is never more, so
+         * when the whole one stays within reach (a resting pair) the lens
+         * is not needed and the answer is the same. */
+        float turn = turn_of(&track->ref, &now);
+        float whole = whole_displacement(a, b, &track->ref, &now, &now_back, turn);
+        float moved = whole + deformation;
+        if (!(moved < reach))
+            moved = near_displacement(a, b, &track->ref, &now, &now_back, track->speculative, turn, whole) + deformation;
         standard = !(moved < reach) && !steady_follows(track, a, b, &now, def->confidence >= 1.0f ? def->confidence : 1.0f);
     }
     /* The kept predictions reach the culling distance: a farther
