@@ -68,6 +68,20 @@ RTCD_INLINE int hit_is_better(float t, rtcd_u32 tri, const rtcd_tri_hit* best)
     return t < best->t || (t == best->t && tri < best->tri);
 }
 
+/* A leaf triangle's hit at (t, u, v): the ray's best, unless its triangle
+ * holds the skipped vertex or a better one is known. */
+RTCD_INLINE void offer_hit(const rtcd_bvh_view* bvh, rtcd_u32 id, float t, float u, float v, rtcd_u32 skip_vertex,
+                           rtcd_tri_hit* best)
+{
+    if (skip_vertex != RTCD_INVALID && tri_uses_vertex(bvh->indices, id, skip_vertex)) return;
+    if (hit_is_better(t, id, best)) {
+        best->tri = id;
+        best->t = t;
+        best->u = u;
+        best->v = v;
+    }
+}
+
 RTCD_INLINE void leaf_first_hit(const rtcd_bvh_view* bvh, rtcd_u32 prims, rtcd_v3 org, rtcd_v3 dir,
                                 float tmin, rtcd_u32 skip_vertex, rtcd_tri_hit* best)
 {
@@ -77,15 +91,8 @@ RTCD_INLINE void leaf_first_hit(const rtcd_bvh_view* bvh, rtcd_u32 prims, rtcd_v
         const RTCD_GLOBAL float* p = bvh->tris + 9 * k;
         rtcd_v3 p0 = v3(p[0], p[1], p[2]), p1 = v3(p[3], p[4], p[5]), p2 = v3(p[6], p[7], p[8]);
         float t, u, v;
-        rtcd_u32 id = bvh->tri_ids[k];
-        if (!ray_triangle(org, dir, p0, p1, p2, tmin, best->t, &t, &u, &v)) continue;
-        if (skip_vertex != RTCD_INVALID && tri_uses_vertex(bvh->indices, id, skip_vertex)) continue;
-        if (hit_is_better(t, id, best)) {
-            best->tri = id;
-            best->t = t;
-            best->u = u;
-            best->v = v;
-        }
+        if (ray_triangle(org, dir, p0, p1, p2, tmin, best->t, &t, &u, &v))
+            offer_hit(bvh, bvh->tri_ids[k], t, u, v, skip_vertex, best);
     }
 }
 
@@ -165,14 +172,7 @@ RTCD_INLINE void leaf_first_hit4(const rtcd_bvh_view* bvh, rtcd_u32 prims, rtcd_
                                   best->t, &th, &uh, &vh))
                     continue;
             }
-            rtcd_u32 id = bvh->tri_ids[k + j];
-            if (skip_vertex != RTCD_INVALID && tri_uses_vertex(bvh->indices, id, skip_vertex)) continue;
-            if (hit_is_better(th, id, best)) {
-                best->tri = id;
-                best->t = th;
-                best->u = uh;
-                best->v = vh;
-            }
+            offer_hit(bvh, bvh->tri_ids[k + j], th, uh, vh, skip_vertex, best);
         }
     }
 }
