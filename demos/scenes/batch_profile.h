@@ -12,6 +12,7 @@ typedef struct batch_profile {
     uint32_t calls;
     double ms, plan_ms, run_ms, finish_ms, upload_ms, device_ms, download_ms, fallback_ms, reduce_ms;
     double fallback_pairs, upload_bytes, download_bytes;
+    double segments; /* OpenCL: the runs of pairs each call went to the devices in */
 } batch_profile;
 
 void batch_profile_add(batch_profile* p, const rtcd_batch_stats* s);
