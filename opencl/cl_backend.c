@@ -1,7 +1,8 @@
 /* The batch on one or several devices: a pair keeps its device while it
  * walks kept rays; new pairs and standard passes go to the device expected
- * to finish first (cl_plan.c). Every device gets one upload, one launch and
- * one download, and the host waits once for all of them. For
+ * to finish first (cl_plan.c). A call goes to the devices in segments, each
+ * uploaded and launched once planned (one on CPU devices), then one
+ * download per device, and the host waits once for all of them. For
  * the iterative algorithms the host plans each pair's pass (rtcd_track_plan,
  * as the CPU reference) and the kept rays stay on the pair's device (cl_state.c).
  *
@@ -276,8 +277,8 @@ static rtcd_error launch_segment(rtcd_opencl* cl, cl_device_state* d, uint32_t s
 /* After the last segment: the retry kernel and the downloads; nothing blocks. */
 static rtcd_error launch_end(rtcd_opencl* cl, cl_device_state* d, int want_rays)
 {
-    uint32_t n = d->batch_count;
-    if (!d->launched || n == 0) return RTCD_OK;
+    uint32_t n = d->batch_count; /* launched: n > 0 */
+    if (!d->launched) return RTCD_OK;
     if (d->retry_kernel) {
         rtcd_error err = set_args(cl, d, d->retry_kernel, n, want_rays);
         if (err != RTCD_OK) return err;
@@ -440,9 +441,9 @@ static rtcd_error collide_call(rtcd_opencl* cl, const rtcd_call* c, rtcd_pair_re
     uint32_t off = 0, on_cpu = 0, segments = call_segments(cl, n);
     cl->stats.segments = segments;
     /* Each segment goes to the devices as soon as it is planned: they work
-     * on it while the host plans the next. */
-    /* The last segment goes in run_ms: with one segment, the profile is
-     * planning, then the devices (run_ms holds their work). */
+     * on it while the host plans the next. The last goes in run_ms: with
+     * one segment, the profile is planning, then the devices (run_ms holds
+     * their work). */
     if (err == RTCD_OK) {
         err = rtcd_cl_plan_begin(cl, n, segments, caller_rays);
         for (uint32_t s = 0; s < segments && err == RTCD_OK; ++s) {

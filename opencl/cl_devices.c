@@ -160,10 +160,11 @@ static rtcd_error build_program(cl_device_state* d, const char* suffix)
     /* The serial kernel's sweep tests four vertices at a time
      * (shared/candidates4.h), whose divisions equal the scalar test's only
      * when both are correctly rounded. -DRTCD_CL_SWEEP4=0/1 overrides. */
-    int sweep4 = d->serial && (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) && !(user && strstr(user, "RTCD_CL_SWEEP4"));
     /* The 4-wide walk's leaves four triangles at a time (shared/bvh.h), by
      * the same rule: their divisions are lane by lane. -DRTCD_CL_LEAF4=0/1 overrides. */
-    int leaf4 = d->serial && (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) && !(user && strstr(user, "RTCD_CL_LEAF4"));
+    int lanes_exact = d->serial && (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT);
+    int sweep4 = lanes_exact && !(user && strstr(user, "RTCD_CL_SWEEP4"));
+    int leaf4 = lanes_exact && !(user && strstr(user, "RTCD_CL_LEAF4"));
     char options[512];
     snprintf(options, sizeof options, "-cl-std=CL1.2%s%s%s%s%s%s%s",
              (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) ? " -cl-fp32-correctly-rounded-divide-sqrt" : "",

@@ -153,7 +153,7 @@ static uint32_t plan_pairs(rtcd_opencl* cl, uint32_t begin, uint32_t end, place_
         cl->call.where[2 * i] = cl->call.body_where[c->pairs[i].a];
         cl->call.where[2 * i + 1] = cl->call.body_where[c->pairs[i].b];
         rtcd_cl_gather_info(cl, i);
-        cl_pair_info* info = cl->call.info_of[i] != RTCD_CL_NO_SLOT ? &cl->infos[cl->info_in ^ 1u][i] : NULL;
+        cl_pair_info* info = planned_info(cl, i);
         uint8_t standard = 1;
         rtcd_xform before; /* the pair's pose one step back, when its track has_motion */
         if (rtcd_cl_off_device(cl->call.where, i)) {
@@ -264,7 +264,7 @@ void rtcd_cl_learn_speeds(rtcd_opencl* cl, const double* kernel_ms)
 
 typedef struct cl_plan_job {
     rtcd_opencl* cl;
-    uint32_t n, chunks, body_chunks, devices, segments;
+    uint32_t n, chunks, body_chunks, devices;
     uint32_t* chunk_first; /* [chunks + 1]: piece c holds pairs [chunk_first[c], chunk_first[c + 1]) */
     uint32_t seg_chunk[RTCD_CL_MAX_SEGMENTS + 1]; /* segment s holds pieces [seg_chunk[s], seg_chunk[s + 1]) */
     uint32_t planned;      /* segments planned so far */
@@ -358,7 +358,7 @@ static void write_range(uint32_t begin, uint32_t end, uint32_t worker, void* ctx
             /* With segments, a device's pairs may all come later: every device's. */
             for (uint32_t i = first; i < last; ++i)
                 for (uint32_t dv = 0; dv < cl->device_count; ++dv)
-                    if (cl->devices[dv].batch_count || job->segments > 1)
+                    if (cl->devices[dv].batch_count || cl->call.segments > 1)
                         pose12(&bodies[i].pose, cl->devices[dv].host_bodies + RTCD_CL_BODY_FLOATS * (size_t)i);
             continue;
         }
@@ -417,7 +417,6 @@ rtcd_error rtcd_cl_plan_begin(rtcd_opencl* cl, uint32_t n, uint32_t segments, si
     if (!job) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_collide: out of memory for %u pairs", n);
     job->cl = cl;
     job->n = n;
-    job->segments = segments;
     job->devices = cl->device_count;
     job->body_chunks = (cl->call.request->body_count + BODY_CHUNK - 1) / BODY_CHUNK;
     atomic_init(&job->off, 0u);
@@ -460,7 +459,7 @@ rtcd_error rtcd_cl_plan_segment(rtcd_opencl* cl, uint32_t s)
     for (uint32_t d = 0; d < cl->device_count; ++d) kept[d] = cl->devices[d].arena_used;
     settle_places(job);
     rtcd_error err = RTCD_OK;
-    for (uint32_t d = 0; d < cl->device_count && err == RTCD_OK && job->segments == 1; ++d)
+    for (uint32_t d = 0; d < cl->device_count && err == RTCD_OK && cl->call.segments == 1; ++d)
         err = grow_device_batch(cl, &cl->devices[d], cl->devices[d].batch_count);
     for (uint32_t d = 0; d < cl->device_count && err == RTCD_OK; ++d)
         err = rtcd_cl_arena_reserve(&cl->devices[d], cl->devices[d].arena_used, kept[d]);
