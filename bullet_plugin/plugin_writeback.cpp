@@ -100,25 +100,21 @@ static bool mayClose(const rtcdPointMotion& a, const rtcdPointMotion& b, const b
     return distance <= (btScalar(1.5) * closing + btScalar(0.25) * rel.length()) * dt + btScalar(0.001);
 }
 
-// Points that push in the solve: at a Bullet distance up to this (measured on
-// the avalanche, docs/dropin.md: 95 % of the points at or below 0 took an
-// impulse, 70 % of those within 0.5 mm, 12 % of those from 0.5 to 1 mm).
-static const btScalar k_pushing_distance = btScalar(0.0005);
-
 // Rolling and spinning friction once per manifold. Bullet 3.24's solver
 // gives every point of a manifold three torsional rows when the bodies have
 // rolling friction (Bullet 2.x gave them to one point), each limited by its
 // own point's normal impulse; they act on the bodies' relative rotation
 // alone, about the normal and two axes across it, which a manifold's points
-// share. So one point carries them, with the friction of all: the point that
-// pushed hardest in the last solve, its friction scaled by the manifold's
-// total impulse over its own, so that the limit is the sum of the points'
-// (within about 10 % of Bullet's per-point rows where the load moves between
-// corners; test_plugin_manifolds). A manifold without impulses yet (new
-// points) gives them to its nearest point, scaled by its points that push.
-// Measured on the avalanche (seeds 1-12): the solver's time -16 to -18 %,
-// penetration as before (docs/dropin.md). Bodies with a custom material
-// callback keep Bullet's points as the callback left them.
+// share. So once the manifold's load is known, one point carries them with
+// the friction of all: the point that pushed hardest in the last solve, its
+// friction scaled by the manifold's total impulse over its own, so that its
+// limit is the sum of the points' while the load stays where it was. A
+// manifold without impulses yet (a first touch, or points found anew) keeps
+// Bullet's rows on every point: what stops a body's spin as it lands.
+// Measured on the avalanche (docs/dropin.md): the solver about 14 % lighter,
+// penetration the same within the seeds' spread; the same bodies spin and
+// roll to a stop in Bullet's own steps (test_plugin_manifolds). Bodies with
+// a custom material callback keep Bullet's points as the callback left them.
 static void shareTorsionalFriction(btPersistentManifold* m, const btCollisionObject* o0, const btCollisionObject* o1)
 {
     int n = m->getNumContacts();
@@ -127,23 +123,19 @@ static void shareTorsionalFriction(btPersistentManifold* m, const btCollisionObj
     btScalar rolling = btManifoldResult::calculateCombinedRollingFriction(o0, o1);
     btScalar spinning = btManifoldResult::calculateCombinedSpinningFriction(o0, o1);
     if (rolling == 0 && spinning == 0) return;
-    int carrier = 0, pushing = 0;
+    int carrier = 0;
     btScalar total = 0;
     for (int i = 0; i < n; ++i) {
         const btManifoldPoint& q = m->getContactPoint(i);
-        const btManifoldPoint& c = m->getContactPoint(carrier);
         total += q.m_appliedImpulse;
-        pushing += q.getDistance() <= k_pushing_distance;
-        if (q.m_appliedImpulse > c.m_appliedImpulse ||
-            (q.m_appliedImpulse == c.m_appliedImpulse && q.getDistance() < c.getDistance()))
-            carrier = i;
+        if (q.m_appliedImpulse > m->getContactPoint(carrier).m_appliedImpulse) carrier = i;
     }
     btScalar own = m->getContactPoint(carrier).m_appliedImpulse;
-    btScalar share = own > 0 ? total / own : btScalar(std::max(pushing, 1));
     for (int i = 0; i < n; ++i) {
         btManifoldPoint& q = m->getContactPoint(i);
-        q.m_combinedRollingFriction = i == carrier ? share * rolling : btScalar(0);
-        q.m_combinedSpinningFriction = i == carrier ? share * spinning : btScalar(0);
+        btScalar share = !(own > 0) ? btScalar(1) : i == carrier ? total / own : btScalar(0);
+        q.m_combinedRollingFriction = share * rolling;
+        q.m_combinedSpinningFriction = share * spinning;
     }
 }
 
