@@ -2,6 +2,9 @@
 // (Bullet's island builder and solver walk every manifold), and a pair's own
 // state stays in rtcd's batch meanwhile: a pair that comes back into contact
 // continues from its kept rays instead of starting over.
+// What the manifolds hold for the solver: one point's rolling and spinning
+// friction for all (plugin_writeback.cpp), which turns bodies as Bullet's
+// rows on every point do.
 #include <rtcd/rtcd_bullet.h>
 
 #include <BulletCollision/Gimpact/btGImpactCollisionAlgorithm.h>
