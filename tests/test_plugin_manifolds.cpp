@@ -11,62 +11,42 @@
 #include <BulletCollision/Gimpact/btGImpactShape.h>
 #include <btBulletDynamicsCommon.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
-#include <memory>
-#include <vector>
 
 #include "bullet_world.hpp"
+#include "gimpact_mesh.hpp"
 #include "test_check.hpp"
 
-struct Blob {
-    std::vector<float> vertices;
-    std::vector<int> indices;
-    std::unique_ptr<btTriangleIndexVertexArray> array;
-    std::unique_ptr<btGImpactMeshShape> shape;
+// An avalanche blob as a GImpact mesh, with its box.
+struct Blob : GImpactMesh {
     float lo[3], hi[3];
     explicit Blob(uint64_t seed)
     {
         rtcd_generated_mesh g;
         rtcd_generate_blob(RTCD_AVALANCHE_BLOB_VERTICES, 0.5f, seed, &g);
-        vertices.assign(g.vertices, g.vertices + 3 * g.vertex_count);
-        for (uint32_t i = 0; i < 3 * g.triangle_count; ++i) indices.push_back(static_cast<int>(g.indices[i]));
+        take(g);
         rtcd_generated_free(&g);
         for (int k = 0; k < 3; ++k) lo[k] = 1e9f, hi[k] = -1e9f;
         for (size_t i = 0; i < vertices.size(); ++i) {
             lo[i % 3] = std::min(lo[i % 3], vertices[i]);
             hi[i % 3] = std::max(hi[i % 3], vertices[i]);
         }
-        array.reset(new btTriangleIndexVertexArray(static_cast<int>(indices.size() / 3), indices.data(), 3 * sizeof(int),
-                                                   static_cast<int>(vertices.size() / 3), vertices.data(),
-                                                   3 * sizeof(float)));
-        shape.reset(new btGImpactMeshShape(array.get()));
-        shape->updateBound();
     }
 };
 
-// A box as a closed triangle mesh (half extents h): four corners rest on a
-// plane or a face at once.
-struct BoxMesh {
-    std::vector<float> vertices;
-    std::vector<int> indices;
-    std::unique_ptr<btTriangleIndexVertexArray> array;
-    std::unique_ptr<btGImpactMeshShape> shape;
+// A box as a closed triangle mesh (one quad a face): four corners rest on
+// a plane or a face at once.
+struct BoxMesh : GImpactMesh {
     BoxMesh(float hx, float hy, float hz)
     {
-        for (int i = 0; i < 8; ++i) {
-            vertices.push_back(i & 1 ? hx : -hx);
-            vertices.push_back(i & 2 ? hy : -hy);
-            vertices.push_back(i & 4 ? hz : -hz);
-        }
-        // Two triangles a face, counter-clockwise seen from outside.
-        const int faces[6][4] = {{0, 2, 3, 1}, {4, 5, 7, 6}, {0, 1, 5, 4}, {2, 6, 7, 3}, {0, 4, 6, 2}, {1, 3, 7, 5}};
-        for (const auto& f : faces) indices.insert(indices.end(), {f[0], f[1], f[2], f[0], f[2], f[3]});
-        array.reset(new btTriangleIndexVertexArray(12, indices.data(), 3 * sizeof(int), 8, vertices.data(),
-                                                   3 * sizeof(float)));
-        shape.reset(new btGImpactMeshShape(array.get()));
-        shape->updateBound();
+        const float half[3] = {hx, hy, hz};
+        rtcd_generated_mesh g;
+        rtcd_generate_box(half, 1, &g);
+        take(g);
+        rtcd_generated_free(&g);
     }
 };
 
