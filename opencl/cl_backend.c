@@ -15,6 +15,7 @@
 #include "cl_internal.h"
 #include "batch/backend.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -34,6 +35,7 @@ static void free_call(cl_call* c)
 {
     rtcd_free(c->ray_offset);
     rtcd_free(c->info_of);
+    rtcd_free(c->info_at);
     rtcd_free(c->where);
     rtcd_free(c->standard);
     rtcd_free(c->cost);
@@ -56,6 +58,7 @@ static int grow_call(cl_call* c, uint32_t n)
     free_call(c);
     c->ray_offset = rtcd_alloc(cap * sizeof *c->ray_offset);
     c->info_of = rtcd_alloc(cap * sizeof *c->info_of);
+    c->info_at = rtcd_alloc(cap * sizeof *c->info_at);
     c->where = rtcd_alloc(2 * cap * sizeof *c->where);
     c->standard = rtcd_alloc(cap * sizeof *c->standard);
     c->cost = rtcd_alloc(cap * sizeof *c->cost);
@@ -63,7 +66,7 @@ static int grow_call(cl_call* c, uint32_t n)
     c->pos = rtcd_alloc(cap * sizeof *c->pos);
     c->keep_room = rtcd_alloc(cap * sizeof *c->keep_room);
     c->overflow = rtcd_alloc(cap * sizeof *c->overflow);
-    int ok = c->ray_offset && c->info_of && c->where && c->standard && c->cost && c->device && c->pos &&
+    int ok = c->ray_offset && c->info_of && c->info_at && c->where && c->standard && c->cost && c->device && c->pos &&
              c->keep_room && c->overflow;
     if (!ok) free_call(c);
     else c->cap = cap;
@@ -79,6 +82,8 @@ rtcd_error rtcd_opencl_create(const rtcd_narrowphase_def* def, const char* kerne
     rtcd_opencl* cl = rtcd_calloc(1, sizeof *cl);
     if (!cl) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_create: out of memory");
     cl->def = *def;
+    atomic_init(&cl->info_free_count, 0u);
+    atomic_init(&cl->info_high, 0u);
     const char* segments = getenv("RTCD_CL_SEGMENTS");
     cl->segments = segments ? (uint32_t)strtoul(segments, NULL, 10) : 0u;
     /* Test hook for whole worlds: a suffix that breaks the kernels. */
@@ -114,8 +119,8 @@ void rtcd_opencl_destroy(rtcd_opencl* cl)
     rtcd_cl_close_devices(cl);
     rtcd_cl_registry_free(&cl->registry);
     rtcd_key_map_free(&cl->map);
-    rtcd_free(cl->infos[0]);
-    rtcd_free(cl->infos[1]);
+    rtcd_free(cl->infos);
+    rtcd_free(cl->info_free);
     if (cl->cpu) rtcd_cpu_backend_ops.destroy(cl->cpu);
     rtcd_thread_pool_destroy(cl->pool);
     free_call(&cl->call);

@@ -158,6 +158,7 @@ typedef struct cl_call {
     rtcd_ray_hit* rays;      /* NULL: not asked for */
     size_t* ray_offset;      /* where pair i's rays go in `rays` */
     uint32_t* info_of;       /* slot in the pair map (RTCD_CL_NO_SLOT: a repeated key, no state) */
+    uint32_t* info_at;       /* its state in infos, once planned (RTCD_CL_NO_SLOT: none) */
     uint32_t* where;         /* registry index of pair i's meshes a and b (RTCD_CL_NO_SLOT: not on the devices) */
     uint32_t* body_where;    /* the same per body (rtcd_cl_place_meshes) */
     size_t body_cap;         /* bodies body_where holds */
@@ -186,14 +187,17 @@ struct rtcd_opencl {
     cl_device_state devices[RTCD_CL_MAX_DEVICES];
     uint32_t device_count;
     cl_mesh_registry registry;
-    /* The pairs' states, kept across calls: the map takes a key to 1 + its
-     * pair's place in infos[info_in] (0: a new key). Each call gathers its
-     * pairs' states into the other array in call order, so that planning
-     * and finishing read them one after another (cl_state.c). */
+    /* The pairs' states, kept across calls in one pool: the map takes a key
+     * to 1 + its state's index in infos (0: a new key, given one when it is
+     * planned), and a key the map drops gives its index back (info_free).
+     * Planning and finishing read and write each state where it lies; a
+     * call copies none (cl_state.c). */
     rtcd_key_map map;
-    cl_pair_info* infos[2];
-    size_t infos_cap[2];
-    uint32_t info_in, info_count;
+    cl_pair_info* infos;
+    uint32_t* info_free;             /* indices given back, info_free_count of them */
+    size_t info_cap, info_free_cap;
+    _Atomic uint32_t info_free_count; /* popped while planning, pushed while the map drops keys */
+    _Atomic uint32_t info_high;       /* infos [0, info_high) have been handed out */
     rtcd_batch_stats stats;
     double place_ms;       /* the last call's rtcd_cl_place_meshes (deformed meshes, uploads) */
     /* Test and tuning hook RTCD_CL_SEGMENTS (read at creation): every call
@@ -279,16 +283,16 @@ int rtcd_cl_vertex_fans(const rtcd_mesh* m, uint32_t* vertex_tris);
  * batch: that copy runs without state). Keys the call did not see leave
  * the map (their states are not gathered again). */
 rtcd_error rtcd_cl_assign_pairs(rtcd_opencl* cl, const rtcd_body_pair* pairs, uint32_t n, uint32_t* info_of);
-/* Room for n states in the array the next call gathers into. */
+/* Room in the pool for a call of n pairs (after rtcd_cl_assign_pairs, every
+ * state in use is one of its pairs'). */
 rtcd_error rtcd_cl_reserve_infos(rtcd_opencl* cl, uint32_t n);
-/* Pair i's state into place i of the array the call gathers into (a new
- * key's fresh); the map then points there. Pairs are independent: any
- * number of workers. rtcd_cl_flip_infos after all of them. */
-void rtcd_cl_gather_info(rtcd_opencl* cl, uint32_t i);
-void rtcd_cl_flip_infos(rtcd_opencl* cl, uint32_t n);
-/* Fetches ahead what rtcd_cl_gather_info(cl, i) reads, in two stages a few
+/* Pair i's state (NULL: a repeated key's copy), a new key's made fresh
+ * (no device, nothing kept); call.info_at[i] says where. Pairs are
+ * independent: any number of workers. */
+cl_pair_info* rtcd_cl_take_info(rtcd_opencl* cl, uint32_t i);
+/* Fetches ahead what rtcd_cl_take_info(cl, i) reads, in two stages a few
  * pairs apart: 0 the map's entry, 1 the state it points to (both misses
- * on a large map). */
+ * on a large map) and pair i's result. */
 void rtcd_cl_prefetch_info(const rtcd_opencl* cl, uint32_t i, int stage);
 /* Room for `entries` kept rays in the arena this call writes; its first
  * `kept` entries (written by the call's earlier segments) are copied on

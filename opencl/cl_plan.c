@@ -17,16 +17,10 @@
  * microsecond. */
 #define PLAN_RANGE 64u
 
-/* Pair i's state, once gathered (NULL: a repeated key's copy): while the
- * call is planned, in the array it is gathered into; after, the current. */
-static cl_pair_info* planned_info(const rtcd_opencl* cl, uint32_t i)
-{
-    return cl->call.info_of[i] != RTCD_CL_NO_SLOT ? &cl->infos[cl->info_in ^ 1u][i] : NULL;
-}
-
+/* Pair i's state, once planned (NULL: a repeated key's copy). */
 static cl_pair_info* pair_info(const rtcd_opencl* cl, uint32_t i)
 {
-    return cl->call.info_of[i] != RTCD_CL_NO_SLOT ? &cl->infos[cl->info_in][i] : NULL;
+    return cl->call.info_at[i] != RTCD_CL_NO_SLOT ? &cl->infos[cl->call.info_at[i]] : NULL;
 }
 
 static void pose12(const rtcd_transform* t, float out[RTCD_CL_BODY_FLOATS])
@@ -139,8 +133,7 @@ static uint32_t plan_pairs(rtcd_opencl* cl, uint32_t begin, uint32_t end, place_
     int iterative = cl->def.iterative.algorithm != RTCD_ALGORITHM_STANDARD, one_device = cl->device_count == 1;
     place_sums local = {0, 0, 0, 0};
     for (uint32_t i = begin; i < end; ++i) {
-        /* Its state into call order first (the arrays flip after this
-         * pass), fetched ahead: the states lie all over the old array. */
+        /* Its state, fetched ahead: the states lie all over the pool. */
         if (i + 16 < end) rtcd_cl_prefetch_info(cl, i + 16, 0);
         if (i + 8 < end) {
             rtcd_cl_prefetch_info(cl, i + 8, 1);
@@ -152,8 +145,7 @@ static uint32_t plan_pairs(rtcd_opencl* cl, uint32_t begin, uint32_t end, place_
         /* Its ends' registry indices, from its bodies'. */
         cl->call.where[2 * i] = cl->call.body_where[c->pairs[i].a];
         cl->call.where[2 * i + 1] = cl->call.body_where[c->pairs[i].b];
-        rtcd_cl_gather_info(cl, i);
-        cl_pair_info* info = planned_info(cl, i);
+        cl_pair_info* info = rtcd_cl_take_info(cl, i);
         uint8_t standard = 1;
         rtcd_xform before; /* the pair's pose one step back, when its track has_motion */
         if (rtcd_cl_off_device(cl->call.where, i)) {
@@ -204,7 +196,7 @@ static uint32_t plan_pairs(rtcd_opencl* cl, uint32_t begin, uint32_t end, place_
  * colliding rays go. */
 static void place_pair(rtcd_opencl* cl, uint32_t i, uint32_t dv, place_sums* at)
 {
-    cl_pair_info* info = planned_info(cl, i);
+    cl_pair_info* info = pair_info(cl, i);
     if (cl->call.device[i] == RTCD_CL_OFF_DEVICE) {
         if (info) {
             rtcd_cl_reset_track(info);
@@ -319,7 +311,7 @@ static void settle_places(cl_plan_job* job)
                 uint32_t i = fresh[k], best = 0;
                 for (uint32_t d = 1; d < nd; ++d)
                     if ((double)job->load[d] * pace[d] < (double)job->load[best] * pace[best]) best = d;
-                cl_pair_info* info = planned_info(cl, i);
+                cl_pair_info* info = pair_info(cl, i);
                 if (info) info->device = (uint8_t)best;
                 cl->call.device[i] = (uint8_t)best;
                 job->load[best] += cl->call.cost[i];
@@ -472,13 +464,9 @@ void rtcd_cl_plan_end(rtcd_opencl* cl, uint32_t* off_pairs)
     cl_plan_job* job = cl->plan;
     *off_pairs = 0;
     if (!job) return;
-    /* A call that stopped after some segments: the states of its unplanned
-     * pairs move too, so the map stays right (the caller then resets every
-     * track). One that stopped before any moved none. */
-    if (job->planned) {
-        for (uint32_t i = job->chunk_first[job->seg_chunk[job->planned]]; i < job->n; ++i) rtcd_cl_gather_info(cl, i);
-        rtcd_cl_flip_infos(cl, job->n);
-    }
+    /* A call that stopped after some segments left its unplanned pairs'
+     * states where they were (the caller then resets every track); a new
+     * key among them gets its state when next planned. */
     *off_pairs = atomic_load(&job->off);
     for (uint32_t dv = 0; dv < cl->device_count && dv < 16; ++dv)
         cl->stats.pairs_per_device[dv] = cl->devices[dv].batch_count;

@@ -103,8 +103,8 @@ static inline void rtcd_pair_motion_set(rtcd_pair_motion* m, float motion, const
  * motion may be NULL (nothing known). Sets track->speculative and
  * track->has_motion; when that is set, *before is b in a's frame one step
  * back (motion->back when given, else the last call's): this call's
- * output, not kept in the track, which every call copies (the OpenCL host
- * gathers each pair's track into call order). */
+ * output, not kept in the track, which planning writes for every pair
+ * (the OpenCL host plans each pair's track where it lies in its pool). */
 int rtcd_track_plan(rtcd_pair_track* track, const rtcd_narrowphase_def* def, const rtcd_mesh* a, const rtcd_mesh* b,
                     const rtcd_xform* pose_a, const rtcd_xform* pose_b, const rtcd_pair_motion* motion,
                     rtcd_xform* before);
