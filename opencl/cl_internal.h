@@ -281,7 +281,7 @@ int rtcd_cl_vertex_fans(const rtcd_mesh* m, uint32_t* vertex_tris);
 /* Claims this call's pairs in cl->map (kept across calls): info_of[i] is
  * pair i's slot in cl->map (RTCD_CL_NO_SLOT for a key seen earlier in the
  * batch: that copy runs without state). Keys the call did not see leave
- * the map (their states are not gathered again). */
+ * the map, their states' indices back to the pool. */
 rtcd_error rtcd_cl_assign_pairs(rtcd_opencl* cl, const rtcd_body_pair* pairs, uint32_t n, uint32_t* info_of);
 /* Room in the pool for a call of n pairs (after rtcd_cl_assign_pairs, every
  * state in use is one of its pairs'). */
