@@ -20,15 +20,26 @@
 #include "gimpact_mesh.hpp"
 #include "test_check.hpp"
 
+static rtcd_generated_mesh generated_blob(uint64_t seed)
+{
+    rtcd_generated_mesh g;
+    rtcd_generate_blob(RTCD_AVALANCHE_BLOB_VERTICES, 0.5f, seed, &g);
+    return g;
+}
+
+static rtcd_generated_mesh generated_box(float hx, float hy, float hz)
+{
+    const float half[3] = {hx, hy, hz};
+    rtcd_generated_mesh g;
+    rtcd_generate_box(half, 1, &g);
+    return g;
+}
+
 // An avalanche blob as a GImpact mesh, with its box.
 struct Blob : GImpactMesh {
     float lo[3], hi[3];
-    explicit Blob(uint64_t seed)
+    explicit Blob(uint64_t seed) : GImpactMesh(generated_blob(seed))
     {
-        rtcd_generated_mesh g;
-        rtcd_generate_blob(RTCD_AVALANCHE_BLOB_VERTICES, 0.5f, seed, &g);
-        take(g);
-        rtcd_generated_free(&g);
         for (int k = 0; k < 3; ++k) lo[k] = 1e9f, hi[k] = -1e9f;
         for (size_t i = 0; i < vertices.size(); ++i) {
             lo[i % 3] = std::min(lo[i % 3], vertices[i]);
@@ -40,14 +51,7 @@ struct Blob : GImpactMesh {
 // A box as a closed triangle mesh (one quad a face): four corners rest on
 // a plane or a face at once.
 struct BoxMesh : GImpactMesh {
-    BoxMesh(float hx, float hy, float hz)
-    {
-        const float half[3] = {hx, hy, hz};
-        rtcd_generated_mesh g;
-        rtcd_generate_box(half, 1, &g);
-        take(g);
-        rtcd_generated_free(&g);
-    }
+    BoxMesh(float hx, float hy, float hz) : GImpactMesh(generated_box(hx, hy, hz)) {}
 };
 
 // The drop-in world (bullet_world.hpp) on a ground plane; its bodies never sleep.
