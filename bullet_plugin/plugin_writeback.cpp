@@ -128,13 +128,12 @@ static void shareTorsionalFriction(btPersistentManifold* m, const btCollisionObj
     btScalar spinning = btManifoldResult::calculateCombinedSpinningFriction(o0, o1);
     if (rolling == 0 && spinning == 0) return;
     int carrier = 0;
-    btScalar total = 0;
+    btScalar total = 0, own = m->getContactPoint(0).m_appliedImpulse;
     for (int i = 0; i < n; ++i) {
-        const btManifoldPoint& q = m->getContactPoint(i);
-        total += q.m_appliedImpulse;
-        if (q.m_appliedImpulse > m->getContactPoint(carrier).m_appliedImpulse) carrier = i;
+        btScalar impulse = m->getContactPoint(i).m_appliedImpulse;
+        total += impulse;
+        if (impulse > own) carrier = i, own = impulse;
     }
-    btScalar own = m->getContactPoint(carrier).m_appliedImpulse;
     for (int i = 0; i < n; ++i) {
         btManifoldPoint& q = m->getContactPoint(i);
         btScalar share = !(own > 0) ? btScalar(1) : i == carrier ? total / own : btScalar(0);

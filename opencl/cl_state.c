@@ -52,7 +52,8 @@ rtcd_error rtcd_cl_reserve_infos(rtcd_opencl* cl, uint32_t n)
     /* Every index handed out is in use or in info_free, and the states in
      * use are at most the call's n pairs: the pool never needs more than
      * the larger of n and what it handed out. */
-    size_t need = (size_t)n > atomic_load(&cl->info_high) ? (size_t)n : atomic_load(&cl->info_high);
+    uint32_t high = atomic_load(&cl->info_high);
+    size_t need = n > high ? n : high;
     if (!rtcd_grow((void**)&cl->infos, &cl->info_cap, need + 1, sizeof *cl->infos) ||
         !rtcd_grow((void**)&cl->info_free, &cl->info_free_cap, need + 1, sizeof *cl->info_free))
         return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "OpenCL: no memory for %u pair states", n);
