@@ -451,15 +451,19 @@ struct rtcdPluginState {
     // the same lists for any (plugin_gather.cpp).
     static const uint32_t k_block = 256;
     // Their min_parallel on 2 cores: each loop is 0.05-0.2 ms at 6000 pairs,
-    // about what a pool worker takes to wake, and at 2048 pairs the 512-blob
-    // avalanche's gather ran slower on two threads than on one (measured).
-    static const uint32_t k_block_parallel = 8192;
+    // about what a pool worker takes to wake. On the 512-blob avalanche
+    // (5 760 pairs), 2 threads, a quiet machine: gather 0.27-0.29 -> 0.24-0.27
+    // ms a step with the second worker, narrow phase - batch 0.134-0.144 ->
+    // 0.126-0.140 us a pair (docs/dropin.md); under other jobs' load the
+    // same loops had run slower on two threads, and below 2048 pairs they
+    // are too short to pay.
+    static const uint32_t k_block_parallel = 2048;
     // The loops right after the batch (its results, the write-back) and
     // the plane pass: the pool's workers are still polling then (task.c),
     // so a loop starts in about a microsecond and pays from far fewer
     // items (512-blob avalanche, 2 threads: narrow phase - batch 0.165 ->
-    // 0.136 us a pair; the gather's loops, after Bullet's broadphase, got
-    // slower with the same and keep k_block_parallel).
+    // 0.136 us a pair; the gather's loops, after Bullet's broadphase, start
+    // with the worker asleep and keep k_block_parallel).
     static const uint32_t k_block_parallel_warm = 1024;
     static uint32_t blocksOf(uint32_t count) { return (count + k_block - 1) / k_block; }
     template <class F> void forBlocks(uint32_t count, uint32_t min_parallel, F&& fn);
