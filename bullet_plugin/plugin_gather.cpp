@@ -397,7 +397,7 @@ void rtcdPluginState::prepareEntries()
     // At most two sides of a pair are not a body's own mesh.
     if (body_descs.size() < listed + 2 * static_cast<size_t>(n)) body_descs.resize(listed + 2 * static_cast<size_t>(n));
     pair_bodies.resize(n);
-    parallelFor(n, 256, 2048, [this, &next_body](uint32_t begin, uint32_t end, uint32_t) {
+    parallelFor(n, 256, k_block_parallel, [this, &next_body](uint32_t begin, uint32_t end, uint32_t) {
         for (uint32_t i = begin; i < end; ++i) {
             prefetchSides(desc_entry.data(), i, end, false);
             describe(i, desc_entry[i], next_body);

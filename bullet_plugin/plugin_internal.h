@@ -450,13 +450,14 @@ struct rtcdPluginState {
     // not depend on the thread count, so per-block counts and offsets give
     // the same lists for any (plugin_gather.cpp).
     static const uint32_t k_block = 256;
-    // Their min_parallel on 2 cores: each loop is 0.05-0.2 ms at 6000 pairs,
-    // about what a pool worker takes to wake. On the 512-blob avalanche
-    // (5 760 pairs), 2 threads, a quiet machine: gather 0.27-0.29 -> 0.24-0.27
-    // ms a step with the second worker, narrow phase - batch 0.134-0.144 ->
-    // 0.126-0.140 us a pair (docs/dropin.md); under other jobs' load the
-    // same loops had run slower on two threads, and below 2048 pairs they
-    // are too short to pay.
+    // Their min_parallel on 2 cores (the gather's blocks and its descriptor
+    // loop): each loop is 0.05-0.2 ms at 6000 pairs, about what a pool
+    // worker takes to wake. On the 512-blob avalanche (5 760 pairs), 2
+    // threads, a quiet machine: gather 0.27-0.29 -> 0.24-0.27 ms a step with
+    // the second worker, narrow phase - batch 0.134-0.144 -> 0.126-0.140 us
+    // a pair (docs/dropin.md); with one core kept busy, no worse. An earlier
+    // measurement under heavier load had these loops slower on two threads.
+    // 2048 itself was not tuned: smaller calls were not measured.
     static const uint32_t k_block_parallel = 2048;
     // The loops right after the batch (its results, the write-back) and
     // the plane pass: the pool's workers are still polling then (task.c),
