@@ -291,7 +291,7 @@ void rtcdPluginState::prepareEntries()
     // parallelFor lowers these thresholds on machines with more cores).
     if (body_descs.size() < listed) body_descs.resize(listed);
     std::atomic<uint32_t> meshless{0};
-    parallelFor(listed, 512, 4096, [this, &meshless](uint32_t begin, uint32_t end, uint32_t) {
+    parallelFor(listed, 64, 256, [this, &meshless](uint32_t begin, uint32_t end, uint32_t) {
         uint32_t mine = 0;
         for (uint32_t i = begin; i < end; ++i) {
             rtcdBodyRecord& r = bodies[static_cast<size_t>(body_list[i]->getWorldArrayIndex())];

@@ -44,31 +44,109 @@ void rtcdPluginState::maybeRelease(rtcdPairSlot& slot)
     stats.manifolds_released++;
 }
 
-// btManifoldResult::addContactPoint without its distance limit: a point of
-// a speculative contact, matched against the cached ones within the
-// manifold's (default) breaking threshold, with Bullet's combined material.
-static void addSpeculativePoint(btManifoldResult& result, const btVector3& normal_on_b, const btVector3& point_on_b,
-                                btScalar distance)
+// The shape identifiers a btManifoldResult was given (protected fields):
+// Bullet's addContactPoint stores them in each point.
+struct rtcdResultIds : btManifoldResult {
+    static void get(const btManifoldResult& r, int out[4])
+    {
+        out[0] = r.*(&rtcdResultIds::m_partId0);
+        out[1] = r.*(&rtcdResultIds::m_partId1);
+        out[2] = r.*(&rtcdResultIds::m_index0);
+        out[3] = r.*(&rtcdResultIds::m_index1);
+    }
+};
+
+// Marks a manifold point written in this step (not a Bullet flag).
+static const int k_fresh = 1 << 29;
+
+// btPersistentManifold::getCacheEntry over the points cached before this
+// step only: the nearest within the manifold's breaking threshold, by the
+// A-side anchor, the first of equals.
+static int cachedEntry(const btPersistentManifold* m, const btManifoldPoint& pt)
+{
+    btScalar shortest = m->getContactBreakingThreshold() * m->getContactBreakingThreshold();
+    int nearest = -1;
+    for (int i = 0; i < m->getNumContacts(); ++i) {
+        const btManifoldPoint& q = m->getContactPoint(i);
+        if (q.m_contactPointFlags & k_fresh) continue;
+        btVector3 d = q.m_localPointA - pt.m_localPointA;
+        btScalar dist = d.dot(d);
+        if (dist < shortest) shortest = dist, nearest = i;
+    }
+    return nearest;
+}
+
+// One contact into the manifold, matched only against the points cached
+// before this step (a step's points lie closer together than the breaking
+// threshold and would replace each other), each at most once: the point it
+// lands on is marked fresh. Bullet's btManifoldResult::addContactPoint,
+// its work done once (it matched the point a second time), and for a
+// speculative point (past the breaking threshold, which addContactPoint
+// refuses) the point itself with Bullet's default combined material, as
+// before. A full manifold without a match gives up its shallowest point
+// from before this step (addManifoldPoint's own choice could evict one of
+// this step's).
+static void putPoint(btManifoldResult& result, const btTransform& t_a, const btTransform& t_b,
+                     const btVector3& normal, const btVector3& point, btScalar distance)
 {
     btPersistentManifold* m = result.getPersistentManifold();
     const btCollisionObject* o0 = result.getBody0Internal();
     const btCollisionObject* o1 = result.getBody1Internal();
-    bool swapped = m->getBody0() != o0;
-    btVector3 point_a = point_on_b + normal_on_b * distance;
-    const btTransform& t_a = (swapped ? o1 : o0)->getWorldTransform();
-    const btTransform& t_b = (swapped ? o0 : o1)->getWorldTransform();
-    btManifoldPoint pt(t_a.invXform(point_a), t_b.invXform(point_on_b), normal_on_b, distance);
+    btVector3 point_a = point + normal * distance;
+    btManifoldPoint pt(t_a.invXform(point_a), t_b.invXform(point), normal, distance);
     pt.m_positionWorldOnA = point_a;
-    pt.m_positionWorldOnB = point_on_b;
-    pt.m_combinedFriction = btManifoldResult::calculateCombinedFriction(o0, o1);
-    pt.m_combinedRestitution = btManifoldResult::calculateCombinedRestitution(o0, o1);
-    pt.m_combinedRollingFriction = btManifoldResult::calculateCombinedRollingFriction(o0, o1);
-    pt.m_combinedSpinningFriction = btManifoldResult::calculateCombinedSpinningFriction(o0, o1);
-    int index = m->getCacheEntry(pt);
+    pt.m_positionWorldOnB = point;
+    int index = cachedEntry(m, pt);
+    if (index < 0 && m->getNumContacts() == MANIFOLD_CACHE_SIZE) {
+        int worst = -1;
+        for (int i = 0; i < m->getNumContacts(); ++i) {
+            const btManifoldPoint& q = m->getContactPoint(i);
+            if (!(q.m_contactPointFlags & k_fresh) && (worst < 0 || q.getDistance() > m->getContactPoint(worst).getDistance()))
+                worst = i;
+        }
+        if (worst >= 0) m->removeContactPoint(worst);
+    }
+    bool started = m->getNumContacts() == 0;
+    bool speculative = distance > m->getContactBreakingThreshold();
+    int flags = o0->getCollisionFlags() | o1->getCollisionFlags();
+    if (speculative) {
+        pt.m_combinedFriction = btManifoldResult::calculateCombinedFriction(o0, o1);
+        pt.m_combinedRestitution = btManifoldResult::calculateCombinedRestitution(o0, o1);
+        pt.m_combinedRollingFriction = btManifoldResult::calculateCombinedRollingFriction(o0, o1);
+        pt.m_combinedSpinningFriction = btManifoldResult::calculateCombinedSpinningFriction(o0, o1);
+    } else {
+        pt.m_combinedFriction = gCalculateCombinedFrictionCallback(o0, o1);
+        pt.m_combinedRestitution = gCalculateCombinedRestitutionCallback(o0, o1);
+        pt.m_combinedRollingFriction = gCalculateCombinedRollingFrictionCallback(o0, o1);
+        pt.m_combinedSpinningFriction = gCalculateCombinedSpinningFrictionCallback(o0, o1);
+        if (flags & btCollisionObject::CF_HAS_CONTACT_STIFFNESS_DAMPING) {
+            pt.m_combinedContactDamping1 = gCalculateCombinedContactDampingCallback(o0, o1);
+            pt.m_combinedContactStiffness1 = gCalculateCombinedContactStiffnessCallback(o0, o1);
+            pt.m_contactPointFlags |= BT_CONTACT_FLAG_CONTACT_STIFFNESS_DAMPING;
+        }
+        if (flags & btCollisionObject::CF_HAS_FRICTION_ANCHOR) pt.m_contactPointFlags |= BT_CONTACT_FLAG_FRICTION_ANCHOR;
+        btPlaneSpace1(pt.m_normalWorldOnB, pt.m_lateralFrictionDir1, pt.m_lateralFrictionDir2);
+        int ids[4];
+        rtcdResultIds::get(result, ids);
+        bool swapped = m->getBody0() != o0;
+        pt.m_partId0 = ids[swapped ? 1 : 0];
+        pt.m_partId1 = ids[swapped ? 0 : 1];
+        pt.m_index0 = ids[swapped ? 3 : 2];
+        pt.m_index1 = ids[swapped ? 2 : 3];
+    }
     if (index >= 0)
         m->replaceContactPoint(pt, index);
     else
-        m->addManifoldPoint(pt);
+        index = m->addManifoldPoint(pt);
+    if (index < m->getNumContacts()) m->getContactPoint(index).m_contactPointFlags |= k_fresh;
+    if (speculative) return;
+    if (gContactAddedCallback && (flags & btCollisionObject::CF_CUSTOM_MATERIAL_CALLBACK)) {
+        bool swapped = m->getBody0() != o0;
+        const btCollisionObjectWrapper* w0 = swapped ? result.getBody1Wrap() : result.getBody0Wrap();
+        const btCollisionObjectWrapper* w1 = swapped ? result.getBody0Wrap() : result.getBody1Wrap();
+        (*gContactAddedCallback)(m->getContactPoint(index), w0, pt.m_partId0, pt.m_index0, w1, pt.m_partId1, pt.m_index1);
+    }
+    if (gContactStartedCallback && started) gContactStartedCallback(m);
 }
 
 // A body's velocity field as Bullet's solver starts from it: its own
@@ -161,7 +239,7 @@ void rtcdPluginState::writeSlot(rtcdPairSlot& slot, btManifoldResult& result, rt
     // same threshold is the radius within which a new point replaces a cached
     // one: raised to the gap, every speculative point of the step would merge
     // into one. So points are matched with the default threshold, those past
-    // it added here (addSpeculativePoint), and the threshold raised to the
+    // it added by putPoint, and the threshold raised to the
     // largest gap only afterwards, for the refresh.
     // A mesh that deformed (or was rebuilt) since the last pass: cached
     // points that this pass's contacts do not match again are gone with the
@@ -185,10 +263,9 @@ void rtcdPluginState::writeSlot(rtcdPairSlot& slot, btManifoldResult& result, rt
     // other and the solver lose some (demos/rest_why: the deepest resting
     // vertices were in rtcd's points and missing from the manifold). So a
     // new point is matched only against the points cached before this step,
-    // each at most once: a point written this step has its A-side anchor
-    // moved out of reach (fresh) until all are in. rtcd reduces deepest
-    // first, and the deepest picks its match first.
-    const int fresh = 1 << 29; // not a Bullet flag either
+    // each at most once (putPoint: a point written this step is marked
+    // fresh until all are in). rtcd reduces deepest first, and the deepest
+    // picks its match first.
     const btTransform& t_a = manifold->getBody0()->getWorldTransform();
     const btTransform& t_b = manifold->getBody1()->getWorldTransform();
     const btScalar skin = rtcdContactSkin(def);
@@ -208,39 +285,9 @@ void rtcdPluginState::writeSlot(rtcdPairSlot& slot, btManifoldResult& result, rt
         // Only with the skin (speculative contacts: the predictive and iterative algorithms).
         if (skin > 0 && !mayClose(m0, m1, point + normal * distance, point, normal, distance, time_step)) continue;
         gap = std::max(gap, distance);
-        // A full manifold without a match for this point: it gives up its
-        // shallowest point from before this step (addManifoldPoint's own
-        // choice could evict one of this step's).
-        btManifoldPoint probe(t_a.invXform(point + normal * distance), t_b.invXform(point), normal, distance);
-        int index = manifold->getCacheEntry(probe);
-        if (index < 0 && manifold->getNumContacts() == MANIFOLD_CACHE_SIZE) {
-            int worst = -1;
-            for (int i = 0; i < manifold->getNumContacts(); ++i) {
-                const btManifoldPoint& q = manifold->getContactPoint(i);
-                if (!(q.m_contactPointFlags & fresh) &&
-                    (worst < 0 || q.getDistance() > manifold->getContactPoint(worst).getDistance()))
-                    worst = i;
-            }
-            if (worst >= 0) manifold->removeContactPoint(worst);
-        }
-        if (index < 0) index = manifold->getNumContacts();
-        if (distance > gContactBreakingThreshold)
-            addSpeculativePoint(result, normal, point, distance);
-        else
-            result.addContactPoint(normal, point, distance);
-        if (index < manifold->getNumContacts()) {
-            btManifoldPoint& q = manifold->getContactPoint(index);
-            q.m_contactPointFlags |= fresh;
-            q.m_localPointA = btVector3(BT_LARGE_FLOAT, BT_LARGE_FLOAT, BT_LARGE_FLOAT);
-        }
+        putPoint(result, t_a, t_b, normal, point, distance);
     }
-    for (int i = manifold->getNumContacts() - 1; i >= 0; --i) {
-        btManifoldPoint& q = manifold->getContactPoint(i);
-        if (q.m_contactPointFlags & fresh) {
-            q.m_contactPointFlags &= ~fresh;
-            q.m_localPointA = t_a.invXform(q.m_positionWorldOnA);
-        }
-    }
+    for (int i = 0; i < manifold->getNumContacts(); ++i) manifold->getContactPoint(i).m_contactPointFlags &= ~k_fresh;
     if (changed)
         for (int i = manifold->getNumContacts() - 1; i >= 0; --i)
             if (manifold->getContactPoint(i).m_contactPointFlags & stale) manifold->removeContactPoint(i);
