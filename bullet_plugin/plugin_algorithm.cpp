@@ -73,6 +73,8 @@ uint32_t rtcdPluginState::allocSlot()
     slots[s].serial = next_serial++;
     if (slot_serial.size() <= s) slot_serial.resize(s + 1);
     slot_serial[s] = slots[s].serial;
+    if (slot_live.size() <= s) slot_live.resize(s + 1);
+    slot_live[s] = 1;
     slots[s].stamp = UINT32_MAX;
     slots[s].written = UINT32_MAX;
     return s;
@@ -144,6 +146,7 @@ void rtcdPluginState::computePair(const rtcdBatchEntry& e)
     uint32_t kept = slot.count; // out of memory: the pair keeps its contacts, as in runBatch
     slot.count = 0;
     slot.stamp = stamp;
+    slot_live[e.slot] = 1;
     stats.pairs_owned++;
     if (e.kind == RTCD_PAIR_MESH_PLANE) {
         const btCollisionObject* mesh_obj = e.plane_is_a ? e.b : e.a;

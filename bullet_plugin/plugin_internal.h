@@ -346,6 +346,11 @@ struct rtcdPluginState {
     std::vector<rtcdPairSlot> slots;
     std::vector<uint32_t> free_slots;
     std::vector<uint64_t> slot_serial;    // slots[k].serial, packed: the descriptor loop reads no slot
+    // 0 only where the slot is known to hold no contacts and no manifold
+    // (set by the result copy, which then reads no slot of such a pair
+    // whose result is empty: most of a pile's); 1 wherever that may have
+    // changed (a new slot, a manifold opened, a pair computed alone).
+    std::vector<uint8_t> slot_live;
     rtcdAlgorithmTable algorithms;        // live rtcd algorithms and their slots
     std::vector<btTransform> child_poses; // this step's compound children in the world
     std::vector<rtcdBatchEntry> batch;

@@ -356,28 +356,43 @@ void rtcdPluginState::runBatch()
     // block order (ray_length is a floating sum: the same for any split).
     uint32_t blocks = blocksOf(n);
     block_stats.assign(blocks, rtcd_step_stats());
-    forBlocks(n, k_block_parallel_warm, [this](uint32_t b, uint32_t begin, uint32_t end, uint32_t) {
+    // A pair of the pair cache whose slot holds nothing (slot_live) and
+    // whose result is empty is done without reading its slot: Bullet's
+    // dispatch skips it (written_pairs), and nothing else reads the slot's
+    // stamp for it this step (a compound's child, pair_index -1, is called
+    // by Bullet's compound algorithm: its slot is always written).
+    const bool skip_idle = parallel_writeback;
+    forBlocks(n, k_block_parallel_warm, [this, skip_idle](uint32_t b, uint32_t begin, uint32_t end, uint32_t) {
         rtcd_step_stats& t = block_stats[b];
         for (uint32_t i = begin; i < end; ++i) {
             // The slots lie in no order the loop follows: each a miss, asked
-            // for a few pairs ahead so that the misses overlap.
-            // The results were written by the batch's threads (another
-            // core's cache): every line of one, well ahead.
+            // for a few pairs ahead so that the misses overlap (the idle
+            // ones' not at all). The results were written by the batch's
+            // threads (another core's cache): every line of one, well ahead.
             if (i + 4 * k_prefetch < end) rtcdPrefetch(&batch[desc_entry[i + 4 * k_prefetch]].slot);
             if (i + 2 * k_prefetch < end) {
                 const char* r = reinterpret_cast<const char*>(&results[i + 2 * k_prefetch]);
                 for (size_t at = 0; at < sizeof(rtcd_pair_result); at += 64) rtcdPrefetch(r + at);
                 rtcdPrefetch(r + sizeof(rtcd_pair_result) - 1);
             }
-            if (i + k_prefetch < end) rtcdPrefetch(&slots[batch[desc_entry[i + k_prefetch]].slot]);
-            const rtcdBatchEntry& e = batch[desc_entry[i]];
-            rtcdPairSlot& slot = slots[e.slot];
+            if (i + k_prefetch < end) {
+                uint32_t s = batch[desc_entry[i + k_prefetch]].slot;
+                if (!skip_idle || slot_live[s] || results[i + k_prefetch].contact_count) rtcdPrefetch(&slots[s]);
+            }
+            const uint32_t entry = desc_entry[i];
+            const rtcdBatchEntry& e = batch[entry];
             const rtcd_pair_result& r = results[i];
-            slot.stamp = stamp;
-            slot.count = r.contact_count;
-            slot.computedWith(e.mesh[0], e.mesh[1]);
-            for (uint32_t c = 0; c < r.contact_count; ++c) slot.contacts[c] = r.contacts[c];
-            if (parallel_writeback) entry_flag[desc_entry[i]] = flagEntry(e, slot);
+            if (skip_idle && !r.contact_count && !slot_live[e.slot] && e.pair_index >= 0) {
+                written_pairs[static_cast<size_t>(e.pair_index)] = 1; // entry_flag stays 0: nothing to write
+            } else {
+                rtcdPairSlot& slot = slots[e.slot];
+                slot.stamp = stamp;
+                slot.count = r.contact_count;
+                slot.computedWith(e.mesh[0], e.mesh[1]);
+                for (uint32_t c = 0; c < r.contact_count; ++c) slot.contacts[c] = r.contacts[c];
+                if (parallel_writeback) entry_flag[entry] = flagEntry(e, slot);
+                slot_live[e.slot] = slot.count || slot.manifold;
+            }
             (r.standard_pass ? t.standard_pairs : t.iterative_pairs)++;
             t.predictive_rays += r.predictive_rays;
             t.walk_steps += r.walk_steps;

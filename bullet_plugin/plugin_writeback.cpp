@@ -21,6 +21,7 @@ void rtcdPluginState::openManifold(rtcdPairSlot& slot, const btCollisionObject* 
 {
     if (slot.manifold || slot.count == 0) return;
     slot.manifold = dispatcher->getNewManifold(o0, o1);
+    slot_live[static_cast<size_t>(&slot - slots.data())] = 1;
     slot.last_contact = steps;
     manifolds_held++;
     slot.query_manifold = in_query;
