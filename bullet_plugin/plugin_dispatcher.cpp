@@ -2,6 +2,7 @@
 // batch per step before Bullet's own dispatch.
 #include "plugin_internal.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <new>
@@ -314,8 +315,15 @@ void rtcdCollisionDispatcher::dispatchAllCollisionPairs(btOverlappingPairCache* 
     if (s.parallel_writeback) s.writeBack();
     auto bullet_start = std::chrono::steady_clock::now();
     if (s.parallel_writeback) {
-        NearCallbackSwap swap(this, &s);
-        btCollisionDispatcher::dispatchAllCollisionPairs(pair_cache, info, dispatcher);
+        // Every pair done (rtcd's written, the others not colliding): Bullet's
+        // own caches would only call the near callback for each, which
+        // returns at once; a cache of another kind is walked as always.
+        bool bullets_cache = typeid(*pair_cache) == typeid(btHashedOverlappingPairCache) ||
+                             typeid(*pair_cache) == typeid(btSortedOverlappingPairCache);
+        if (!bullets_cache || std::find(s.written_pairs.begin(), s.written_pairs.end(), 0) != s.written_pairs.end()) {
+            NearCallbackSwap swap(this, &s);
+            btCollisionDispatcher::dispatchAllCollisionPairs(pair_cache, info, dispatcher);
+        }
     } else {
         btCollisionDispatcher::dispatchAllCollisionPairs(pair_cache, info, dispatcher);
     }

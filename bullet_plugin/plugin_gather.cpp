@@ -134,6 +134,8 @@ void rtcdPluginState::gatherPairs(btCollisionDispatcher* d, btBroadphasePair* pa
                 } else {
                     code = algorithms.find(pair.m_algorithm);
                 }
+            } else if (parallel_writeback) {
+                written_pairs[i] = 1; // Bullet's default near callback does nothing for it either
             }
             pair_code[i] = code;
             if (code != k_skip && code != k_new) place(i, code, o0, o1, worker, entries, planes, mine);
