@@ -155,7 +155,7 @@ void rtcdPluginState::computePair(const rtcdBatchEntry& e)
         if (!mesh) return;
         stats.pairs_owned--; // planePair counts it
         rtcdWorkerStats ws;
-        planePair(e, mesh, sideOf(mesh_obj, mesh_shape, *(e.plane_is_a ? e.pose_b : e.pose_a), mesh), ws);
+        planePair(e, mesh, sideOf(mesh_obj, mesh_shape, *(e.plane_is_a ? e.pose_b : e.pose_a), mesh), ws, false);
         stats.pairs_owned += ws.pairs_owned;
         stats.pairs_culled += ws.pairs_culled;
         stats.out_of_memory += ws.out_of_memory;

@@ -401,7 +401,10 @@ struct rtcdPluginState {
     // and, with `slot`, slots), each a few items before its use.
     void prefetchSides(const uint32_t* entries, uint32_t i, uint32_t end, bool slot = true) const;
     // A mesh-plane pair whose mesh is known, into its slot (any worker).
-    void planePair(const rtcdBatchEntry& e, const rtcd_mesh* mesh, const rtcdSide& side, rtcdWorkerStats& ws);
+    // A mesh-plane pair's contacts into its slot; false when it was culled
+    // with an idle slot left untouched (skip_idle: the write-back's mode).
+    bool planePair(const rtcdBatchEntry& e, const rtcd_mesh* mesh, const rtcdSide& side, rtcdWorkerStats& ws,
+                   bool skip_idle);
     // The step's batch: descriptors, mesh-plane pairs, the batch, results into slots.
     void runBatch();
     // The step's contacts into manifolds before Bullet's dispatch (parallel;

@@ -183,17 +183,11 @@ void rtcdPluginState::prefetchSides(const uint32_t* entries, uint32_t i, uint32_
     }
 }
 
-void rtcdPluginState::planePair(const rtcdBatchEntry& e, const rtcd_mesh* mesh, const rtcdSide& side,
-                                rtcdWorkerStats& ws)
+bool rtcdPluginState::planePair(const rtcdBatchEntry& e, const rtcd_mesh* mesh, const rtcdSide& side,
+                                rtcdWorkerStats& ws, bool skip_idle)
 {
-    rtcdPairSlot& slot = slots[e.slot];
-    uint32_t kept = slot.count; // out of memory: the pair keeps its contacts, as in runBatch
-    slot.count = 0;
-    slot.stamp = stamp;
-    slot.err = RTCD_OK;
     ws.pairs_owned++;
     const btCollisionObject* plane_obj = e.plane_is_a ? e.a : e.b;
-    slot.computedWith(mesh, nullptr);
     float plane[4];
     rtcdWorldPlane(plane_obj->getCollisionShape(), *(e.plane_is_a ? e.pose_a : e.pose_b), plane);
     // Speculative points only while the body moves towards the plane: a
@@ -215,21 +209,33 @@ void rtcdPluginState::planePair(const rtcdBatchEntry& e, const rtcd_mesh* mesh, 
     // has no contact: the vertex loop is skipped (most of a pile's bodies).
     float centre = plane[0] * side.pose.translation[0] + plane[1] * side.pose.translation[1] +
                    plane[2] * side.pose.translation[2] - plane[3];
-    if (side.reach > 0.0f && centre - side.reach * (1.0f + 1e-4f) - 1e-6f > std::max(reach, 0.0f)) {
-        ws.pairs_culled++;
-        return;
+    bool culled = side.reach > 0.0f && centre - side.reach * (1.0f + 1e-4f) - 1e-6f > std::max(reach, 0.0f);
+    ws.pairs_culled += culled;
+    // Culled, its slot holding nothing (slot_live): the slot is not read
+    // (the result copy's rule).
+    if (culled && skip_idle && !slot_live[e.slot] && e.pair_index >= 0) {
+        written_pairs[static_cast<size_t>(e.pair_index)] = 1;
+        return false;
     }
+    rtcdPairSlot& slot = slots[e.slot];
+    uint32_t kept = slot.count; // out of memory: the pair keeps its contacts, as in runBatch
+    slot.count = 0;
+    slot.stamp = stamp;
+    slot.err = RTCD_OK;
+    slot.computedWith(side.mesh_id, side.mesh_version, 0, 0);
+    if (culled) return true;
     rtcd_error err = rtcd_collide_plane(mesh, &side.pose, plane, e.plane_is_a, reach,
                                         def.speculative ? def.speculative_margin : 0.0f, slot.contacts, &slot.count);
     if (err == RTCD_ERROR_OUT_OF_MEMORY) {
         // Counted, so the step reports it (rtcd_world_step: RTCD_ERROR_OUT_OF_MEMORY).
         ws.out_of_memory++;
         slot.count = kept;
-        return;
+        return true;
     }
     slot.err = err; // logged by the thread that drives the step
     ws.plane_errors += err != RTCD_OK;
     if (slot.count == 0) ws.pairs_culled++;
+    return true;
 }
 
 void rtcdPluginState::gatherChildren(btDispatcher* dispatcher)
@@ -284,8 +290,11 @@ void rtcdPluginState::runBatch()
             const rtcd_mesh* mesh = e.mesh[e.plane_is_a];
             const btCollisionObject* obj = e.plane_is_a ? e.b : e.a;
             rtcdSide side = sideOf(obj, e.plane_is_a ? e.shape_b : e.shape_a, *(e.plane_is_a ? e.pose_b : e.pose_a), mesh);
-            planePair(e, mesh, side, worker_stats[worker]);
-            if (parallel_writeback) entry_flag[plane_entries[i]] = flagEntry(e, slots[e.slot]);
+            if (planePair(e, mesh, side, worker_stats[worker], parallel_writeback) && parallel_writeback) {
+                rtcdPairSlot& slot = slots[e.slot];
+                entry_flag[plane_entries[i]] = flagEntry(e, slot);
+                slot_live[e.slot] = slot.count || slot.manifold;
+            }
         }
     });
     uint32_t plane_errors = 0;

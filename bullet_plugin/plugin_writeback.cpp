@@ -334,15 +334,20 @@ void rtcdPluginState::writeBack()
     uint32_t count = static_cast<uint32_t>(batch.size());
     // Serial, in pair order: manifolds for the pairs that start touching,
     // and the list of the entries whose manifold is written.
-    write_list.clear();
+    // The list without a branch per entry (a fraction of them, in no
+    // pattern), then the openings along it.
+    write_list.resize(count);
+    uint32_t listed = 0;
     for (uint32_t i = 0; i < count; ++i) {
-        if (!entry_flag[i]) continue;
+        write_list[listed] = i;
+        listed += entry_flag[i] != 0;
+    }
+    write_list.resize(listed);
+    for (uint32_t i : write_list)
         if (entry_flag[i] == 1) {
             openManifold(slots[batch[i].slot], batch[i].a, batch[i].b);
             entry_flag[i] = 3;
         }
-        write_list.push_back(i);
-    }
     // Parallel: each manifold filled by one worker, and whether it goes
     // back. Parallel from as many entries as the other loops (the list is
     // a fraction of them).

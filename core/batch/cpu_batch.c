@@ -22,6 +22,7 @@ typedef struct cpu_pair {
 typedef struct cpu_worker {
     rtcd_ray_rec* recs;
     rtcd_contact_v* contacts;
+    float* scores; /* the reduction's (reduce_contacts_in) */
     uint32_t cap;
     double standard_ms, iterative_ms, reduce_ms;
     rtcd_error err;
@@ -90,6 +91,7 @@ static void cpu_destroy(void* impl)
     for (uint32_t w = 0; b->work && w < b->workers; ++w) {
         rtcd_free(b->work[w].recs);
         rtcd_free(b->work[w].contacts);
+        rtcd_free(b->work[w].scores);
     }
     rtcd_free(b->work);
     forget_states(b);
@@ -151,9 +153,11 @@ static int worker_room(cpu_worker* w, uint32_t need, uint32_t i)
     uint32_t cap = w->cap * 2 > need ? w->cap * 2 : need;
     rtcd_free(w->recs);
     rtcd_free(w->contacts);
+    rtcd_free(w->scores);
     w->recs = rtcd_alloc((size_t)cap * sizeof *w->recs);
     w->contacts = rtcd_alloc((size_t)cap * sizeof *w->contacts);
-    w->cap = w->recs && w->contacts ? cap : 0;
+    w->scores = rtcd_alloc((size_t)cap * sizeof *w->scores);
+    w->cap = w->recs && w->contacts && w->scores ? cap : 0;
     if (w->cap) return 1;
     if (w->err == RTCD_OK || i < w->err_pair) {
         w->err = RTCD_ERROR_OUT_OF_MEMORY;
@@ -198,7 +202,7 @@ static void run_pair(cpu_backend* b, cpu_worker* w, uint32_t i, cpu_pair* e)
             if (rec_is_ray(w->recs[k])) r->ray_length += w->recs[k].t;
         }
         uint32_t chosen[RTCD_MANIFOLD_POINTS];
-        r->contact_count = reduce_contacts(w->contacts, n, ctx.margin, chosen);
+        r->contact_count = reduce_contacts_in(w->contacts, n, ctx.margin, chosen, w->scores);
         for (uint32_t k = 0; k < r->contact_count; ++k) r->contacts[k] = rtcd_contact_to_public(w->contacts[chosen[k]]);
         w->reduce_ms += now_ms() - reduce_start;
         if (b->rays) rtcd_recs_to_rays(&ctx, w->recs, n, b->rays + b->ray_offset[i]);

@@ -59,7 +59,7 @@ enum { REDUCE_STACK = 256 };
  * point is the same as in one go (up to the tie band), the others may
  * differ (their spread is judged against fewer points). */
 static uint32_t reduce_through(const rtcd_contact* contacts, uint32_t count, rtcd_contact_v* v, rtcd_contact* from,
-                               uint32_t room, rtcd_contact out[RTCD_MAX_MANIFOLD_POINTS])
+                               float* score, uint32_t room, rtcd_contact out[RTCD_MAX_MANIFOLD_POINTS])
 {
     uint32_t kept = 0, i = 0, dropped = 0;
     while (i < count) {
@@ -78,7 +78,7 @@ static uint32_t reduce_through(const rtcd_contact* contacts, uint32_t count, rtc
             v[m++] = c;
         }
         uint32_t chosen[RTCD_MANIFOLD_POINTS];
-        kept = reduce_contacts(v, m, 0.0f, chosen);
+        kept = reduce_contacts_in(v, m, 0.0f, chosen, score);
         rtcd_contact picked[RTCD_MANIFOLD_POINTS];
         for (uint32_t k = 0; k < kept; ++k) picked[k] = from[chosen[k]];
         for (uint32_t k = 0; k < kept; ++k) out[k] = picked[k];
@@ -96,19 +96,23 @@ uint32_t rtcd_reduce_contacts(const rtcd_contact* contacts, uint32_t count, rtcd
      * out of it, a stack's worth at a time (reported). */
     rtcd_contact_v stack_v[REDUCE_STACK];
     rtcd_contact stack_from[REDUCE_STACK];
-    if (count <= REDUCE_STACK) return reduce_through(contacts, count, stack_v, stack_from, REDUCE_STACK, out);
+    float stack_score[REDUCE_STACK];
+    if (count <= REDUCE_STACK)
+        return reduce_through(contacts, count, stack_v, stack_from, stack_score, REDUCE_STACK, out);
     rtcd_contact_v* v = rtcd_alloc((size_t)count * sizeof *v);
     rtcd_contact* from = rtcd_alloc((size_t)count * sizeof *from);
+    float* score = rtcd_alloc((size_t)count * sizeof *score);
     uint32_t n;
-    if (v && from) {
-        n = reduce_through(contacts, count, v, from, count, out);
+    if (v && from && score) {
+        n = reduce_through(contacts, count, v, from, score, count, out);
     } else {
         rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_reduce_contacts: no memory for %u contacts (reduced %u at a time)",
                   count, (unsigned)REDUCE_STACK);
-        n = reduce_through(contacts, count, stack_v, stack_from, REDUCE_STACK, out);
+        n = reduce_through(contacts, count, stack_v, stack_from, stack_score, REDUCE_STACK, out);
     }
     rtcd_free(v);
     rtcd_free(from);
+    rtcd_free(score);
     return n;
 }
 
@@ -128,11 +132,14 @@ rtcd_error rtcd_collide_plane(const rtcd_mesh* mesh, const rtcd_transform* pose,
     if (!finite) return rtcd_fail(RTCD_ERROR_INVALID_ARGUMENT, "rtcd_collide_plane: %s: pose, plane or reach not finite",
                                   mesh->name);
     float reach = speculative > 0.0f ? speculative : 0.0f;
+    /* The contacts on the stack; in memory for every vertex only when more
+     * than the stack holds are found (a malloc a call was a fifth of a
+     * resting blob's time). */
     enum { STACK = 256 };
     rtcd_contact_v stack[STACK];
-    rtcd_contact_v* c = mesh->vertex_count <= STACK ? stack : rtcd_alloc((size_t)mesh->vertex_count * sizeof *c);
-    if (!c) return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_collide_plane: no memory for %u contacts",
-                             mesh->vertex_count);
+    float stack_score[STACK];
+    rtcd_contact_v* c = stack;
+    float* score = stack_score;
     rtcd_mesh_view view = rtcd_mesh_view_of(mesh, RTCD_TRAVERSAL_BVH);
     uint32_t m = 0;
     /* The plane in the mesh's frame (normal R^T n, offset n.t - d): a
@@ -161,12 +168,24 @@ rtcd_error rtcd_collide_plane(const rtcd_mesh* mesh, const rtcd_transform* pose,
             uint32_t i = mesh->cluster_vertices[j];
             const float* v = view.vertices + 3 * (size_t)i;
             if (nl.x * v[0] + nl.y * v[1] + nl.z * v[2] + offset > limit) continue;
+            if (m == STACK && c == stack) {
+                c = rtcd_alloc((size_t)mesh->vertex_count * sizeof *c);
+                score = rtcd_alloc((size_t)mesh->vertex_count * sizeof *score);
+                if (!c || !score) {
+                    rtcd_free(c);
+                    rtcd_free(score);
+                    return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_collide_plane: no memory for %u contacts",
+                                     mesh->vertex_count);
+                }
+                memcpy(c, stack, sizeof stack);
+            }
             m += (uint32_t)plane_vertex_contact(&view, &x, n, d, reach, i, plane_is_a, &c[m]);
         }
     }
     uint32_t chosen[RTCD_MANIFOLD_POINTS];
-    *count = reduce_contacts(c, m, touch > 0.0f ? touch : 0.0f, chosen);
+    *count = reduce_contacts_in(c, m, touch > 0.0f ? touch : 0.0f, chosen, score);
     for (uint32_t k = 0; k < *count; ++k) out[k] = rtcd_contact_to_public(c[chosen[k]]);
     if (c != stack) rtcd_free(c);
+    if (score != stack_score) rtcd_free(score);
     return RTCD_OK;
 }

@@ -130,10 +130,13 @@ RTCD_INLINE int reduce_taken(const rtcd_u32* chosen, rtcd_u32 k, rtcd_u32 i)
  * per pick the best score (reduce_score), then the lowest feature id within
  * the tie band, so the result does not depend on the input order. chosen[k]
  * gets the index of the k-th pick; returns how many: min(4, valid contacts),
- * every index below count. (The work-group kernel runs the same two passes
- * per pick across its work items, and stops as this does when no valid
- * contact is left.) */
-RTCD_INLINE rtcd_u32 reduce_contacts(const rtcd_contact_v* c, rtcd_u32 count, float touch, rtcd_u32* chosen)
+ * every index below count. score: NULL, or room for count floats, where
+ * each pick's first pass keeps the scores its second pass compares (the
+ * same values, computed once; the CPU's callers pass it). (The work-group
+ * kernel runs the same two passes per pick across its work items, and stops
+ * as this does when no valid contact is left.) */
+RTCD_INLINE rtcd_u32 reduce_contacts_in(const rtcd_contact_v* c, rtcd_u32 count, float touch, rtcd_u32* chosen,
+                                        float* score)
 {
     rtcd_u32 n_out = count < RTCD_MANIFOLD_POINTS ? count : RTCD_MANIFOLD_POINTS;
     rtcd_v3 p[RTCD_MANIFOLD_POINTS];
@@ -142,15 +145,17 @@ RTCD_INLINE rtcd_u32 reduce_contacts(const rtcd_contact_v* c, rtcd_u32 count, fl
     for (rtcd_u32 k = 0; k < n_out; ++k) {
         float best = -RTCD_FLT_MAX;
         for (rtcd_u32 i = 0; i < count; ++i)
-            if (!reduce_taken(chosen, k, i) && reduce_valid(c[i]))
-                best = rtcd_maxf(best, reduce_score((int)k, c[i].point_on_b, c[i].rank, level, p[0], p[1], p[2]));
+            if (!reduce_taken(chosen, k, i) && reduce_valid(c[i])) {
+                float s = reduce_score((int)k, c[i].point_on_b, c[i].rank, level, p[0], p[1], p[2]);
+                if (score) score[i] = s;
+                best = rtcd_maxf(best, s);
+            }
         float band = reduce_band(best);
         rtcd_u32 pick = RTCD_INVALID;
         for (rtcd_u32 i = 0; i < count; ++i) {
             if (reduce_taken(chosen, k, i) || !reduce_valid(c[i])) continue;
-            if (reduce_score((int)k, c[i].point_on_b, c[i].rank, level, p[0], p[1], p[2]) >= band &&
-                (pick == RTCD_INVALID || c[i].feature < c[pick].feature))
-                pick = i;
+            float s = score ? score[i] : reduce_score((int)k, c[i].point_on_b, c[i].rank, level, p[0], p[1], p[2]);
+            if (s >= band && (pick == RTCD_INVALID || c[i].feature < c[pick].feature)) pick = i;
         }
         if (pick == RTCD_INVALID) return k; /* no valid contact left */
         chosen[k] = pick;
@@ -158,6 +163,12 @@ RTCD_INLINE rtcd_u32 reduce_contacts(const rtcd_contact_v* c, rtcd_u32 count, fl
         if (k == 0) level = reduce_level(c[pick].rank, touch);
     }
     return n_out;
+}
+
+/* reduce_contacts_in without a score buffer (the kernels). */
+RTCD_INLINE rtcd_u32 reduce_contacts(const rtcd_contact_v* c, rtcd_u32 count, float touch, rtcd_u32* chosen)
+{
+    return reduce_contacts_in(c, count, touch, chosen, 0);
 }
 
 #endif
