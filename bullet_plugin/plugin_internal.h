@@ -243,6 +243,8 @@ struct rtcdBodyRecord {
     uint32_t call_body = 0;    // its place in the step's body_descs
     btVector3 lin{0, 0, 0};
     btScalar ang = 0;        // angular speed
+    btScalar speed = 0;      // lin's length, and ang * reach: each pair's motion bound from these (describe)
+    btScalar turn = 0;
     // ---- moving objects (issue 28 item 4): an object Bullet gives no
     // velocity (kinematic, plain collision objects, ghosts) is followed
     // from its transform at the last world steps (plugin_motion.cpp).

@@ -68,6 +68,8 @@ void rtcdPluginState::fillRecord(rtcdBodyRecord& r, const btCollisionObject* obj
     r.reach = mesh ? meshReach(r.mesh) : 0.0f;
     r.mesh_id = mesh ? rtcd_mesh_id(r.mesh) : 0;
     r.mesh_version = mesh ? rtcd_mesh_version(r.mesh) : 0;
+    r.speed = r.lin.length();
+    r.turn = r.ang * r.reach;
 }
 
 const rtcdBodyRecord* rtcdPluginState::recordAt(int index) const
@@ -146,8 +148,9 @@ void rtcdPluginState::describe(uint32_t i, uint32_t entry, std::atomic<uint32_t>
     if (ra && rb && ra->mesh == e.mesh[0] && rb->mesh == e.mesh[1]) { // two bodies' own meshes (most pairs)
         q.a = ra->call_body;
         q.b = rb->call_body;
-        // pairMotion's sum, term for term
-        btScalar speed = closingSpeed(ra->lin, rb->lin) + ra->ang * ra->reach + rb->ang * rb->reach;
+        // pairMotion's sum, term for term (closingSpeed's with the bodies'
+        // own speeds, and their turns, from the records)
+        btScalar speed = std::max((ra->lin - rb->lin).length(), std::max(ra->speed, rb->speed)) + ra->turn + rb->turn;
         q.motion = static_cast<float>(speed * time_step);
         return;
     }
