@@ -402,9 +402,9 @@ struct rtcdPluginState {
     // asks for what later items read (their entries, objects, body records
     // and, with `slot`, slots), each a few items before its use.
     void prefetchSides(const uint32_t* entries, uint32_t i, uint32_t end, bool slot = true) const;
-    // A mesh-plane pair whose mesh is known, into its slot (any worker).
-    // A mesh-plane pair's contacts into its slot; false when it was culled
-    // with an idle slot left untouched (skip_idle: the write-back's mode).
+    // A mesh-plane pair whose mesh is known, into its slot (any worker);
+    // false when it was culled with an idle slot left unread (skip_idle:
+    // the write-back's mode, idleDone).
     bool planePair(const rtcdBatchEntry& e, const rtcd_mesh* mesh, const rtcdSide& side, rtcdWorkerStats& ws,
                    bool skip_idle);
     // The step's batch: descriptors, mesh-plane pairs, the batch, results into slots.
@@ -417,6 +417,19 @@ struct rtcdPluginState {
     // only): 3 a manifold to write, 1 one to open first, 0 none (a pair
     // without contacts or manifold is marked written here). Any worker.
     uint8_t flagEntry(const rtcdBatchEntry& e, rtcdPairSlot& slot);
+    // Where a pass wrote slot s's count: whether the slot may hold
+    // anything now (slot_live).
+    void noteLive(uint32_t s) { slot_live[s] = slots[s].count || slots[s].manifold; }
+    // A pair of the pair cache whose slot holds nothing (slot_live), with
+    // nothing new for it: done without reading its slot (Bullet's dispatch
+    // skips it). A compound's child (pair_index -1) is called by Bullet's
+    // compound algorithm, which reads its slot: never done here.
+    bool idleDone(const rtcdBatchEntry& e)
+    {
+        if (slot_live[e.slot] || e.pair_index < 0) return false;
+        written_pairs[static_cast<size_t>(e.pair_index)] = 1;
+        return true;
+    }
     // One pair's contacts into its manifold (opened by the caller); any worker.
     void writeSlot(rtcdPairSlot& slot, btManifoldResult& result, rtcdWorkerStats& ws);
     // Opens a pair's manifold if it has contacts / releases it once it has had none for a while (serial).

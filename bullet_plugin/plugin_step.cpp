@@ -121,9 +121,9 @@ rtcdSide rtcdPluginState::sideOf(const btCollisionObject* obj, const btCollision
 // with another lands on the pile first; measured on the avalanche, a pair
 // falling side by side 4 cm apart closed 10 cm in that step and went 6 cm
 // into each other with no contact between them: docs/contacts.md).
-static btScalar closingSpeed(const btVector3& a, const btVector3& b)
+static btScalar closingSpeed(const btVector3& a, const btVector3& b, btScalar a_speed, btScalar b_speed)
 {
-    return std::max((a - b).length(), std::max(a.length(), b.length()));
+    return std::max((a - b).length(), std::max(a_speed, b_speed));
 }
 
 // How far the points of side a may move relative to b (NULL: the static
@@ -131,7 +131,8 @@ static btScalar closingSpeed(const btVector3& a, const btVector3& b)
 // times its reach.
 static float pairMotion(const rtcdSide& a, const rtcdSide* b, btScalar dt)
 {
-    btScalar speed = closingSpeed(a.lin, b ? b->lin : btVector3(0, 0, 0)) + a.ang * a.reach +
+    btVector3 b_lin = b ? b->lin : btVector3(0, 0, 0);
+    btScalar speed = closingSpeed(a.lin, b_lin, a.lin.length(), b_lin.length()) + a.ang * a.reach +
                      (b ? b->ang * b->reach : btScalar(0));
     return static_cast<float>(speed * dt);
 }
@@ -148,9 +149,9 @@ void rtcdPluginState::describe(uint32_t i, uint32_t entry, std::atomic<uint32_t>
     if (ra && rb && ra->mesh == e.mesh[0] && rb->mesh == e.mesh[1]) { // two bodies' own meshes (most pairs)
         q.a = ra->call_body;
         q.b = rb->call_body;
-        // pairMotion's sum, term for term (closingSpeed's with the bodies'
-        // own speeds, and their turns, from the records)
-        btScalar speed = std::max((ra->lin - rb->lin).length(), std::max(ra->speed, rb->speed)) + ra->turn + rb->turn;
+        // pairMotion's sum, term for term (the bodies' speeds and turns
+        // from their records)
+        btScalar speed = closingSpeed(ra->lin, rb->lin, ra->speed, rb->speed) + ra->turn + rb->turn;
         q.motion = static_cast<float>(speed * time_step);
         return;
     }
@@ -214,30 +215,27 @@ bool rtcdPluginState::planePair(const rtcdBatchEntry& e, const rtcd_mesh* mesh, 
                    plane[2] * side.pose.translation[2] - plane[3];
     bool culled = side.reach > 0.0f && centre - side.reach * (1.0f + 1e-4f) - 1e-6f > std::max(reach, 0.0f);
     ws.pairs_culled += culled;
-    // Culled, its slot holding nothing (slot_live): the slot is not read
-    // (the result copy's rule).
-    if (culled && skip_idle && !slot_live[e.slot] && e.pair_index >= 0) {
-        written_pairs[static_cast<size_t>(e.pair_index)] = 1;
-        return false;
-    }
+    if (culled && skip_idle && idleDone(e)) return false;
     rtcdPairSlot& slot = slots[e.slot];
     uint32_t kept = slot.count; // out of memory: the pair keeps its contacts, as in runBatch
     slot.count = 0;
     slot.stamp = stamp;
     slot.err = RTCD_OK;
     slot.computedWith(side.mesh_id, side.mesh_version, 0, 0);
-    if (culled) return true;
-    rtcd_error err = rtcd_collide_plane(mesh, &side.pose, plane, e.plane_is_a, reach,
-                                        def.speculative ? def.speculative_margin : 0.0f, slot.contacts, &slot.count);
-    if (err == RTCD_ERROR_OUT_OF_MEMORY) {
-        // Counted, so the step reports it (rtcd_world_step: RTCD_ERROR_OUT_OF_MEMORY).
-        ws.out_of_memory++;
-        slot.count = kept;
-        return true;
+    if (!culled) {
+        rtcd_error err = rtcd_collide_plane(mesh, &side.pose, plane, e.plane_is_a, reach,
+                                            def.speculative ? def.speculative_margin : 0.0f, slot.contacts, &slot.count);
+        if (err == RTCD_ERROR_OUT_OF_MEMORY) {
+            // Counted, so the step reports it (rtcd_world_step: RTCD_ERROR_OUT_OF_MEMORY).
+            ws.out_of_memory++;
+            slot.count = kept;
+        } else {
+            slot.err = err; // logged by the thread that drives the step
+            ws.plane_errors += err != RTCD_OK;
+            if (slot.count == 0) ws.pairs_culled++;
+        }
     }
-    slot.err = err; // logged by the thread that drives the step
-    ws.plane_errors += err != RTCD_OK;
-    if (slot.count == 0) ws.pairs_culled++;
+    noteLive(e.slot);
     return true;
 }
 
@@ -293,11 +291,8 @@ void rtcdPluginState::runBatch()
             const rtcd_mesh* mesh = e.mesh[e.plane_is_a];
             const btCollisionObject* obj = e.plane_is_a ? e.b : e.a;
             rtcdSide side = sideOf(obj, e.plane_is_a ? e.shape_b : e.shape_a, *(e.plane_is_a ? e.pose_b : e.pose_a), mesh);
-            if (planePair(e, mesh, side, worker_stats[worker], parallel_writeback) && parallel_writeback) {
-                rtcdPairSlot& slot = slots[e.slot];
-                entry_flag[plane_entries[i]] = flagEntry(e, slot);
-                slot_live[e.slot] = slot.count || slot.manifold;
-            }
+            if (planePair(e, mesh, side, worker_stats[worker], parallel_writeback) && parallel_writeback)
+                entry_flag[plane_entries[i]] = flagEntry(e, slots[e.slot]);
         }
     });
     uint32_t plane_errors = 0;
@@ -368,11 +363,8 @@ void rtcdPluginState::runBatch()
     // block order (ray_length is a floating sum: the same for any split).
     uint32_t blocks = blocksOf(n);
     block_stats.assign(blocks, rtcd_step_stats());
-    // A pair of the pair cache whose slot holds nothing (slot_live) and
-    // whose result is empty is done without reading its slot: Bullet's
-    // dispatch skips it (written_pairs), and nothing else reads the slot's
-    // stamp for it this step (a compound's child, pair_index -1, is called
-    // by Bullet's compound algorithm: its slot is always written).
+    // A pair whose slot holds nothing and whose result is empty is done
+    // without reading its slot (idleDone).
     const bool skip_idle = parallel_writeback;
     forBlocks(n, k_block_parallel_warm, [this, skip_idle](uint32_t b, uint32_t begin, uint32_t end, uint32_t) {
         rtcd_step_stats& t = block_stats[b];
@@ -394,16 +386,15 @@ void rtcdPluginState::runBatch()
             const uint32_t entry = desc_entry[i];
             const rtcdBatchEntry& e = batch[entry];
             const rtcd_pair_result& r = results[i];
-            if (skip_idle && !r.contact_count && !slot_live[e.slot] && e.pair_index >= 0) {
-                written_pairs[static_cast<size_t>(e.pair_index)] = 1; // entry_flag stays 0: nothing to write
-            } else {
+            bool done = skip_idle && !r.contact_count && idleDone(e); // its entry_flag stays 0
+            if (!done) {
                 rtcdPairSlot& slot = slots[e.slot];
                 slot.stamp = stamp;
                 slot.count = r.contact_count;
                 slot.computedWith(e.mesh[0], e.mesh[1]);
                 for (uint32_t c = 0; c < r.contact_count; ++c) slot.contacts[c] = r.contacts[c];
                 if (parallel_writeback) entry_flag[entry] = flagEntry(e, slot);
-                slot_live[e.slot] = slot.count || slot.manifold;
+                noteLive(e.slot);
             }
             (r.standard_pass ? t.standard_pairs : t.iterative_pairs)++;
             t.predictive_rays += r.predictive_rays;

@@ -109,6 +109,7 @@ static void putPoint(btManifoldResult& result, const btTransform& t_a, const btT
     }
     bool started = m->getNumContacts() == 0;
     bool speculative = distance > m->getContactBreakingThreshold();
+    bool swapped = m->getBody0() != o0;
     int flags = o0->getCollisionFlags() | o1->getCollisionFlags();
     if (speculative) {
         pt.m_combinedFriction = btManifoldResult::calculateCombinedFriction(o0, o1);
@@ -129,7 +130,6 @@ static void putPoint(btManifoldResult& result, const btTransform& t_a, const btT
         btPlaneSpace1(pt.m_normalWorldOnB, pt.m_lateralFrictionDir1, pt.m_lateralFrictionDir2);
         int ids[4];
         rtcdResultIds::get(result, ids);
-        bool swapped = m->getBody0() != o0;
         pt.m_partId0 = ids[swapped ? 1 : 0];
         pt.m_partId1 = ids[swapped ? 0 : 1];
         pt.m_index0 = ids[swapped ? 3 : 2];
@@ -142,7 +142,6 @@ static void putPoint(btManifoldResult& result, const btTransform& t_a, const btT
     if (index < m->getNumContacts()) m->getContactPoint(index).m_contactPointFlags |= k_fresh;
     if (speculative) return;
     if (gContactAddedCallback && (flags & btCollisionObject::CF_CUSTOM_MATERIAL_CALLBACK)) {
-        bool swapped = m->getBody0() != o0;
         const btCollisionObjectWrapper* w0 = swapped ? result.getBody1Wrap() : result.getBody0Wrap();
         const btCollisionObjectWrapper* w1 = swapped ? result.getBody0Wrap() : result.getBody1Wrap();
         (*gContactAddedCallback)(m->getContactPoint(index), w0, pt.m_partId0, pt.m_index0, w1, pt.m_partId1, pt.m_index1);

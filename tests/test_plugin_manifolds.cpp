@@ -17,7 +17,6 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
-#include <vector>
 
 #include "bullet_world.hpp"
 #include "gimpact_mesh.hpp"
@@ -57,10 +56,15 @@ struct BoxMesh : GImpactMesh {
     BoxMesh(float hx, float hy, float hz) : GImpactMesh(generated_box(hx, hy, hz)) {}
 };
 
-// The drop-in world (bullet_world.hpp) on a ground plane; its bodies never sleep.
+// The drop-in world (bullet_world.hpp) on a ground plane, on its own pair
+// cache or the caller's; its bodies never sleep.
 struct World : BulletWorld {
     btStaticPlaneShape ground{btVector3(0, 0, 1), 0};
-    explicit World(bool use_rtcd = true) : BulletWorld(use_rtcd) { addStatic(&ground); }
+    explicit World(bool use_rtcd = true, btOverlappingPairCache* pair_cache = nullptr)
+        : BulletWorld(use_rtcd, -9.81f, nullptr, pair_cache)
+    {
+        addStatic(&ground);
+    }
     ~World() { clear(); }
     btRigidBody* add(btCollisionShape* shape, btScalar mass, const btVector3& at)
     {
@@ -277,38 +281,15 @@ struct CountingPairCache : btHashedOverlappingPairCache {
 // Three blobs dropped onto each other and the plane (they knock each other
 // aside and come to rest apart), in a world on Bullet's own pair cache or on
 // a program's (CountingPairCache).
-struct PileWorld {
+struct PileWorld : World {
     Blob a{41}, b{42}, c{43};
-    btStaticPlaneShape ground{btVector3(0, 0, 1), 0};
-    btDefaultCollisionConfiguration config;
-    rtcdCollisionDispatcher dispatcher{&config};
-    btDbvtBroadphase broadphase;
-    btSequentialImpulseConstraintSolver solver;
-    btDiscreteDynamicsWorld world{&dispatcher, &broadphase, &solver, &config};
-    std::vector<std::unique_ptr<btDefaultMotionState>> motions;
-    std::vector<std::unique_ptr<btRigidBody>> bodies;
-    explicit PileWorld(btOverlappingPairCache* cache) : broadphase(cache)
+    explicit PileWorld(btOverlappingPairCache* pair_cache) : World(true, pair_cache)
     {
-        btGImpactCollisionAlgorithm::registerAlgorithm(&dispatcher);
-        world.setGravity(btVector3(0, 0, -9.81f));
-        add(&ground, 0, btVector3(0, 0, 0));
         add(a.shape.get(), 1, btVector3(0, 0, 0.6f));
         add(b.shape.get(), 1, btVector3(0.3f, 0.1f, 1.5f));
         add(c.shape.get(), 1, btVector3(-0.2f, 0.2f, 2.4f));
     }
-    ~PileWorld()
-    {
-        for (auto& body : bodies) world.removeRigidBody(body.get());
-    }
-    void add(btCollisionShape* shape, btScalar mass, const btVector3& at)
-    {
-        btVector3 inertia(0, 0, 0);
-        if (mass > 0) shape->calculateLocalInertia(mass, inertia);
-        motions.emplace_back(new btDefaultMotionState(btTransform(btQuaternion::getIdentity(), at)));
-        bodies.emplace_back(new btRigidBody(mass, motions.back().get(), shape, inertia));
-        bodies.back()->setActivationState(DISABLE_DEACTIVATION);
-        world.addRigidBody(bodies.back().get());
-    }
+    ~PileWorld() { clear(); } // the bodies out before the blobs go
 };
 
 // With Bullet's near callback, rtcd writes its pairs before Bullet's
@@ -323,8 +304,8 @@ static void test_done_pairs_not_walked_again()
     PileWorld own(nullptr), walked(counting.get());
     int steps = 240, apart = 0;
     for (int i = 0; i < steps; ++i) {
-        own.world.stepSimulation(1.0f / 60.0f, 1, 1.0f / 60.0f);
-        walked.world.stepSimulation(1.0f / 60.0f, 1, 1.0f / 60.0f);
+        own.step();
+        walked.step();
         for (size_t k = 0; k < own.bodies.size(); ++k) {
             const btTransform& p = own.bodies[k]->getWorldTransform();
             const btTransform& q = walked.bodies[k]->getWorldTransform();
@@ -332,16 +313,16 @@ static void test_done_pairs_not_walked_again()
         }
     }
     int points = 0;
-    for (int i = 0; i < own.dispatcher.getNumManifolds(); ++i)
-        points += own.dispatcher.getManifoldByIndexInternal(i)->getNumContacts();
+    for (int i = 0; i < own.rtcd->getNumManifolds(); ++i)
+        points += own.rtcd->getManifoldByIndexInternal(i)->getNumContacts();
     for (size_t k = 1; k < own.bodies.size(); ++k) {
         const btVector3& o = own.bodies[k]->getWorldTransform().getOrigin();
         std::printf("blob %zu at (%.3f, %.3f, %.3f)\n", k, o.x(), o.y(), o.z());
     }
     std::printf("after %d steps: %d manifolds, %d points; poses apart in %d body steps; the program's cache walked %d "
-                "times\n", steps, own.dispatcher.getNumManifolds(), points, apart, counting->walks);
-    CHECK(own.dispatcher.getNumManifolds() >= 3 && points >= 3); // each blob rests on the plane
-    CHECK(own.dispatcher.getNumManifolds() == walked.dispatcher.getNumManifolds());
+                "times\n", steps, own.rtcd->getNumManifolds(), points, apart, counting->walks);
+    CHECK(own.rtcd->getNumManifolds() >= 3 && points >= 3); // each blob rests on the plane
+    CHECK(own.rtcd->getNumManifolds() == walked.rtcd->getNumManifolds());
     CHECK(apart == 0);
     CHECK(counting->walks >= steps);
     CHECK(own.bodies[3]->getWorldTransform().getOrigin().z() < 2.0f); // the top blob came down

@@ -27,9 +27,12 @@ struct BulletWorld {
     std::vector<std::unique_ptr<btRigidBody>> bodies;
 
     // def: rtcd's narrow phase settings (nullptr: its defaults); unused with Bullet's dispatcher.
-    explicit BulletWorld(bool use_rtcd, float gravity_z = -9.81f, const rtcd_narrowphase_def* def = nullptr)
+    // pair_cache: the broadphase's (nullptr: its own); the caller's, which must outlive the world.
+    explicit BulletWorld(bool use_rtcd, float gravity_z = -9.81f, const rtcd_narrowphase_def* def = nullptr,
+                         btOverlappingPairCache* pair_cache = nullptr)
         : dispatcher(use_rtcd ? new rtcdCollisionDispatcher(&config, def) : new btCollisionDispatcher(&config)),
           rtcd(use_rtcd ? static_cast<rtcdCollisionDispatcher*>(dispatcher.get()) : nullptr),
+          broadphase(pair_cache),
           world(dispatcher.get(), &broadphase, &solver, &config)
     {
         btGImpactCollisionAlgorithm::registerAlgorithm(dispatcher.get());
