@@ -12,9 +12,11 @@
  * state there; a key that moves between the devices and the CPU (its meshes
  * changed) forgets its state on the way, as a new key would: its first call
  * on either side is a standard pass. */
+#define _GNU_SOURCE /* sched_getcpu */
 #include "cl_internal.h"
 #include "batch/backend.h"
 
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -462,9 +464,17 @@ static rtcd_error collide_call(rtcd_opencl* cl, const rtcd_call* c, rtcd_pair_re
     cl->stats.cpu_fallback_pairs = on_cpu;
     double run_start = now_ms();
     cl->stats.plan_ms = run_start - start;
-    for (uint32_t dv = 0; dv < cl->device_count && err == RTCD_OK; ++dv)
+    /* A split CPU device's worker k runs on core k only (cl_devices.c).
+     * Woken on this thread's core it takes the core, and this thread waits
+     * for a time slice before its next launch (a late start of 0.3-4 ms in
+     * a quarter of the calls with two sub-devices, 2 cores): that device
+     * goes last. Elsewhere the order changes nothing. */
+    int core = sched_getcpu();
+    for (uint32_t k = 0; k < cl->device_count && err == RTCD_OK; ++k) {
+        uint32_t dv = core >= 0 && (uint32_t)core < cl->device_count ? (k + (uint32_t)core + 1u) % cl->device_count : k;
         if ((err = launch_segment(cl, &cl->devices[dv], segments - 1, rays != NULL)) == RTCD_OK)
             err = launch_end(cl, &cl->devices[dv], rays != NULL);
+    }
     /* The CPU's pairs while the devices work. */
     if (err == RTCD_OK && on_cpu) {
         double fallback_start = now_ms();

@@ -454,7 +454,6 @@ void rtcd_cl_close_devices(rtcd_opencl* cl)
             clGetDeviceInfo(d->device, CL_DEVICE_PARENT_DEVICE, sizeof parent, &parent, NULL) == CL_SUCCESS && parent)
             clReleaseDevice(d->device);
         rtcd_free(d->host_rays);
-        rtcd_free(d->batch_index);
         memset(d, 0, sizeof *d);
     }
     cl->device_count = 0;

@@ -72,7 +72,6 @@ typedef struct cl_device_state {
     float* host_bodies;            /* pinned_bodies.data: each body's pose, 12 floats (RTCD_KARG_BODIES) */
     cl_host_array pinned_pairs, pinned_results, pinned_bodies;
     rtcd_world_ray* host_rays;
-    uint32_t* batch_index;  /* device batch slot -> caller's pair index */
     /* This call's commands, for the profile (NULL: not queued): records
      * and kernel per segment. */
     cl_event ev_upload[RTCD_CL_MAX_SEGMENTS], ev_kernel[RTCD_CL_MAX_SEGMENTS];
@@ -80,7 +79,7 @@ typedef struct cl_device_state {
     size_t sent_bytes, got_bytes;
     /* batch_count: the call's pairs placed so far; slots from seg_begin
      * are the segment being planned. launched: its first segment went. */
-    uint32_t batch_count, batch_cap, seg_begin;
+    uint32_t batch_count, seg_begin;
     int launched;
     size_t rays_total;      /* room for the batch's colliding rays (when asked for) */
     uint64_t load;          /* the batch's estimated work (cl_plan.c) */

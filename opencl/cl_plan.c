@@ -219,7 +219,6 @@ static void place_pair(rtcd_opencl* cl, uint32_t i, uint32_t dv, place_sums* at)
         cp->ray_offset = (uint32_t)at->rays;
         at->rays += rtcd_call_ray_room(cl->call.request, i);
     }
-    d->batch_index[s] = i;
 }
 
 static void set_device_sums(rtcd_opencl* cl, uint32_t dv, const place_sums* at)
@@ -370,7 +369,7 @@ static void write_range(uint32_t begin, uint32_t end, uint32_t worker, void* ctx
 static rtcd_error grow_device_batch(rtcd_opencl* cl, cl_device_state* d, uint32_t pairs)
 {
     size_t body_bytes = ((size_t)cl->call.request->body_count + 1) * RTCD_CL_BODY_FLOATS * sizeof(float);
-    size_t need = (size_t)pairs + 1, ic = d->batch_cap;
+    size_t need = (size_t)pairs + 1;
     rtcd_error err;
     if ((err = rtcd_cl_host_array(d, &d->pinned_pairs, need * sizeof(rtcd_cl_pair))) != RTCD_OK ||
         (err = rtcd_cl_host_array(d, &d->pinned_results, need * sizeof(rtcd_cl_result))) != RTCD_OK ||
@@ -379,9 +378,6 @@ static rtcd_error grow_device_batch(rtcd_opencl* cl, cl_device_state* d, uint32_
     d->host_pairs = d->pinned_pairs.data;
     d->host_results = d->pinned_results.data;
     d->host_bodies = d->pinned_bodies.data;
-    if (!rtcd_grow((void**)&d->batch_index, &ic, need, sizeof(uint32_t)))
-        return rtcd_fail(RTCD_ERROR_OUT_OF_MEMORY, "rtcd_opencl_collide: out of memory for %u pairs", pairs);
-    d->batch_cap = (uint32_t)ic;
     return RTCD_OK;
 }
 
