@@ -2,7 +2,8 @@
 # The GPU against every CPU core, on the machine it runs on: the avalanche at
 # 512 blobs (600 steps, the three algorithms), 2048 and 8192 blobs (240 steps,
 # predictive), each on the first OpenCL GPU and on the CPU reference with all
-# cores, then the replay benchmark (bench_backends) on the GPU. One JSON line
+# cores, then the replay benchmark (bench_backends) on the GPU, and the
+# deforming avalanche against GImpact on every core. One JSON line
 # per run: {"run": ..., "command": ..., "result": <the program's JSON>}, with
 # each run's batch profile (plan, run, finish; upload, device, download) in
 # the result, and the pool's fork-join latency (test_task --bench). Installs
@@ -63,15 +64,24 @@ for objects in 512 8192; do
     --objects "$objects" --steps "$steps" "${common[@]}"
 done
 run "bench_backends_gpu" "$demos/bench_backends" --devices gpu --threads "$cores" --steps "$steps_small"
+# Issue 25 point 4 on every core (no GPU in it): 64 deforming blobs, rtcd
+# against GImpact in one process, both sides' vertex updates counted; the
+# first 300 steps, and 600 unless --quick (GImpact takes about 0.1 s a step).
+for steps in 300 600; do
+  [ "$quick" = 1 ] && [ "$steps" = 600 ] && continue
+  run "cpu${cores}_deforming64_all_$steps" "$demos/avalanche" --deforming 64 --narrowphase all --backend cpu \
+    --threads "$cores" --steps "$steps" "${common[@]}"
+done
 # The pool's fork-join latency on all cores (a loop of 8 items after a serial
 # gap): what each of a call's parallel loops costs before any work.
 if [ -x "$build/tests/test_task" ]; then run "pool_${cores}" "$build/tests/test_task" --bench "$cores"; fi
 # The open issues' acceptance figures from the lines above (issue 21 point 5,
-# issue 22 point 2 at 8192 blobs), when python3 is there: one JSON line.
+# issue 22 point 2 at 8192 blobs, issue 25 point 4 on every core), when
+# python3 is there: one JSON line.
 if command -v python3 >/dev/null 2>&1; then
   python3 - "$log" "$cores" <<'PY'
 import json, sys
-runs = {}
+runs, tops = {}, {}
 for line in open(sys.argv[1]):
     try:
         d = json.loads(line)
@@ -80,6 +90,7 @@ for line in open(sys.argv[1]):
     r = d.get("result")
     if isinstance(r, dict):
         runs[d.get("run")] = r.get("runs", [r])[0] if "runs" in r else r
+        tops[d.get("run")] = r
 cores = sys.argv[2]
 def get(name, key):
     r = runs.get(name)
@@ -97,6 +108,13 @@ np, b = get(c8k, "narrowphase_ms_mean"), get(c8k, "batch_ms_mean")
 if np is not None and b is not None:
     out["i22_8192_narrowphase_minus_batch_ms"] = round(np - b, 3)
     out["i22_8192_target_ms"] = 10.0
+for steps in (300, 600):
+    top = tops.get("cpu%s_deforming64_all_%d" % (cores, steps))
+    if top:
+        out["i25_%d_step_with_deformation_speedup" % steps] = top.get("step_with_deformation_speedup_vs_gimpact")
+        out["i25_%d_penetration_max_ratio" % steps] = top.get("penetration_max_ratio_vs_gimpact")
+        out["i25_%d_nan" % steps] = sum(r.get("nan_detected", 0) or 0 for r in top.get("runs", []))
+        out["i25_target"] = 10.0
 print(json.dumps(out))
 PY
 fi
