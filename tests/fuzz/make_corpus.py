@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Writes the fuzzers' seed corpora (tests/fuzz/corpus/mesh, tests/fuzz/corpus/import).
+"""Writes the fuzzers' seed corpora (tests/fuzz/corpus/mesh, batch and import).
 
 The committed files are this script's output; run it again after changing
 it (python3 tests/fuzz/make_corpus.py). Formats: see the comments at the top
-of fuzz_mesh.c and fuzz_import.c."""
+of fuzz_mesh.c, fuzz_batch.c and fuzz_import.c."""
 import base64
 import json
 import os
@@ -259,6 +259,90 @@ def import_corpus():
     }
 
 
+# ---- fuzz_batch inputs ----
+PREDICTIVE_DEF = 0x02 | 0x04 | 0x08 | 0x10 | 0x20 | 0x80  # predictive, adaptive, speculative, edges, deep, cull
+
+
+def batch_header(bits=PREDICTIVE_DEF, bits2=0, margin=0.005, confidence=16, threshold=9):
+    return struct.pack("<BBfBB", bits, bits2, margin, confidence, threshold)
+
+
+def pose_i8(quat=(0, 0, 0, 127), t=(0, 0, 0)):
+    """Mode 0: a quaternion of four int8 (/127) and a translation of three int8 (cm)."""
+    return struct.pack("<B4b3b", 0, *quat, *t)
+
+
+def pose_f32(quat, t):
+    return struct.pack("<B4f3f", 1, *quat, *t)
+
+
+def pose_matrix(rot, t):
+    return struct.pack("<B9f3f", 2, *rot, *t)
+
+
+def pair(a, b, key, pa, pb, motion=5, backs=None):
+    head = a | b << 2 | (16 if backs else 0) | key << 5
+    out = struct.pack("<B", head) + pa + pb + struct.pack("<B", motion)
+    if motion == 255:
+        raise ValueError("motion 255 takes a float")
+    if backs:
+        out += backs[0] + backs[1]
+    return out
+
+
+def pairs_op(pairs, rays=False):
+    return struct.pack("<B", 0 | (len(pairs) - 1) << 3 | (64 if rays else 0)) + b"".join(pairs)
+
+
+def approach(a, b, key, steps, start=100, step=-2, backs=False):
+    """Mesh b coming at mesh a along x, one pair call a step."""
+    ops = b""
+    for k in range(steps):
+        x = start + step * k
+        back = (pose_i8(), pose_i8(t=(x - step, 0, 0))) if backs else None
+        ops += pairs_op([pair(a, b, key, pose_i8(), pose_i8(t=(x, 0, 0)), backs=back)])
+    return ops
+
+
+def update_op(mesh, mode, *values, same=False):
+    out = struct.pack("<BB", 2 | mesh << 3 | (64 if same else 0), mode)
+    for kind, v in values:
+        out += struct.pack("<" + kind, v)
+    return out
+
+
+def batch_corpus():
+    h = batch_header()
+    rest = [(0, 0, 0), (0, 0, 0)]
+    bodies = struct.pack("<B", 1 | 2 << 3)  # three bodies
+    bodies += struct.pack("<B", 0) + pose_i8() + struct.pack("<B", 1 | 8) + pose_i8(t=(50, 0, 0)) + pose_i8(t=(54, 0, 0))
+    bodies += struct.pack("<B", 3) + pose_i8(t=(0, 0, -40))
+    bodies += struct.pack("<B", 2)  # three pairs
+    bodies += struct.pack("<BBBB", 0, 1, 7, 3) + struct.pack("<BBBB", 0, 2, 8, 0) + struct.pack("<BBBB", 1, 2, 9, 0)
+    return {
+        "approach_blobs": h + approach(0, 1, 1, 16),
+        "approach_backs_rays": h + approach(1, 2, 2, 12, backs=True) + pairs_op([pair(1, 2, 2, pose_i8(), pose_i8(t=(20, 0, 0)))], rays=True),
+        "deform_while_touching": h + approach(0, 1, 1, 10) + update_op(0, 0, ("b", 20), ("b", 10)) + approach(0, 1, 1, 4, start=24),
+        "deform_many_and_refused": h + update_op(0, 3, ("B", 0), ("b", -10), ("b", 5), ("b", -10), ("b", 5))
+        + update_op(1, 3, ("B", 2), ("b", 1), ("b", 1), ("b", 1), ("b", 1), ("b", 1), ("b", 1), same=True)
+        + update_op(0, 1, ("B", 3), ("f", float("nan")), ("f", 0.0), ("f", 0.0)) + approach(0, 1, 1, 4, start=30),
+        "bodies_terrain": h + bodies + bodies,
+        "keys_come_and_go": h + pairs_op([pair(0, 1, 1, pose_i8(), pose_i8(t=(40, 0, 0))), pair(1, 2, 2, pose_i8(), pose_i8(t=(0, 40, 0)))])
+        + pairs_op([pair(1, 2, 2, pose_i8(), pose_i8(t=(0, 36, 0))), pair(1, 2, 2, pose_i8(), pose_i8(t=(0, 36, 0)))])
+        + pairs_op([pair(0, 1, 1, pose_i8(), pose_i8(t=(38, 0, 0)))]),
+        "iterative_standalone": h + b"".join(struct.pack("<B", 3) + struct.pack("<B", 0 | 1 << 2) + pose_i8() + pose_i8(t=(60 - 4 * k, 0, 0))
+                                            for k in range(10)) + struct.pack("<B", 5) + struct.pack("<B", 3 | 64) + struct.pack("<B", 0) + pose_i8() + pose_i8(),
+        "raw_poses": h + pairs_op([pair(0, 2, 3, pose_f32((0, 0, 0, 0), (0, 0, 0)), pose_matrix((2, 0, 0, 0, 2, 0, 0, 0, 2), (0.3, 0, 0))),
+                                   pair(1, 3, 4, pose_f32((0, 0, 0, 1), (1e30, 0, 0)), pose_f32((0, 0, 0, 1), (float("inf"), 0, 0)))]),
+        "set_def_iterative_fixed": h + approach(0, 1, 1, 4) + struct.pack("<B", 4) + batch_header(0x01 | 0x08, 0x04)
+        + struct.pack("<fffB", 0.02, 0.04, 0.03, 8) + approach(0, 1, 1, 6, start=40),
+        "set_def_refused": h + struct.pack("<B", 4) + batch_header(0x03, 0x03, margin=float("nan")) + struct.pack("<fffB", -1, 0, 0, 0)
+        + approach(2, 3, 5, 4, start=0),
+        "queries_and_empty": h + struct.pack("<B3b", 6 | 0 << 3, 10, 0, 0) + struct.pack("<B3b", 6 | 3 << 3, 0, 0, 30) + struct.pack("<B", 7 | 8),
+        "standard_brute_force": batch_header(0x00 | 0x40, 0x02) + approach(0, 2, 0, 4, start=40),
+    }
+
+
 def write(folder, files):
     path = os.path.join(HERE, "corpus", folder)
     os.makedirs(path, exist_ok=True)
@@ -269,4 +353,5 @@ def write(folder, files):
 
 if __name__ == "__main__":
     write("mesh", mesh_corpus())
+    write("batch", batch_corpus())
     write("import", import_corpus())

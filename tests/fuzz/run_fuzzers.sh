@@ -3,7 +3,7 @@
 # bounded time over its committed corpus and regression inputs; fails on any
 # finding (crash, sanitizer report, timeout, out of memory).
 #
-#   run_fuzzers.sh --work DIR [--seconds N] [--target mesh|import]...
+#   run_fuzzers.sh --work DIR [--seconds N] [--target mesh|batch|import]...
 #                  [--import-formats LIST]
 #
 # DIR holds the clang build (kept between runs, so later runs rebuild only
@@ -59,8 +59,10 @@ fi
 echo "run_fuzzers: building with $cc in $work/build"
 build="$work/build"
 # Configured once (later builds regenerate it when a CMakeLists.txt changes);
-# again when the compiler is not the one it was configured with.
-if [ ! -f "$build/fuzz_targets.txt" ] || ! grep -qx "CMAKE_C_COMPILER:[A-Z]*=$cc" "$build/CMakeCache.txt"; then
+# again when the compiler is not the one it was configured with, or when the
+# targets' list is older than standalone/CMakeLists.txt (a target added).
+if [ ! -f "$build/fuzz_targets.txt" ] || ! grep -qx "CMAKE_C_COMPILER:[A-Z]*=$cc" "$build/CMakeCache.txt" ||
+   [ "$here/standalone/CMakeLists.txt" -nt "$build/fuzz_targets.txt" ]; then
   rm -rf "$build/CMakeCache.txt" "$build/CMakeFiles"
   cmake -S "$here/standalone" -B "$build" -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRTCD_WITH_OPENCL=OFF -DCMAKE_DISABLE_FIND_PACKAGE_OpenCL=TRUE \
