@@ -43,11 +43,12 @@
  *   three int8 (x 1 cm); 1 quaternion and translation as 7 floats; 2 the
  *   rotation matrix and translation as 12 floats.
  *
- * Findings: crashes, sanitizer reports, hangs, runaway memory, and one
- * property (silent garbage): a call that returns RTCD_OK gives, for every
- * pair whose poses are rotations (orthonormal within 1e-3) with
- * translations within 1e4 m, at most RTCD_MAX_MANIFOLD_POINTS contacts with
- * finite points and depths and unit normals. */
+ * Findings: crashes, sanitizer reports, hangs, runaway memory, and two
+ * properties (silent garbage) of a call that returns RTCD_OK: at most
+ * RTCD_MAX_MANIFOLD_POINTS contacts a pair; a pair whose poses are
+ * rotations (orthonormal within 1e-3) with translations within 1e4 m gets
+ * contacts with finite points and depths and unit normals, and one with a
+ * non-finite pose none (rtcd_batch.h). */
 #include <rtcd/rtcd.h>
 #include <rtcd/rtcd_batch.h>
 #include <rtcd/rtcd_generate.h>
@@ -90,8 +91,12 @@ static float rd_f32(reader* r)
 
 static float rd_i8(reader* r, float unit) { return (float)(int8_t)rd_u8(r) * unit; }
 
-/* A pose, and whether it is a rotation with a translation within 1e4 m (the
- * property's precondition). */
+/* What the properties know of a pose. */
+enum { POSE_NONFINITE = -1, POSE_ODD = 0, POSE_SANE = 1 };
+
+/* A pose, and what it is: a rotation with a translation within 1e4 m
+ * (POSE_SANE, the contacts' precondition), a non-finite one (its pairs get
+ * no contacts) or neither. */
 static rtcd_transform rd_pose(reader* r, int* sane)
 {
     rtcd_transform x;
@@ -105,7 +110,9 @@ static rtcd_transform rd_pose(reader* r, int* sane)
         for (int k = 0; k < 3; ++k) t[k] = mode ? rd_f32(r) : rd_i8(r, 0.01f);
         x = rtcd_transform_from_quat(q, t);
     }
-    int ok = 1;
+    int ok = 1, finite = 1;
+    for (int k = 0; k < 9; ++k) finite &= isfinite(x.rotation[k]) != 0;
+    for (int k = 0; k < 3; ++k) finite &= isfinite(x.translation[k]) != 0;
     for (int i = 0; i < 3; ++i) {
         ok &= isfinite(x.translation[i]) && fabsf(x.translation[i]) < 1e4f;
         for (int j = 0; j < 3; ++j) {
@@ -114,7 +121,7 @@ static rtcd_transform rd_pose(reader* r, int* sane)
             ok &= fabs(d - (i == j)) < 1e-3;
         }
     }
-    *sane = ok;
+    *sane = !finite ? POSE_NONFINITE : ok ? POSE_SANE : POSE_ODD;
     return x;
 }
 
@@ -122,7 +129,8 @@ static void check_results(const rtcd_pair_result* results, uint32_t count, const
 {
     for (uint32_t i = 0; i < count; ++i) {
         if (results[i].contact_count > RTCD_MAX_MANIFOLD_POINTS) abort();
-        if (!sane[i]) continue;
+        if (sane[i] == POSE_NONFINITE && (results[i].contact_count || results[i].colliding_rays)) abort();
+        if (sane[i] != POSE_SANE) continue;
         for (uint32_t c = 0; c < results[i].contact_count; ++c) {
             const rtcd_contact* k = &results[i].contacts[c];
             double n2 = 0.0;
@@ -285,7 +293,7 @@ static void op_pairs(rtcd_batch* batch, rtcd_mesh** meshes, uint8_t op, reader* 
             d->back_a = rd_pose(r, &unused);
             d->back_b = rd_pose(r, &unused);
         }
-        sane[i] = sa && sb;
+        sane[i] = sa == POSE_NONFINITE || sb == POSE_NONFINITE ? POSE_NONFINITE : sa && sb;
     }
     if (rtcd_batch_collide(batch, pairs, n, results, (op >> 6) & 1 ? rays : NULL) == RTCD_OK)
         check_results(results, n, sane);
@@ -314,7 +322,8 @@ static void op_bodies(rtcd_batch* batch, rtcd_mesh** meshes, uint8_t op, reader*
         pairs[i].b = rd_u8(r) % (nb + 1u);
         pairs[i].key = rd_u8(r);
         pairs[i].motion = (float)rd_u8(r) * 0.002f;
-        sane[i] = pairs[i].a < nb && pairs[i].b < nb && body_sane[pairs[i].a] && body_sane[pairs[i].b];
+        int sa = pairs[i].a < nb ? body_sane[pairs[i].a] : POSE_ODD, sb = pairs[i].b < nb ? body_sane[pairs[i].b] : POSE_ODD;
+        sane[i] = sa == POSE_NONFINITE || sb == POSE_NONFINITE ? POSE_NONFINITE : sa && sb;
     }
     if (rtcd_batch_collide_bodies(batch, bodies, nb, pairs, np, results, (op >> 6) & 1 ? rays : NULL) == RTCD_OK)
         check_results(results, np, sane);
