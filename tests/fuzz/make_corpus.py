@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Writes the fuzzers' seed corpora (tests/fuzz/corpus/mesh, batch and import).
+"""Writes the fuzzers' seed corpora (tests/fuzz/corpus/mesh, batch, bullet and import).
 
 The committed files are this script's output; run it again after changing
 it (python3 tests/fuzz/make_corpus.py). Formats: see the comments at the top
-of fuzz_mesh.c, fuzz_batch.c and fuzz_import.c."""
+of fuzz_mesh.c, fuzz_batch.c, fuzz_bullet.cpp and fuzz_import.c."""
 import base64
 import json
 import os
@@ -343,6 +343,37 @@ def batch_corpus():
     }
 
 
+# ---- fuzz_bullet inputs ----
+def bullet_input(verts, tris, unit_index=4, scaling=(32, 32, 32), bits=0x1E, ops=b""):
+    """Coordinates as int8 of unit / 127 (unit_index 4: 1 m), triangles as bytes."""
+    unit = [1e-4, 0.01, 0.1, 0.5, 1.0, 5.0, 1e3][unit_index]
+    head = struct.pack("<BBBB3bB", bits, (len(verts) - 4) % 61, (len(tris) - 1) % 96, unit_index, *scaling, 0)
+    body = b"".join(struct.pack("<3b", *(max(-127, min(127, round(c / unit * 127))) for c in p)) for p in verts)
+    body += b"".join(struct.pack("<3B", *t) for t in tris)
+    return head + body + ops
+
+
+def bullet_corpus():
+    half_cube = [tuple(c * 0.5 for c in v) for v in CUBE_V]
+    steps = b"\x00" * 30
+    move = struct.pack("<BB3b", 1, 6, 20, 20, 20)  # vertex 6 out, refreshShape
+    pose = struct.pack("<BB3b4b3b", 3, 0, 0, 0, 10, 0, 0, 0, 127, 0, 0, -20)
+    return {
+        "cube_drops": bullet_input(half_cube, CUBE_T, ops=steps),
+        "cube_deforms": bullet_input(half_cube, CUBE_T, ops=b"\x00" * 10 + move + b"\x00" * 5 + struct.pack("<BB3b", 2, 0, -40, -40, -40) + b"\x00" * 5),
+        "cube_mirrored": bullet_input(half_cube, CUBE_T, scaling=(-32, 32, 32), ops=steps),
+        "cube_flat_scaling": bullet_input(half_cube, CUBE_T, scaling=(32, 32, 0), ops=steps),
+        "cube_rescaled_and_moved": bullet_input(half_cube, CUBE_T, ops=b"\x00" * 5 + struct.pack("<B3b", 5, 64, 16, 32) + pose + b"\x00" * 10),
+        "open_quad": bullet_input([(0, 0, 0), (1, 0, 0), (1, 1, 0), (0, 1, 0)], [(0, 1, 2), (0, 2, 3)], ops=steps),
+        "inside_out_tetra": bullet_input(TETRA_V, flipped(TETRA_T), unit_index=3, ops=steps),
+        "degenerate_and_tiny": bullet_input(TETRA_V, [(0, 0, 1), (0, 1, 2), (1, 2, 3)], unit_index=0, ops=steps),
+        "octa_huge": bullet_input(OCTA_V, OCTA_T, unit_index=6, ops=b"\x00" * 8),
+        "removed_and_back": bullet_input(OCTA_V, OCTA_T, unit_index=3, ops=b"\x00" * 5 + b"\x04" + b"\x00" * 5 + b"\x04" + b"\x00" * 5),
+        "def_changes_and_check": bullet_input(half_cube, CUBE_T, ops=b"\x00" * 4 + b"\x06\x02" + b"\x00" * 4 + b"\x06\x03" + b"\x07" + b"\x00" * 6 + b"\x07"),
+        "open_cube_wrapped": bullet_input(half_cube, CUBE_T[2:], bits=0x3E, ops=b"\x00" * 6),
+    }
+
+
 def write(folder, files):
     path = os.path.join(HERE, "corpus", folder)
     os.makedirs(path, exist_ok=True)
@@ -354,4 +385,5 @@ def write(folder, files):
 if __name__ == "__main__":
     write("mesh", mesh_corpus())
     write("batch", batch_corpus())
+    write("bullet", bullet_corpus())
     write("import", import_corpus())
