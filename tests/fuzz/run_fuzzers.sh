@@ -3,7 +3,7 @@
 # bounded time over its committed corpus and regression inputs; fails on any
 # finding (crash, sanitizer report, timeout, out of memory).
 #
-#   run_fuzzers.sh --work DIR [--seconds N] [--target mesh|batch|import]...
+#   run_fuzzers.sh --work DIR [--seconds N] [--target mesh|batch|bullet|import]...
 #                  [--import-formats LIST]
 #
 # DIR holds the clang build (kept between runs, so later runs rebuild only
