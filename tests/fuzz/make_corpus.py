@@ -6,6 +6,7 @@ it (python3 tests/fuzz/make_corpus.py). Formats: see the comments at the top
 of fuzz_mesh.c, fuzz_batch.c, fuzz_bullet.cpp and fuzz_import.c."""
 import base64
 import json
+import math
 import os
 import struct
 
@@ -340,6 +341,15 @@ def batch_corpus():
         + approach(2, 3, 5, 4, start=0),
         "queries_and_empty": h + struct.pack("<B3b", 6 | 0 << 3, 10, 0, 0) + struct.pack("<B3b", 6 | 3 << 3, 0, 0, 30) + struct.pack("<B", 7 | 8),
         "standard_brute_force": batch_header(0x00 | 0x40, 0x02) + approach(0, 2, 0, 4, start=40),
+        # 44 operations: three pairs a call (one with back poses), a deformation every fourth; a seed this
+        # long lets libFuzzer's length control grow inputs to it.
+        "long_sequence": h + b"".join(
+            update_op(0, 0, ("b", k % 7 - 3), ("b", 4)) if k % 4 == 3 else
+            pairs_op([pair(0, 1, 1, pose_i8(), pose_i8(t=(100 - 2 * k, 0, 0)),
+                           backs=(pose_i8(), pose_i8(t=(102 - 2 * k, 0, 0)))),
+                      pair(1, 2, 2, pose_i8(), pose_i8(t=(0, 95 - 2 * k, 0))),
+                      pair(0, 3, 3, pose_i8(), pose_i8(t=(0, 0, -60 + k)))])
+            for k in range(44)),
     }
 
 
@@ -371,7 +381,47 @@ def bullet_corpus():
         "removed_and_back": bullet_input(OCTA_V, OCTA_T, unit_index=3, ops=b"\x00" * 5 + b"\x04" + b"\x00" * 5 + b"\x04" + b"\x00" * 5),
         "def_changes_and_check": bullet_input(half_cube, CUBE_T, ops=b"\x00" * 4 + b"\x06\x02" + b"\x00" * 4 + b"\x06\x03" + b"\x07" + b"\x00" * 6 + b"\x07"),
         "open_cube_wrapped": bullet_input(half_cube, CUBE_T[2:], bits=0x3E, ops=b"\x00" * 6),
+        # The longest world the header allows (50 vertices, 96 triangles) and 40 operations: a seed this long
+        # lets libFuzzer's length control grow inputs to it.
+        "sphere_long": bullet_input(*uv_sphere(6, 8, 0.4), ops=long_ops()),
     }
+
+
+def uv_sphere(rings, segments, radius):
+    """Closed, counter-clockwise from outside: two poles and rings x segments vertices."""
+    verts = [(0, 0, radius)]
+    for i in range(1, rings + 1):
+        polar = math.pi * i / (rings + 1)
+        for j in range(segments):
+            az = 2 * math.pi * j / segments
+            verts.append((radius * math.sin(polar) * math.cos(az), radius * math.sin(polar) * math.sin(az),
+                          radius * math.cos(polar)))
+    verts.append((0, 0, -radius))
+    south = len(verts) - 1
+    tris = [(0, 1 + j, 1 + (j + 1) % segments) for j in range(segments)]
+    for i in range(rings - 1):
+        a, b = 1 + i * segments, 1 + (i + 1) * segments
+        for j in range(segments):
+            k = (j + 1) % segments
+            tris += [(a + j, b + j, b + k), (a + j, b + k, a + k)]
+    last = 1 + (rings - 1) * segments
+    tris += [(last + j, south, last + (j + 1) % segments) for j in range(segments)]
+    return verts, tris
+
+
+def long_ops():
+    """40 operations: steps, a vertex moved out, bodies placed, a rescale."""
+    ops = b""
+    for k in range(40):
+        if k % 5 == 1:
+            ops += struct.pack("<BB3b", 1, (7 * k) % 50, 10, -10, 40)
+        elif k % 5 == 3:
+            ops += struct.pack("<BB3b4b3b", 3, k % 3, 0, 0, 20 + k % 7, 0, 0, 30, 120, 0, 0, -10)  # dynamic bodies: velocities read
+        elif k % 10 == 9:
+            ops += struct.pack("<B3b", 5, 32, 40, 24)
+        else:
+            ops += b"\x00"
+    return ops
 
 
 def write(folder, files):
