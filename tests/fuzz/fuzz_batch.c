@@ -383,7 +383,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
         if (rtcd_batch_create(&def, &batch) != RTCD_OK) abort();
     }
     rtcd_mesh** meshes = g_meshes;
-    uint32_t most = 0, total = 0;
+    uint32_t most = 0;
     for (int k = 0; k < MESHES; ++k) {
         if (g_touched[k]) {
             rtcd_mesh_release(meshes[k]);
@@ -392,7 +392,6 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
         }
         uint32_t n = rtcd_mesh_vertex_count(meshes[k]);
         most = n > most ? n : most;
-        total += n;
     }
     rtcd_pair_state* state = NULL;
     if (rtcd_pair_state_create(&state) != RTCD_OK) abort();
@@ -400,7 +399,6 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     rtcd_ray_hit* rays = malloc(2 * (size_t)most * MAX_PAIRS * sizeof *rays);
     float* scratch[2] = {malloc(3 * (size_t)most * sizeof(float)), malloc(3 * (size_t)most * sizeof(float))};
     if (!rays || !scratch[0] || !scratch[1]) abort();
-    g_sink += total;
     for (int ops = 0; ops < RTCD_FUZZ_MAX_OPS && r.left; ++ops) {
         uint8_t op = rd_u8(&r);
         switch (op & 7u) {

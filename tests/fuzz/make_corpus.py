@@ -282,10 +282,10 @@ def pose_matrix(rot, t):
 
 
 def pair(a, b, key, pa, pb, motion=5, backs=None):
-    head = a | b << 2 | (16 if backs else 0) | key << 5
-    out = struct.pack("<B", head) + pa + pb + struct.pack("<B", motion)
     if motion == 255:
         raise ValueError("motion 255 takes a float")
+    head = a | b << 2 | (16 if backs else 0) | key << 5
+    out = struct.pack("<B", head) + pa + pb + struct.pack("<B", motion)
     if backs:
         out += backs[0] + backs[1]
     return out
@@ -314,7 +314,6 @@ def update_op(mesh, mode, *values, same=False):
 
 def batch_corpus():
     h = batch_header()
-    rest = [(0, 0, 0), (0, 0, 0)]
     bodies = struct.pack("<B", 1 | 2 << 3)  # three bodies
     bodies += struct.pack("<B", 0) + pose_i8() + struct.pack("<B", 1 | 8) + pose_i8(t=(50, 0, 0)) + pose_i8(t=(54, 0, 0))
     bodies += struct.pack("<B", 3) + pose_i8(t=(0, 0, -40))
